@@ -1,0 +1,57 @@
+// How long one engine step takes, given the shape of the batch it runs. Pluggable: `roofline`
+// (physics of the GPU) and `linear` (a fitted BLIS-style model), both optionally scaled by two
+// calibration factors (prefill speed, decode speed) fitted online by the controller.
+//
+// roofline: step = max(GEMM FLOPs / (peak x mfu), (weights + KV read of every running sequence's
+//   context) / (bandwidth x efficiency)) + prefill attention (quadratic in the prompt) / (peak x
+//   attention_mfu) + layers x per-layer overhead + per-step overhead + TP all-reduce time.
+// linear: step = b0 + b1 x prefill tokens + b2 x decode tokens.
+//
+// Implementations are immutable after construction and safe to share between threads.
+#ifndef TWINSCALE_SIMULATOR_MODEL_LATENCY_MODEL_H_
+#define TWINSCALE_SIMULATOR_MODEL_LATENCY_MODEL_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "simulator/core/time.h"
+#include "simulator/model/deployment.h"
+
+namespace twinscale::sim {
+
+// Aggregate shape of one step. Everything the models need, in O(1) from the engine's counters.
+struct BatchShape {
+  int64_t decode_seqs = 0;            // sequences producing one token each this step
+  int64_t decode_context_tokens = 0;  // sum over decode sequences of tokens already in KV
+  int64_t prefill_seqs = 0;           // sequences running a prefill chunk this step
+  int64_t prefill_tokens = 0;         // sum of chunk sizes
+  int64_t prefill_context_tokens = 0; // sum over chunks of tokens already in KV before the chunk
+  // Sum over chunks of c x (prefix + (c + 1) / 2): query-key pairs of causal attention, the
+  // quadratic term that dominates very long prompts.
+  double prefill_attention_pairs = 0;
+};
+
+// Multiplicative speed factors: 1 = the profile's speed; 2 = twice as fast. Bounded by the
+// controller's calibration; the simulator accepts any positive value.
+struct SpeedFactors {
+  double prefill = 1.0;
+  double decode = 1.0;
+};
+
+class LatencyModel {
+ public:
+  virtual ~LatencyModel() = default;
+  // GPU time of one step with this shape (> 0 when the shape is non-empty).
+  virtual SimDuration StepTime(const BatchShape& shape) const = 0;
+  // Time in the API server before the request reaches the engine's waiting queue.
+  virtual SimDuration FrontEndDelay(int32_t prompt_tokens) const = 0;
+  // Delay between the end of a step and the emission of the token it produced.
+  virtual SimDuration TokenEmissionDelay() const = 0;
+};
+
+std::unique_ptr<LatencyModel> MakeLatencyModel(const DeploymentSpec& deployment,
+                                               SpeedFactors speed = {});
+
+}  // namespace twinscale::sim
+
+#endif  // TWINSCALE_SIMULATOR_MODEL_LATENCY_MODEL_H_

@@ -35,6 +35,9 @@ constexpr uint64_t DeriveSeed(uint64_t seed, uint64_t run, uint64_t stream) {
   return Mix64(Mix64(Mix64(seed) ^ run) ^ (stream * 0xd1b54a32d192ed03ULL));
 }
 
+// 128-bit product for Lemire's method (a GCC/Clang extension; marked so -Wpedantic accepts it).
+__extension__ typedef unsigned __int128 Uint128;
+
 class Rng {
  public:
   explicit Rng(uint64_t seed) : engine_(seed) {}
@@ -48,12 +51,12 @@ class Rng {
   double UniformOpen0() { return 1.0 - Uniform01(); }
   // Uniform integer in [0, n), n > 0, without modulo bias (Lemire's method).
   uint64_t UniformInt(uint64_t n) {
-    unsigned __int128 m = static_cast<unsigned __int128>(engine_()) * n;
+    Uint128 m = static_cast<Uint128>(engine_()) * n;
     uint64_t low = static_cast<uint64_t>(m);
     if (low < n) {
       const uint64_t threshold = (0 - n) % n;
       while (low < threshold) {
-        m = static_cast<unsigned __int128>(engine_()) * n;
+        m = static_cast<Uint128>(engine_()) * n;
         low = static_cast<uint64_t>(m);
       }
     }

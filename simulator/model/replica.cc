@@ -1,1 +1,479 @@
-// placeholder: being written
+// Replica engine: see replica.h for the scheduling rules this file implements.
+#include "simulator/model/replica.h"
+
+#include <algorithm>
+#include <cassert>
+#include <functional>
+
+#include "simulator/core/samplers.h"
+
+namespace twinscale::sim {
+namespace {
+
+// Event tags: the top two bits say what the event is.
+constexpr uint64_t kTagStepEnd = 0ULL << 62;
+constexpr uint64_t kTagTransit = 1ULL << 62;
+constexpr uint64_t kTagKindMask = 3ULL << 62;
+
+uint64_t TransitTag(int32_t slot, uint32_t epoch) {
+  return kTagTransit | (static_cast<uint64_t>(epoch & 0x3fffffffu) << 32) |
+         static_cast<uint32_t>(slot);
+}
+
+VllmMetricsOptions MetricsOptionsFor(const ReplicaOptions& o, int64_t blocks) {
+  VllmMetricsOptions m;
+  m.model_name = o.model_name;
+  m.engine = "0";
+  m.num_gpu_blocks = blocks;
+  m.block_size = o.deployment->engine.block_size;
+  m.gpu_memory_utilization = o.deployment->engine.gpu_memory_utilization;
+  return m;
+}
+
+}  // namespace
+
+Replica::Replica(Simulation& sim, ReplicaOptions options)
+    : sim_(sim),
+      options_(std::move(options)),
+      deployment_(*options_.deployment),
+      latency_(*options_.latency),
+      stats_(*options_.stats),
+      pool_(KvCapacityBlocks(deployment_), deployment_.engine.block_size),
+      metrics_(MetricsOptionsFor(options_, KvCapacityBlocks(deployment_))),
+      noise_rng_(options_.seed, options_.run, Stream::kStepNoise,
+                 static_cast<uint64_t>(options_.index)),
+      emission_delay_(latency_.TokenEmissionDelay()),
+      residue_hist_(static_cast<size_t>(deployment_.engine.block_size), 0) {
+  seqs_.reserve(256);
+}
+
+void Replica::SetPhase(ReplicaPhase phase, SimTime now, bool slow_start) {
+  if (phase == ReplicaPhase::kReady && phase_ != ReplicaPhase::kReady) {
+    slow_until_ = slow_start ? now + deployment_.lifecycle.slow_period : now;
+  }
+  phase_ = phase;
+  phase_since_ = now;
+  if (phase_ == ReplicaPhase::kDraining && in_flight() == 0 && options_.observer != nullptr) {
+    options_.observer->OnDrained(options_.index);
+  }
+}
+
+int32_t Replica::AllocSlot() {
+  if (!free_slots_.empty()) {
+    const int32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  seqs_.emplace_back();
+  return static_cast<int32_t>(seqs_.size() - 1);
+}
+
+void Replica::FreeSlot(int32_t slot) {
+  Seq& s = seqs_[slot];
+  s.state = SeqState::kFree;
+  ++s.epoch;
+  free_slots_.push_back(slot);
+}
+
+void Replica::LinkRunningTail(int32_t slot) {
+  Seq& s = seqs_[slot];
+  s.prev = run_tail_;
+  s.next = -1;
+  if (run_tail_ >= 0) {
+    seqs_[run_tail_].next = slot;
+  } else {
+    run_head_ = slot;
+  }
+  run_tail_ = slot;
+  ++num_running_;
+}
+
+void Replica::UnlinkRunning(int32_t slot) {
+  Seq& s = seqs_[slot];
+  if (s.prev >= 0) {
+    seqs_[s.prev].next = s.next;
+  } else {
+    run_head_ = s.next;
+  }
+  if (s.next >= 0) {
+    seqs_[s.next].prev = s.prev;
+  } else {
+    run_tail_ = s.prev;
+  }
+  s.prev = s.next = -1;
+  --num_running_;
+}
+
+int32_t Replica::ResidueKey(int64_t computed, int64_t step) const {
+  const int64_t bs = deployment_.engine.block_size;
+  int64_t k = (computed - step) % bs;
+  if (k < 0) k += bs;
+  return static_cast<int32_t>(k);
+}
+
+void Replica::JoinDecode(int32_t slot) {
+  // Called at the end of the step that finished this sequence's prefill, after step_index_ was
+  // advanced: the sequence decodes from step step_index_ on.
+  Seq& s = seqs_[slot];
+  s.state = SeqState::kDecode;
+  s.d0_step = step_index_;
+  s.d0_computed = s.computed;
+  s.d0_generated = s.generated;
+  ++residue_hist_[ResidueKey(s.d0_computed, s.d0_step)];
+  ++num_decode_;
+  decode_ctx_sum_ += s.d0_computed;
+  // One token per step; the last one (number `output`) comes in step d0 + (output - generated) - 1.
+  finish_heap_.push_back(HeapEntry{s.d0_step + (s.output - s.generated) - 1, slot, s.epoch});
+  std::push_heap(finish_heap_.begin(), finish_heap_.end(), std::greater<>());
+}
+
+void Replica::LeaveDecode(int32_t slot) {
+  Seq& s = seqs_[slot];
+  s.computed = DecodeComputed(s);
+  s.generated = DecodeGenerated(s);
+  s.blocks = pool_.BlocksFor(s.computed);
+  --residue_hist_[ResidueKey(s.d0_computed, s.d0_step)];
+  --num_decode_;
+  decode_ctx_sum_ -= s.computed;
+  ++s.epoch;  // its heap entry is now stale
+}
+
+void Replica::Accept(const RequestSpec& r, SimTime now) {
+  // A request whose prompt plus output could never fit in the whole cache would block the head of
+  // the queue forever; vLLM refuses such a request at the API (max_model_len), so reject it.
+  if (static_cast<int64_t>(r.prompt_tokens) + r.output_tokens > pool_.capacity_tokens()) {
+    RequestRecord rec;
+    rec.id = r.id;
+    rec.replica = options_.index;
+    rec.outcome = RequestOutcome::kRejected;
+    rec.arrival = r.arrival;
+    rec.prompt_tokens = r.prompt_tokens;
+    rec.output_tokens = r.output_tokens;
+    stats_.OnRejected(rec);
+    return;
+  }
+  const int32_t slot = AllocSlot();
+  Seq& s = seqs_[slot];
+  const uint32_t epoch = s.epoch;
+  s = Seq{};
+  s.epoch = epoch;
+  s.id = r.id;
+  s.arrival = r.arrival;
+  s.prompt = std::max(1, r.prompt_tokens);
+  s.output = std::max(1, r.output_tokens);
+  s.prefill_target = s.prompt;
+  const SimDuration front_end = latency_.FrontEndDelay(s.prompt);
+  if (front_end > SimDuration::Zero()) {
+    s.state = SeqState::kTransit;
+    ++in_transit_;
+    sim_.Schedule(now + front_end, this, TransitTag(slot, s.epoch));
+  } else {
+    EnterWaiting(slot, now);
+  }
+}
+
+void Replica::EnterWaiting(int32_t slot, SimTime now) {
+  Seq& s = seqs_[slot];
+  s.state = SeqState::kWaiting;
+  s.engine_arrival = now;
+  waiting_.push_back(slot);
+  metrics_.SetScheduler(num_running_, num_waiting(), pool_.Usage());
+  MaybeStartStep(now);
+}
+
+void Replica::OnEvent(uint64_t tag, SimTime now) {
+  const uint64_t kind = tag & kTagKindMask;
+  if (kind == kTagTransit) {
+    const int32_t slot = static_cast<int32_t>(tag & 0xffffffffu);
+    const uint32_t epoch = static_cast<uint32_t>((tag >> 32) & 0x3fffffffu);
+    if (slot >= static_cast<int32_t>(seqs_.size())) return;
+    Seq& s = seqs_[slot];
+    if (s.state != SeqState::kTransit || (s.epoch & 0x3fffffffu) != epoch) return;  // aborted
+    --in_transit_;
+    EnterWaiting(slot, now);
+    return;
+  }
+  // Step end; ignore a step that AbortAll cancelled.
+  if (static_cast<uint32_t>(tag) != step_epoch_ || !busy_) return;
+  EndStep(now);
+  busy_ = false;
+  MaybeStartStep(now);
+}
+
+void Replica::MaybeStartStep(SimTime now) {
+  if (busy_ || phase_ == ReplicaPhase::kGone) return;
+  if (num_running_ == 0 && waiting_.empty()) return;
+  StartStep(now);
+}
+
+void Replica::Preempt(int32_t slot, SimTime now) {
+  Seq& s = seqs_[slot];
+  if (s.state == SeqState::kDecode) {
+    LeaveDecode(slot);
+    // Every decoding sequence emitted its latest token when the previous step ended (now).
+    s.last_token = now + emission_delay_;
+  } else {
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
+  }
+  pool_.Release(s.blocks);
+  UnlinkRunning(slot);
+  s.blocks = 0;
+  s.computed = 0;
+  s.prefill_target = static_cast<int64_t>(s.prompt) + s.generated;  // recompute
+  s.state = SeqState::kWaiting;
+  ++s.preemptions;
+  waiting_.push_front(slot);
+}
+
+void Replica::StartStep(SimTime now) {
+  const EngineLimits& lim = deployment_.engine;
+  const int64_t bs = lim.block_size;
+  plan_prefill_.clear();
+
+  // 1. Running list: decodes (all run: budget >= max_num_seqs) then prefill chunks in order.
+  int64_t budget = lim.max_num_batched_tokens - num_decode_;
+  const int32_t due_key = static_cast<int32_t>(((-step_index_) % bs + bs) % bs);
+  int64_t need_decode = residue_hist_[due_key];  // decodes whose next token opens a new block
+  int64_t need_total = need_decode;
+  std::vector<int64_t> chunk_need;
+  for (int32_t slot : prefilling_) {
+    Seq& s = seqs_[slot];
+    const int64_t chunk = std::min(s.prefill_target - s.computed, std::max<int64_t>(budget, 0));
+    if (chunk <= 0) continue;  // budget exhausted: it waits for the next step
+    const int64_t need = pool_.BlocksFor(s.computed + chunk) - s.blocks;
+    plan_prefill_.push_back({slot, chunk});
+    chunk_need.push_back(need);
+    need_total += need;
+    budget -= chunk;
+  }
+
+  // 2. Not enough blocks: preempt from the back of the running list (most recently admitted)
+  //    until what remains fits. Equivalent to vLLM's in-order loop, which pops the tail whenever
+  //    the request at hand can't allocate (see replica.h).
+  int64_t preempted = 0;
+  while (need_total > pool_.free_blocks() && run_tail_ >= 0) {
+    const int32_t victim = run_tail_;
+    Seq& v = seqs_[victim];
+    if (v.state == SeqState::kDecode) {
+      if (ResidueKey(v.d0_computed, v.d0_step) == due_key) {
+        --need_decode;
+        --need_total;
+      }
+    } else {
+      for (size_t i = 0; i < plan_prefill_.size(); ++i) {
+        if (plan_prefill_[i].slot == victim) {
+          need_total -= chunk_need[i];
+          budget += plan_prefill_[i].tokens;
+          plan_prefill_.erase(plan_prefill_.begin() + static_cast<std::ptrdiff_t>(i));
+          chunk_need.erase(chunk_need.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+      }
+    }
+    Preempt(victim, now);
+    ++preempted;
+  }
+  const bool ok = pool_.TryAllocate(need_total);
+  assert(ok);
+  (void)ok;
+  for (size_t i = 0; i < plan_prefill_.size(); ++i) seqs_[plan_prefill_[i].slot].blocks += chunk_need[i];
+  if (preempted > 0) {
+    stats_.OnPreemptions(preempted);
+    metrics_.AddPreemptions(preempted);
+  }
+
+  // 3. Admission (only in a step that preempted nothing).
+  if (preempted == 0) {
+    while (!waiting_.empty() && budget > 0 && num_running_ < lim.max_num_seqs) {
+      const int32_t slot = waiting_.front();
+      Seq& s = seqs_[slot];
+      const int64_t chunk = std::min(s.prefill_target - s.computed, budget);
+      const int64_t need = pool_.BlocksFor(s.computed + chunk) - s.blocks;
+      if (!pool_.TryAllocate(need)) break;  // admission stops for this step
+      waiting_.pop_front();
+      s.blocks += need;
+      s.state = SeqState::kPrefill;
+      s.last_scheduled = now;
+      if (s.first_scheduled == SimTime::Max()) s.first_scheduled = now;
+      LinkRunningTail(slot);
+      prefilling_.push_back(slot);
+      plan_prefill_.push_back({slot, chunk});
+      budget -= chunk;
+    }
+  }
+
+  plan_decode_ = num_decode_;
+  if (plan_decode_ == 0 && plan_prefill_.empty()) {
+    // Nothing runs. If this step preempted everything, the next step (at the same instant)
+    // admits from the waiting queue; otherwise the engine idles until a request arrives.
+    PublishGauges();
+    if (preempted > 0 && !waiting_.empty()) StartStep(now);
+    return;
+  }
+
+  BatchShape shape;
+  shape.decode_seqs = plan_decode_;
+  shape.decode_context_tokens = decode_ctx_sum_;
+  for (const PlannedChunk& c : plan_prefill_) {
+    const Seq& s = seqs_[c.slot];
+    shape.prefill_seqs += 1;
+    shape.prefill_tokens += c.tokens;
+    shape.prefill_context_tokens += s.computed;
+    shape.prefill_attention_pairs +=
+        static_cast<double>(c.tokens) * (static_cast<double>(s.computed) + (c.tokens + 1) / 2.0);
+  }
+  SimDuration dt = latency_.StepTime(shape);
+  double factor = now < slow_until_ ? deployment_.lifecycle.slow_factor : 1.0;
+  if (options_.step_noise_cv > 0) {
+    const double k = 1.0 / (options_.step_noise_cv * options_.step_noise_cv);
+    factor *= SampleGamma(noise_rng_, k, 1.0 / k);
+  }
+  if (factor != 1.0) dt = SimDuration::FromSecondsF(dt.seconds() * factor);
+  if (dt <= SimDuration::Zero()) dt = SimDuration::Nanos(1);
+
+  stats_.OnKvUsage(pool_.Usage());
+  stats_.OnStep(plan_decode_ + static_cast<int64_t>(plan_prefill_.size()));
+  busy_ = true;
+  step_start_ = now;
+  sim_.Schedule(now + dt, this, kTagStepEnd | step_epoch_);
+}
+
+void Replica::EndStep(SimTime now) {
+  const int64_t s = step_index_;
+  ++step_index_;
+  const SimTime emit = now + emission_delay_;
+  const SimDuration dt = now - step_start_;
+
+  // Decodes: every decoding sequence produced one token; its context grew by one. Their blocks for
+  // this step were allocated at its start (the residue histogram said how many).
+  decode_ctx_sum_ += plan_decode_;
+  int64_t prompt_tokens_computed = 0;
+  int64_t new_tokens = plan_decode_;
+  if (plan_decode_ > 0) {
+    stats_.OnInterTokenLatency(dt, plan_decode_);
+    metrics_.ObserveInterTokenLatency(dt.seconds(), plan_decode_);
+  }
+  // Completions due at this step.
+  while (!finish_heap_.empty() && finish_heap_.front().finish_step <= s) {
+    std::pop_heap(finish_heap_.begin(), finish_heap_.end(), std::greater<>());
+    const HeapEntry e = finish_heap_.back();
+    finish_heap_.pop_back();
+    Seq& q = seqs_[e.slot];
+    if (q.epoch != e.epoch || q.state != SeqState::kDecode) continue;  // stale
+    LeaveDecode(e.slot);
+    Finish(e.slot, emit, /*aborted=*/false);
+  }
+  // Prefill chunks.
+  for (const PlannedChunk& c : plan_prefill_) {
+    Seq& q = seqs_[c.slot];
+    if (q.state != SeqState::kPrefill) continue;
+    q.computed += c.tokens;
+    prompt_tokens_computed += c.tokens;
+    if (q.computed < q.prefill_target) continue;  // partial prefill: stays in the running list
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), c.slot));
+    // The step that completes a prefill samples the next token.
+    ++q.generated;
+    ++new_tokens;
+    if (!q.has_first_token) {
+      q.has_first_token = true;
+      q.first_token = emit;
+      const SimDuration ttft = emit - q.arrival;
+      stats_.OnFirstToken(q.prompt, ttft);
+      metrics_.ObserveTtft(ttft.seconds());
+      metrics_.AddPromptTokens(q.prompt);
+    } else {
+      // First token after a recompute: the gap since the token before the preemption.
+      stats_.OnInterTokenLatency(emit - q.last_token, 1);
+      metrics_.ObserveInterTokenLatency((emit - q.last_token).seconds(), 1);
+    }
+    q.last_token = emit;
+    if (q.generated >= q.output) {
+      q.blocks = pool_.BlocksFor(q.computed);
+      Finish(c.slot, emit, /*aborted=*/false);
+    } else {
+      JoinDecode(c.slot);
+    }
+  }
+  stats_.OnTokens(new_tokens, prompt_tokens_computed);
+  metrics_.AddGenerationTokens(new_tokens);
+  stats_.OnEvent(emit);
+  PublishGauges();
+}
+
+void Replica::PublishGauges() { metrics_.SetScheduler(num_running_, num_waiting(), pool_.Usage()); }
+
+void Replica::Finish(int32_t slot, SimTime last_token_time, bool aborted) {
+  Seq& q = seqs_[slot];
+  if (q.state == SeqState::kPrefill || q.state == SeqState::kDecode) {
+    pool_.Release(q.blocks);
+    UnlinkRunning(slot);
+  }
+  RequestRecord rec;
+  rec.id = q.id;
+  rec.replica = options_.index;
+  rec.outcome = aborted ? RequestOutcome::kAborted : RequestOutcome::kCompleted;
+  rec.arrival = q.arrival;
+  rec.ttft = q.has_first_token ? q.first_token - q.arrival : SimDuration::Nanos(-1);
+  rec.e2e = last_token_time - q.arrival;
+  rec.scheduling_delay =
+      q.first_scheduled == SimTime::Max() ? SimDuration::Nanos(-1) : q.last_scheduled - q.arrival;
+  rec.prompt_tokens = q.prompt;
+  rec.output_tokens = q.output;
+  rec.preemptions = q.preemptions;
+  stats_.OnFinished(rec);
+
+  VllmMetrics::Finished f;
+  f.e2e = rec.e2e.seconds();
+  const bool scheduled = q.first_scheduled != SimTime::Max();
+  f.queue = scheduled ? (q.last_scheduled - q.engine_arrival).seconds() : 0.0;
+  f.inference = scheduled ? (last_token_time - q.last_scheduled).seconds() : 0.0;
+  f.prefill = q.has_first_token && scheduled ? (q.first_token - q.first_scheduled).seconds() : 0.0;
+  f.decode = q.has_first_token ? (last_token_time - q.first_token).seconds() : 0.0;
+  f.time_per_output_token = q.generated > 1 ? f.decode / (q.generated - 1) : 0.0;
+  f.prompt_tokens = q.prompt;
+  f.generation_tokens = q.generated;
+  f.reason = aborted ? VllmMetrics::Finished::Reason::kAbort
+                     : VllmMetrics::Finished::Reason::kLength;
+  metrics_.ObserveFinished(f);
+
+  FreeSlot(slot);
+  if (options_.observer != nullptr) {
+    options_.observer->OnRequestLeft(options_.index);
+    if (phase_ == ReplicaPhase::kDraining && in_flight() == 0) {
+      options_.observer->OnDrained(options_.index);
+    }
+  }
+}
+
+int64_t Replica::AbortAll(SimTime now) {
+  int64_t aborted = 0;
+  // Cancel the step in flight (lazy: its end event no longer matches the epoch).
+  if (busy_) {
+    busy_ = false;
+    ++step_epoch_;
+  }
+  for (int32_t slot = 0; slot < static_cast<int32_t>(seqs_.size()); ++slot) {
+    Seq& q = seqs_[slot];
+    if (q.state == SeqState::kFree) continue;
+    if (q.state == SeqState::kDecode) LeaveDecode(slot);
+    if (q.state == SeqState::kTransit) --in_transit_;
+    q.state = q.state == SeqState::kTransit ? SeqState::kWaiting : q.state;
+    ReplicaObserver* obs = options_.observer;
+    options_.observer = nullptr;  // one OnDrained at the end, not one per request
+    Finish(slot, now, /*aborted=*/true);
+    options_.observer = obs;
+    ++aborted;
+  }
+  waiting_.clear();
+  prefilling_.clear();
+  finish_heap_.clear();
+  run_head_ = run_tail_ = -1;
+  num_running_ = 0;
+  PublishGauges();
+  if (options_.observer != nullptr && phase_ == ReplicaPhase::kDraining) {
+    options_.observer->OnDrained(options_.index);
+  }
+  return aborted;
+}
+
+}  // namespace twinscale::sim

@@ -1,1 +1,133 @@
-// placeholder: being written
+// Run statistics: see run_stats.h.
+#include "simulator/model/run_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace twinscale::sim {
+namespace {
+// Buckets: [1 ns * r^i, 1 ns * r^(i+1)) with r = 1.01 (0.5% half-width) up to ~1e4 s.
+constexpr double kRatio = 1.01;
+const double kLogRatio = std::log(kRatio);
+constexpr int kBuckets = 3100;  // 1.01^3100 ~ 2.6e13 ns
+}  // namespace
+
+WeightedDurationHistogram::WeightedDurationHistogram() : buckets_(kBuckets, 0) {}
+
+void WeightedDurationHistogram::Add(SimDuration d, int64_t weight) {
+  if (weight <= 0) return;
+  const double ns = std::max<double>(1.0, static_cast<double>(d.nanos()));
+  int idx = static_cast<int>(std::log(ns) / kLogRatio);
+  idx = std::clamp(idx, 0, kBuckets - 1);
+  buckets_[idx] += weight;
+  count_ += weight;
+  sum_ns_ += ns * static_cast<double>(weight);
+}
+
+double WeightedDurationHistogram::MeanMillis() const {
+  return count_ == 0 ? 0.0 : sum_ns_ / static_cast<double>(count_) * 1e-6;
+}
+
+double WeightedDurationHistogram::QuantileMillis(double q) const {
+  if (count_ == 0) return 0.0;
+  // Rank of the q-quantile among count_ ordered values (0-based, nearest rank below).
+  const int64_t rank = static_cast<int64_t>(std::floor(q * static_cast<double>(count_ - 1)));
+  int64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += buckets_[i];
+    if (seen > rank) {
+      // Geometric middle of the bucket.
+      return std::exp((i + 0.5) * kLogRatio) * 1e-6;
+    }
+  }
+  return std::exp((kBuckets - 0.5) * kLogRatio) * 1e-6;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  std::nth_element(v.begin(), v.begin() + lo, v.end());
+  const double a = v[lo];
+  if (hi == lo) return a;
+  const double b = *std::min_element(v.begin() + lo + 1, v.end());
+  return a + (b - a) * (pos - static_cast<double>(lo));
+}
+
+LatencySummary SummarizeLatencies(const std::vector<double>& millis) {
+  LatencySummary s;
+  s.count = static_cast<int64_t>(millis.size());
+  if (millis.empty()) return s;
+  // Sum in a fixed order for determinism.
+  double sum = 0;
+  for (double x : millis) sum += x;
+  s.mean = sum / static_cast<double>(millis.size());
+  s.p50 = Quantile(millis, 0.50);
+  s.p90 = Quantile(millis, 0.90);
+  s.p99 = Quantile(millis, 0.99);
+  return s;
+}
+
+void RunStats::OnInjected(SimTime arrival) {
+  ++injected_;
+  if (!any_arrival_ || arrival < first_arrival_) first_arrival_ = arrival;
+  any_arrival_ = true;
+  OnEvent(arrival);
+}
+
+void RunStats::OnFirstToken(int32_t prompt_tokens, SimDuration ttft) {
+  ttft_ms_.push_back(ttft.millis());
+  if (ttft <= slo_.TargetFor(prompt_tokens)) ++slo_met_;
+}
+
+void RunStats::OnFinished(const RequestRecord& r) {
+  if (r.outcome == RequestOutcome::kAborted) {
+    ++aborted_;
+  } else {
+    ++completed_;
+    e2e_ms_.push_back(r.e2e.millis());
+  }
+  if (r.scheduling_delay.nanos() >= 0) sched_ms_.push_back(r.scheduling_delay.millis());
+  if (sink_) sink_(r);
+}
+
+void RunStats::OnRejected(const RequestRecord& r) {
+  ++rejected_;
+  if (sink_) sink_(r);
+}
+
+RunSummary RunStats::Summarize(int64_t queued_at_end, int64_t running_at_end) const {
+  RunSummary s;
+  s.injected = injected_;
+  s.completed = completed_;
+  s.rejected = rejected_;
+  s.aborted = aborted_;
+  s.queued_at_end = queued_at_end;
+  s.running_at_end = running_at_end;
+  s.simulated_seconds = any_arrival_ ? (last_event_ - first_arrival_).seconds() : 0.0;
+  const double secs = s.simulated_seconds > 0 ? s.simulated_seconds : 1.0;
+  s.throughput_rps = static_cast<double>(completed_) / secs;
+  s.output_tokens_per_s = static_cast<double>(output_tokens_) / secs;
+  s.ttft_ms = SummarizeLatencies(ttft_ms_);
+  s.e2e_ms = SummarizeLatencies(e2e_ms_);
+  s.scheduling_delay_ms = SummarizeLatencies(sched_ms_);
+  s.itl_ms.count = itl_.count();
+  s.itl_ms.mean = itl_.MeanMillis();
+  s.itl_ms.p50 = itl_.QuantileMillis(0.50);
+  s.itl_ms.p90 = itl_.QuantileMillis(0.90);
+  s.itl_ms.p99 = itl_.QuantileMillis(0.99);
+  s.preemptions = preemptions_;
+  s.kv_peak_utilization = kv_peak_;
+  s.slo_attainment = injected_ == 0 ? 1.0 : static_cast<double>(slo_met_) / injected_;
+  s.goodput_rps = static_cast<double>(slo_met_) / secs;
+  s.gpu_hours = gpu_seconds_ / 3600.0;
+  s.engine_steps = engine_steps_;
+  s.sequence_steps = sequence_steps_;
+  s.output_tokens = output_tokens_;
+  s.prompt_tokens_computed = prompt_tokens_computed_;
+  return s;
+}
+
+}  // namespace twinscale::sim

@@ -1,0 +1,194 @@
+// One vLLM-style engine (V1 scheduler semantics) on one replica, as an event-driven state machine.
+//
+// Each step (DESIGN.md section 4):
+//  1. The running list first, in admission order: decoding requests get one token each; requests
+//     still in prefill (partial prefills stay in the running list) get their next chunk, within the
+//     token budget (max_num_batched_tokens).
+//  2. If a running request can't get the KV block it needs, the most recently admitted running
+//     request is preempted (recompute: its blocks are freed, it goes to the front of the waiting
+//     queue and will re-prefill its prompt plus the tokens it had generated). A step that preempted
+//     admits nothing new.
+//  3. Otherwise waiting requests are admitted FCFS while the budget and max_num_seqs allow and their
+//     chunk's blocks can be allocated; the first that can't get its blocks stops admission.
+// Times: TTFT runs from the arrival at the fleet's front end to the first output token and is
+// recorded once; queue time runs to the most recent scheduling.
+//
+// Cost per step does not grow with the batch. vLLM requires max_num_batched_tokens >=
+// max_num_seqs, so every decoding request runs in every step; the decode set is therefore kept in
+// aggregate: a global step counter, each sequence's finishing step in a min-heap, the sum of
+// contexts advanced by the batch size per step, and block growth read from a histogram of
+// (context - step) mod block_size. Only prefill chunks (at most a few per step), admissions,
+// completions and preemptions touch individual sequences.
+//
+// Not thread-safe: owned by one Simulation.
+#ifndef TWINSCALE_SIMULATOR_MODEL_REPLICA_H_
+#define TWINSCALE_SIMULATOR_MODEL_REPLICA_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "simulator/core/rng.h"
+#include "simulator/core/simulation.h"
+#include "simulator/model/deployment.h"
+#include "simulator/model/kv_cache.h"
+#include "simulator/model/latency_model.h"
+#include "simulator/model/lifecycle.h"
+#include "simulator/model/run_stats.h"
+#include "simulator/model/vllm_metrics.h"
+#include "simulator/workload/request.h"
+
+namespace twinscale::sim {
+
+// Told by a replica about changes the fleet reacts to.
+class ReplicaObserver {
+ public:
+  virtual ~ReplicaObserver() = default;
+  // A request left the replica (finished or aborted): capacity freed.
+  virtual void OnRequestLeft(int32_t replica) = 0;
+  // A draining replica has no work left.
+  virtual void OnDrained(int32_t replica) = 0;
+};
+
+struct ReplicaOptions {
+  int32_t index = 0;
+  const DeploymentSpec* deployment = nullptr;  // outlives the replica
+  const LatencyModel* latency = nullptr;       // outlives the replica
+  RunStats* stats = nullptr;                   // outlives the replica
+  ReplicaObserver* observer = nullptr;         // may be null
+  std::string model_name = "meta-llama/Llama-3.1-8B-Instruct";
+  double step_noise_cv = 0.0;  // multiplicative gamma noise on step time (truth perturbation)
+  uint64_t seed = 1;
+  uint64_t run = 0;
+};
+
+class Replica : public EventHandler {
+ public:
+  Replica(Simulation& sim, ReplicaOptions options);
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+
+  int32_t index() const { return options_.index; }
+  ReplicaPhase phase() const { return phase_; }
+  // Lifecycle transitions are decided by the fleet. Entering Ready starts the slow period.
+  void SetPhase(ReplicaPhase phase, SimTime now, bool slow_start = true);
+  SimTime phase_since() const { return phase_since_; }
+
+  // A request routed here at the front door at `now`; it reaches the waiting queue after the
+  // latency model's front-end delay. Requests that could never fit in the KV cache are rejected.
+  void Accept(const RequestSpec& request, SimTime now);
+
+  // Aborts everything in flight (drain deadline passed). Returns how many were aborted.
+  int64_t AbortAll(SimTime now);
+
+  // Requests accepted and not yet finished: in the front end, waiting or running.
+  int64_t in_flight() const { return in_transit_ + static_cast<int64_t>(waiting_.size()) + num_running_; }
+  int64_t num_waiting() const { return static_cast<int64_t>(waiting_.size()); }
+  int64_t num_running() const { return num_running_; }
+  int64_t num_in_transit() const { return in_transit_; }
+  double kv_usage() const { return pool_.Usage(); }
+  const KvBlockPool& kv_pool() const { return pool_; }
+  int64_t steps() const { return step_index_; }
+  bool busy() const { return busy_; }
+  const VllmMetrics& metrics() const { return metrics_; }
+
+  void OnEvent(uint64_t tag, SimTime now) override;
+
+ private:
+  enum class SeqState : uint8_t { kFree, kTransit, kWaiting, kPrefill, kDecode };
+  struct Seq {
+    uint64_t id = 0;
+    SimTime arrival;          // at the fleet's front door
+    SimTime engine_arrival;   // entered the waiting queue
+    SimTime first_scheduled = SimTime::Max();
+    SimTime last_scheduled;
+    SimTime first_token;
+    SimTime last_token;
+    int32_t prompt = 0, output = 0;
+    int32_t generated = 0;      // tokens emitted (materialized unless decoding)
+    int64_t computed = 0;       // tokens with KV (materialized unless decoding)
+    int64_t prefill_target = 0; // tokens to compute before the next token is sampled
+    int64_t blocks = 0;         // blocks held (materialized unless decoding)
+    int64_t d0_step = 0;        // decode anchors: step index, computed and generated at that step
+    int64_t d0_computed = 0;
+    int32_t d0_generated = 0;
+    int32_t preemptions = 0;
+    uint32_t epoch = 0;         // bumped when the slot is reused or leaves decode (lazy heap)
+    int32_t prev = -1, next = -1;  // running list links (admission order)
+    SeqState state = SeqState::kFree;
+    bool has_first_token = false;
+  };
+  struct HeapEntry {
+    int64_t finish_step;
+    int32_t slot;
+    uint32_t epoch;
+    bool operator>(const HeapEntry& o) const {
+      if (finish_step != o.finish_step) return finish_step > o.finish_step;
+      return slot > o.slot;
+    }
+  };
+  struct PlannedChunk {
+    int32_t slot;
+    int64_t tokens;
+  };
+
+  int32_t AllocSlot();
+  void FreeSlot(int32_t slot);
+  void LinkRunningTail(int32_t slot);
+  void UnlinkRunning(int32_t slot);
+  int32_t ResidueKey(int64_t computed, int64_t step) const;
+  int64_t DecodeComputed(const Seq& s) const { return s.d0_computed + (step_index_ - s.d0_step); }
+  int32_t DecodeGenerated(const Seq& s) const {
+    return s.d0_generated + static_cast<int32_t>(step_index_ - s.d0_step);
+  }
+  void JoinDecode(int32_t slot);
+  void LeaveDecode(int32_t slot);  // materializes computed/generated/blocks
+  void Preempt(int32_t slot, SimTime now);
+  void Finish(int32_t slot, SimTime last_token_time, bool aborted);
+  void EnterWaiting(int32_t slot, SimTime now);
+  void MaybeStartStep(SimTime now);
+  void StartStep(SimTime now);
+  void EndStep(SimTime now);
+  void PublishGauges();
+
+  Simulation& sim_;
+  ReplicaOptions options_;
+  const DeploymentSpec& deployment_;
+  const LatencyModel& latency_;
+  RunStats& stats_;
+  KvBlockPool pool_;
+  VllmMetrics metrics_;
+  Rng noise_rng_;
+  SimDuration emission_delay_;
+
+  ReplicaPhase phase_ = ReplicaPhase::kReady;
+  SimTime phase_since_;
+  SimTime slow_until_;
+
+  std::vector<Seq> seqs_;
+  std::vector<int32_t> free_slots_;
+  std::deque<int32_t> waiting_;
+  int32_t run_head_ = -1, run_tail_ = -1;
+  int64_t num_running_ = 0;
+  int64_t in_transit_ = 0;
+  std::vector<int32_t> prefilling_;  // running sequences in prefill, admission order
+
+  // Decode aggregate.
+  int64_t step_index_ = 0;  // index of the next step to run
+  int64_t num_decode_ = 0;
+  int64_t decode_ctx_sum_ = 0;
+  std::vector<int64_t> residue_hist_;
+  std::vector<HeapEntry> finish_heap_;
+
+  // The step in progress.
+  bool busy_ = false;
+  uint32_t step_epoch_ = 0;
+  SimTime step_start_;
+  int64_t plan_decode_ = 0;
+  std::vector<PlannedChunk> plan_prefill_;
+};
+
+}  // namespace twinscale::sim
+
+#endif  // TWINSCALE_SIMULATOR_MODEL_REPLICA_H_

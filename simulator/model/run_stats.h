@@ -1,0 +1,144 @@
+// What one simulated run measured: per-request latencies (TTFT, E2E, scheduling delay), per-token
+// inter-token latency, SLO attainment, goodput, preemptions, KV peak, GPU-hours and the engine's own
+// work counters. Every replica of a run reports into one RunStats; Summarize() turns it into the
+// numbers `twinscale simulate` prints.
+//
+// Definitions (DESIGN.md section 4):
+// - TTFT runs from the request's arrival at the fleet's front end (gateway time included) to the
+//   emission of its first output token, and is recorded once per request.
+// - Scheduling delay runs from the arrival to the most recent time the engine scheduled the request
+//   out of its waiting queue (a preempted request is scheduled again).
+// - SLO attainment is the share of all injected requests, rejected and aborted ones included as
+//   misses, whose TTFT <= threshold + per_prompt_token x prompt tokens.
+// - Percentiles interpolate linearly between order statistics (numpy's default); ITL percentiles
+//   come from a log-bucketed histogram with 0.5% relative resolution (one update per engine step).
+// Not thread-safe: one per run.
+#ifndef TWINSCALE_SIMULATOR_MODEL_RUN_STATS_H_
+#define TWINSCALE_SIMULATOR_MODEL_RUN_STATS_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "simulator/core/time.h"
+
+namespace twinscale::sim {
+
+struct TtftSlo {
+  SimDuration threshold = SimDuration::Millis(500);
+  SimDuration per_prompt_token = SimDuration::Zero();
+  double percentile = 90.0;
+  SimDuration TargetFor(int32_t prompt_tokens) const {
+    return threshold + per_prompt_token * prompt_tokens;
+  }
+};
+
+enum class RequestOutcome { kCompleted, kRejected, kAborted };
+
+// One request's fate, collected on demand (tests, replay reports).
+struct RequestRecord {
+  uint64_t id = 0;
+  int32_t replica = -1;
+  RequestOutcome outcome = RequestOutcome::kCompleted;
+  SimTime arrival;
+  SimDuration ttft = SimDuration::Nanos(-1);  // -1: no token was ever produced
+  SimDuration e2e = SimDuration::Nanos(-1);
+  SimDuration scheduling_delay = SimDuration::Nanos(-1);
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;
+  int32_t preemptions = 0;
+};
+
+struct LatencySummary {
+  int64_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0;  // milliseconds
+};
+
+struct RunSummary {
+  int64_t injected = 0, completed = 0, rejected = 0, aborted = 0;
+  int64_t queued_at_end = 0, running_at_end = 0;
+  double simulated_seconds = 0;  // first arrival to the last event
+  double throughput_rps = 0;     // completed / simulated_seconds
+  double output_tokens_per_s = 0;
+  LatencySummary ttft_ms, itl_ms, e2e_ms, scheduling_delay_ms;
+  int64_t preemptions = 0;
+  double kv_peak_utilization = 0;
+  double slo_attainment = 0;  // share of injected requests meeting the TTFT SLO
+  double goodput_rps = 0;     // SLO-meeting requests per simulated second
+  double gpu_hours = 0;
+  int64_t engine_steps = 0;
+  int64_t sequence_steps = 0;  // sum over steps of the sequences in the batch
+  int64_t output_tokens = 0;
+  int64_t prompt_tokens_computed = 0;  // includes recompute after preemption
+};
+
+// Log-bucketed histogram of durations with integer weights (inter-token latency: one bucket update
+// per engine step covers every token of the step).
+class WeightedDurationHistogram {
+ public:
+  WeightedDurationHistogram();
+  void Add(SimDuration d, int64_t weight);
+  int64_t count() const { return count_; }
+  double MeanMillis() const;
+  double QuantileMillis(double q) const;  // q in [0, 1]
+
+ private:
+  std::vector<int64_t> buckets_;
+  int64_t count_ = 0;
+  double sum_ns_ = 0;
+};
+
+class RunStats {
+ public:
+  explicit RunStats(TtftSlo slo) : slo_(slo) {}
+
+  // Collects one RequestRecord per request (completed, rejected or aborted) when set.
+  void set_record_sink(std::function<void(const RequestRecord&)> sink) { sink_ = std::move(sink); }
+  bool wants_records() const { return static_cast<bool>(sink_); }
+  const TtftSlo& slo() const { return slo_; }
+
+  void OnInjected(SimTime arrival);
+  void OnFirstToken(int32_t prompt_tokens, SimDuration ttft);
+  void OnFinished(const RequestRecord& r);  // outcome kCompleted or kAborted
+  void OnRejected(const RequestRecord& r);
+  void OnInterTokenLatency(SimDuration itl, int64_t tokens) { itl_.Add(itl, tokens); }
+  void OnStep(int64_t sequences) {
+    ++engine_steps_;
+    sequence_steps_ += sequences;
+  }
+  void OnTokens(int64_t output_tokens, int64_t prompt_tokens_computed) {
+    output_tokens_ += output_tokens;
+    prompt_tokens_computed_ += prompt_tokens_computed;
+  }
+  void OnPreemptions(int64_t n) { preemptions_ += n; }
+  void OnKvUsage(double usage) {
+    if (usage > kv_peak_) kv_peak_ = usage;
+  }
+  void AddGpuSeconds(double s) { gpu_seconds_ += s; }
+  void OnEvent(SimTime t) {
+    if (t > last_event_) last_event_ = t;
+  }
+
+  // queued/running: what is still in the fleet at the end of the run.
+  RunSummary Summarize(int64_t queued_at_end, int64_t running_at_end) const;
+
+ private:
+  TtftSlo slo_;
+  std::function<void(const RequestRecord&)> sink_;
+  int64_t injected_ = 0, completed_ = 0, rejected_ = 0, aborted_ = 0, slo_met_ = 0;
+  bool any_arrival_ = false;
+  SimTime first_arrival_, last_event_;
+  std::vector<double> ttft_ms_, e2e_ms_, sched_ms_;
+  WeightedDurationHistogram itl_;
+  int64_t preemptions_ = 0, engine_steps_ = 0, sequence_steps_ = 0;
+  int64_t output_tokens_ = 0, prompt_tokens_computed_ = 0;
+  double kv_peak_ = 0, gpu_seconds_ = 0;
+};
+
+// Linear-interpolation quantile of an unsorted sample (copied); q in [0, 1]. Empty -> 0.
+double Quantile(std::vector<double> values, double q);
+LatencySummary SummarizeLatencies(const std::vector<double>& millis);
+
+}  // namespace twinscale::sim
+
+#endif  // TWINSCALE_SIMULATOR_MODEL_RUN_STATS_H_

@@ -7,14 +7,15 @@
 
 namespace twinscale::sim {
 
-void Simulation::Schedule(SimTime at, EventHandler* handler, uint64_t tag) {
+void Simulation::Schedule(SimTime at, EventHandler* handler, uint64_t tag, Band band) {
   if (at < now_) {
     // Time never goes backwards: a model bug, not an input error, so fail loudly in every build.
     std::cerr << "twinscale::sim::Simulation: event scheduled in the past (" << at.nanos() << " < "
               << now_.nanos() << ")\n";
     std::abort();
   }
-  queue_.push(Entry{at, next_seq_++, handler, tag});
+  const uint64_t band_bit = band == Band::kLate ? (1ULL << 63) : 0;
+  queue_.push(Entry{at, band_bit | next_seq_++, handler, tag});
 }
 
 void Simulation::FireTop() {

@@ -4,6 +4,11 @@
 // 64-bit tag the handler interprets. Cancellation is lazy: a handler that no longer wants an event
 // (e.g. a replica's step after it was removed) checks its own state and ignores it.
 //
+// Events at the same instant fire in two bands: ordinary events first (arrivals, step ends, lifecycle),
+// then "late" ones (Band::kLate), so an engine woken by an arrival starts its step only after every
+// request arriving at that same instant has been queued, as a real engine loop drains its input
+// queue before scheduling.
+//
 // Thread-safety: none; a Simulation is confined to one thread. Several Simulations may run side by
 // side on different threads (what-ifs), since nothing here is shared.
 #ifndef TWINSCALE_SIMULATOR_CORE_SIMULATION_H_
@@ -25,6 +30,8 @@ class EventHandler {
 
 class Simulation {
  public:
+  enum class Band : uint8_t { kNormal = 0, kLate = 1 };
+
   Simulation() = default;
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
@@ -32,7 +39,7 @@ class Simulation {
   SimTime Now() const { return now_; }
 
   // Schedules handler->OnEvent(tag, at). Precondition: at >= Now().
-  void Schedule(SimTime at, EventHandler* handler, uint64_t tag);
+  void Schedule(SimTime at, EventHandler* handler, uint64_t tag, Band band = Band::kNormal);
   void ScheduleAfter(SimDuration d, EventHandler* handler, uint64_t tag) {
     Schedule(now_ + d, handler, tag);
   }
@@ -51,7 +58,7 @@ class Simulation {
  private:
   struct Entry {
     SimTime at;
-    uint64_t seq;
+    uint64_t seq;  // band in the top bit, then the scheduling order
     EventHandler* handler;
     uint64_t tag;
   };

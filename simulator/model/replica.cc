@@ -13,6 +13,7 @@ namespace {
 // Event tags: the top two bits say what the event is.
 constexpr uint64_t kTagStepEnd = 0ULL << 62;
 constexpr uint64_t kTagTransit = 1ULL << 62;
+constexpr uint64_t kTagKick = 2ULL << 62;
 constexpr uint64_t kTagKindMask = 3ULL << 62;
 
 uint64_t TransitTag(int32_t slot, uint32_t epoch) {
@@ -178,7 +179,11 @@ void Replica::EnterWaiting(int32_t slot, SimTime now) {
   s.engine_arrival = now;
   waiting_.push_back(slot);
   metrics_.SetScheduler(num_running_, num_waiting(), pool_.Usage());
-  MaybeStartStep(now);
+  // An idle engine starts its step after every arrival of this instant is queued (late band).
+  if (!busy_ && !kick_pending_) {
+    kick_pending_ = true;
+    sim_.Schedule(now, this, kTagKick, Simulation::Band::kLate);
+  }
 }
 
 void Replica::OnEvent(uint64_t tag, SimTime now) {
@@ -191,6 +196,11 @@ void Replica::OnEvent(uint64_t tag, SimTime now) {
     if (s.state != SeqState::kTransit || (s.epoch & 0x3fffffffu) != epoch) return;  // aborted
     --in_transit_;
     EnterWaiting(slot, now);
+    return;
+  }
+  if (kind == kTagKick) {
+    kick_pending_ = false;
+    MaybeStartStep(now);
     return;
   }
   // Step end; ignore a step that AbortAll cancelled.

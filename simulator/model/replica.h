@@ -183,6 +183,7 @@ class Replica : public EventHandler {
 
   // The step in progress.
   bool busy_ = false;
+  bool kick_pending_ = false;
   uint32_t step_epoch_ = 0;
   SimTime step_start_;
   int64_t plan_decode_ = 0;

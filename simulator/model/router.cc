@@ -8,7 +8,7 @@
 namespace twinscale::sim {
 
 absl::StatusOr<RouterKind> ParseRouterKind(std::string_view name) {
-  const std::string n = absl::AsciiStrToLower(name);
+  const std::string n = absl::AsciiStrToLower(std::string(name));
   if (n == "random") return RouterKind::kRandom;
   if (n == "random-per-connection" || n == "randomperconnection") {
     return RouterKind::kRandomPerConnection;
@@ -16,7 +16,7 @@ absl::StatusOr<RouterKind> ParseRouterKind(std::string_view name) {
   if (n == "round-robin" || n == "roundrobin") return RouterKind::kRoundRobin;
   if (n == "least-requests" || n == "leastrequests") return RouterKind::kLeastRequests;
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown router \"", name,
+      "unknown router \"", std::string(name),
       "\" (want one of: random, random-per-connection, round-robin, least-requests)"));
 }
 

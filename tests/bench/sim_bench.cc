@@ -1,0 +1,138 @@
+// Simulator speed and memory, measured (DESIGN.md section 8): 16 replicas of llama-3.1-8b on
+// h100-sxm (roofline, the default deployment profile) at 70% of the twin's own saturation rate,
+// 512/512 tokens, Poisson arrivals. Target: at least 50,000 simulated requests per wall second on
+// one core. Prints requests/s and sequence-steps/s as counters, plus bytes of heap per in-flight
+// request from a separate burst run.
+//
+// The saturation rate is measured, not assumed: one replica under a backlog far beyond its
+// capacity, throughput over the second half of the run.
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <cstdio>
+
+#include "simulator/core/simulation.h"
+#include "simulator/model/fleet.h"
+#include "simulator/profiles/profile_loader.h"
+#include "simulator/whatif/simulate.h"
+#include "simulator/workload/generators.h"
+
+namespace twinscale::sim {
+namespace {
+
+DeploymentSpec DefaultDeployment() {
+  auto reg = ProfileRegistry::LoadEmbedded();
+  if (!reg.ok()) {
+    std::fprintf(stderr, "profiles: %s\n", std::string(reg.status().message()).c_str());
+    std::abort();
+  }
+  auto d = reg->Resolve("llama-3.1-8b-h100-sxm-tp1", {});
+  if (!d.ok()) std::abort();
+  return *d;
+}
+
+SyntheticWorkloadSpec Workload(double rate, int64_t n, uint64_t seed) {
+  SyntheticWorkloadSpec w;
+  w.arrival = ArrivalKind::kPoisson;
+  w.rate.rate = rate;
+  w.prompt.mean = 512;
+  w.output.mean = 512;
+  w.num_requests = n;
+  w.seed = seed;
+  return w;
+}
+
+// Requests per second one replica completes when it always has a backlog.
+double SaturationRate(const DeploymentSpec& d) {
+  static double cached = 0;
+  if (cached > 0) return cached;
+  SimulateOptions o;
+  o.fleet.deployment = d;
+  o.fleet.initial_replicas = 1;
+  o.hard_stop = SimTime::FromSecondsF(600);
+  // 100 req/s for 600 s is far beyond one replica: the queue never empties.
+  std::vector<SimTime> finish;
+  o.record_sink = [&](const RequestRecord& r) { finish.push_back(r.arrival + r.e2e); };
+  auto src = MakeSyntheticSource(Workload(100.0, 60000, 99));
+  Simulate(o, *src);
+  int64_t late = 0;
+  for (SimTime t : finish) late += t >= SimTime::FromSecondsF(300) ? 1 : 0;
+  cached = static_cast<double>(late) / 300.0;
+  return cached;
+}
+
+void BM_Fleet16At70PercentOfSaturation(benchmark::State& state) {
+  const DeploymentSpec d = DefaultDeployment();
+  const double sat = SaturationRate(d);
+  const double rate = 0.7 * 16 * sat;
+  const int64_t n = state.range(0);
+  int64_t requests = 0, seq_steps = 0, engine_steps = 0;
+  double ttft_p90 = 0, attainment = 0;
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    SimulateOptions o;
+    o.fleet.deployment = d;
+    o.fleet.initial_replicas = 16;
+    o.fleet.router.kind = RouterKind::kRandom;
+    o.fleet.seed = seed;
+    auto src = MakeSyntheticSource(Workload(rate, n, seed++));
+    SimulateResult r = Simulate(o, *src);
+    requests += r.summary.completed;
+    seq_steps += r.summary.sequence_steps;
+    engine_steps += r.summary.engine_steps;
+    ttft_p90 = r.summary.ttft_ms.p90;
+    attainment = r.summary.slo_attainment;
+  }
+  state.counters["saturation_rps_per_replica"] = sat;
+  state.counters["offered_rps"] = rate;
+  state.counters["sim_requests_per_s"] = benchmark::Counter(static_cast<double>(requests),
+                                                            benchmark::Counter::kIsRate);
+  state.counters["sequence_steps_per_s"] = benchmark::Counter(static_cast<double>(seq_steps),
+                                                              benchmark::Counter::kIsRate);
+  state.counters["engine_steps_per_s"] = benchmark::Counter(static_cast<double>(engine_steps),
+                                                            benchmark::Counter::kIsRate);
+  state.counters["ttft_p90_ms"] = ttft_p90;
+  state.counters["slo_attainment"] = attainment;
+}
+BENCHMARK(BM_Fleet16At70PercentOfSaturation)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Heap bytes per request in flight: a burst of `n` requests lands at once on 16 replicas, so all
+// of them are inside the engines (waiting or running) when the heap is measured.
+void BM_MemoryPerInFlightRequest(benchmark::State& state) {
+  const DeploymentSpec d = DefaultDeployment();
+  const int64_t n = state.range(0);
+  double bytes_per_request = 0;
+  int64_t in_flight = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<RequestSpec> burst(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      burst[static_cast<size_t>(i)].id = static_cast<uint64_t>(i);
+      burst[static_cast<size_t>(i)].prompt_tokens = 512;
+      burst[static_cast<size_t>(i)].output_tokens = 512;
+    }
+    state.ResumeTiming();
+    Simulation sim;
+    RunStats stats({});
+    FleetOptions o;
+    o.deployment = d;
+    o.initial_replicas = 16;
+    const size_t before = mallinfo2().uordblks;
+    {
+      Fleet fleet(sim, o, &stats);
+      for (const RequestSpec& r : burst) fleet.Inject(r);
+      sim.RunUntil(SimTime::Zero());
+      in_flight = fleet.in_flight();
+      const size_t after = mallinfo2().uordblks;
+      bytes_per_request = static_cast<double>(after - before) / static_cast<double>(in_flight);
+    }
+  }
+  state.counters["in_flight"] = static_cast<double>(in_flight);
+  state.counters["heap_bytes_per_in_flight_request"] = bytes_per_request;
+}
+BENCHMARK(BM_MemoryPerInFlightRequest)->Arg(200000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace twinscale::sim
+
+BENCHMARK_MAIN();

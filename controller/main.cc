@@ -102,12 +102,12 @@ int main(int argc, char** argv) {
   // argv for abseil: program name + the subcommand's flags. Reject flags of other subcommands.
   std::vector<std::string> args = {argv[0]};
   for (int i = 2; i < argc; ++i) {
-    const std::string_view a = argv[i];
+    const absl::string_view a = argv[i];
     if (a == "--help" || a == "-h" || a == "--helpfull") {
       PrintSubcommandHelp(*sub);
       return 0;
     }
-    std::string arg = absl::StartsWith(a, "--") ? Underscored(a) : std::string(a);
+    std::string arg = absl::StartsWith(a, "--") ? Underscored(std::string(a)) : std::string(a);
     if (absl::StartsWith(arg, "--")) {
       std::string name = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos
                                                                           : arg.find('=') - 2);

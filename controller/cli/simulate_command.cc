@@ -168,7 +168,7 @@ absl::StatusOr<sim::LengthDistribution> LengthFlags(std::string_view what, doubl
         "--length-distribution: unknown \"", kind, "\" (want auto|constant|gaussian|exponential)"));
   }
   if (mean < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--", what, "-tokens must be >= 1"));
+    return absl::InvalidArgumentError(absl::StrCat("--", std::string(what), "-tokens must be >= 1"));
   }
   return l;
 }
@@ -377,7 +377,7 @@ absl::Status Run(int* exit_code) {
     replicas = answer->replicas;
   } else {
     ProgressBar bar(clock, "simulate", workload.expected_span, progress_mode);
-    options.progress = [&bar](SimTime t) { bar.Update(t.ToAbsl()); };
+    options.progress = [&bar](SimTime t) { bar.Update(absl::Nanoseconds(t.nanos())); };
     options.progress_every = SimDuration::Seconds(10);
     std::unique_ptr<sim::RequestSource> source = workload.MakeSource();
     sim::SimulateResult r = sim::Simulate(options, *source);

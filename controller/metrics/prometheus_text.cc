@@ -1,1 +1,538 @@
-// placeholder: being written
+// Prometheus text format 0.0.4 parser: a single pass over the lines, no recursion, no regexes.
+// See prometheus_text.h for the grammar and the family-grouping rule.
+#include "controller/metrics/prometheus_text.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <system_error>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace twinscale::metrics {
+namespace {
+
+// Error messages quote at most this many bytes of the offending token, so a megabyte of garbage
+// on one line doesn't end up in a log line.
+constexpr size_t kMaxQuoted = 48;
+
+// This abseil build (Debian's 20220623) has its own absl::string_view, distinct from
+// std::string_view; the public API speaks std::string_view, so absl calls go through Av().
+absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (absl::ascii_tolower(static_cast<unsigned char>(a[i])) !=
+        absl::ascii_tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsMetricNameStart(char c) { return IsAlpha(c) || c == '_' || c == ':'; }
+bool IsMetricNameChar(char c) { return IsMetricNameStart(c) || IsDigit(c); }
+bool IsLabelNameStart(char c) { return IsAlpha(c) || c == '_'; }
+bool IsLabelNameChar(char c) { return IsLabelNameStart(c) || IsDigit(c); }
+
+std::string Quote(std::string_view s) {
+  if (s.size() <= kMaxQuoted) return absl::StrCat("'", absl::CHexEscape(Av(s)), "'");
+  return absl::StrCat("'", absl::CHexEscape(Av(s.substr(0, kMaxQuoted))), "...'");
+}
+
+bool IsValidMetricName(std::string_view s) {
+  if (s.empty() || !IsMetricNameStart(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), IsMetricNameChar);
+}
+
+// Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF), as Go's
+// utf8.ValidString, which the reference parser applies to label values.
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t min;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2, min = 0x80, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, min = 0x800, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, min = 0x10000, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// A sample value or an `le`/`quantile` label: Go's strconv.ParseFloat minus hex floats and
+// out-of-range magnitudes (see the header).
+bool ParseFloatValue(std::string_view s, double* out) {
+  if (s.empty()) return false;
+  if (EqualsIgnoreCase(s, "nan")) {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  std::string_view body = s;
+  double sign = 1;
+  if (body[0] == '+' || body[0] == '-') {
+    if (body[0] == '-') sign = -1;
+    body.remove_prefix(1);
+  }
+  if (EqualsIgnoreCase(body, "inf") || EqualsIgnoreCase(body, "infinity")) {
+    *out = sign * std::numeric_limits<double>::infinity();
+    return true;
+  }
+  // from_chars would also take "inf", "nan(...)" and so on; only plain decimals get this far.
+  if (body.empty()) return false;
+  for (char c : body) {
+    if (!IsDigit(c) && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') return false;
+  }
+  if (body[0] == '+' || body[0] == '-') return false;  // "+-1", "--1"
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
+  if (ec != std::errc() || ptr != body.data() + body.size()) return false;
+  *out = sign * v;
+  return true;
+}
+
+bool ParseTimestamp(std::string_view s, int64_t* out) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  if (s.empty() || s[0] == '+') return false;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+std::optional<MetricType> ParseType(std::string_view s) {
+  const std::string lower = absl::AsciiStrToLower(Av(s));
+  if (lower == "counter") return MetricType::kCounter;
+  if (lower == "gauge") return MetricType::kGauge;
+  if (lower == "histogram") return MetricType::kHistogram;
+  if (lower == "summary") return MetricType::kSummary;
+  if (lower == "untyped") return MetricType::kUntyped;
+  return std::nullopt;
+}
+
+// Whether a sample named `sample` belongs to `family` by the suffix rule in the header.
+bool Covers(const MetricFamily& family, std::string_view sample) {
+  const std::string_view name = family.name;
+  if (sample == name) return family.type != MetricType::kHistogram;
+  if (sample.size() <= name.size() || !sample.starts_with(name)) return false;
+  const std::string_view suffix = sample.substr(name.size());
+  switch (family.type) {
+    case MetricType::kHistogram:
+      return suffix == "_bucket" || suffix == "_sum" || suffix == "_count" || suffix == "_created";
+    case MetricType::kSummary:
+      return suffix == "_sum" || suffix == "_count" || suffix == "_created";
+    case MetricType::kCounter:
+      return suffix == "_total" || suffix == "_created";
+    case MetricType::kGauge:
+    case MetricType::kUntyped:
+      return false;
+  }
+  return false;
+}
+
+// A read position in one line.
+class Cursor {
+ public:
+  explicit Cursor(std::string_view s) : s_(s) {}
+  bool AtEnd() const { return pos_ >= s_.size(); }
+  char Peek() const { return AtEnd() ? '\0' : s_[pos_]; }
+  void Advance() { ++pos_; }
+  void SkipBlanks() {
+    while (!AtEnd() && IsBlank(s_[pos_])) ++pos_;
+  }
+  // Reads while `pred` holds.
+  template <typename Pred>
+  std::string_view ReadWhile(Pred pred) {
+    const size_t start = pos_;
+    while (!AtEnd() && pred(s_[pos_])) ++pos_;
+    return s_.substr(start, pos_ - start);
+  }
+  std::string_view ReadToken() {
+    return ReadWhile([](char c) { return !IsBlank(c); });
+  }
+  std::string_view Rest() const { return AtEnd() ? std::string_view() : s_.substr(pos_); }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+struct FamilyState {
+  bool has_type = false;
+  bool has_help = false;
+};
+
+class Parser {
+ public:
+  absl::StatusOr<Exposition> Run(std::string_view text) {
+    size_t start = 0;
+    while (start < text.size()) {
+      ++line_;
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view line = text.substr(start, end - start);
+      start = end + 1;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (absl::Status s = ParseLine(line); !s.ok()) return s;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  absl::Status Error(std::string_view what) const {
+    return absl::InvalidArgumentError(absl::StrCat("line ", line_, ": ", Av(what)));
+  }
+
+  absl::Status ParseLine(std::string_view line) {
+    Cursor c(line);
+    c.SkipBlanks();
+    if (c.AtEnd()) return absl::OkStatus();
+    if (c.Peek() == '#') {
+      c.Advance();
+      return ParseComment(c);
+    }
+    return ParseSample(c);
+  }
+
+  absl::Status ParseComment(Cursor& c) {
+    c.SkipBlanks();
+    const std::string_view keyword = c.ReadToken();
+    if (keyword != "HELP" && keyword != "TYPE") return absl::OkStatus();  // plain comment
+    c.SkipBlanks();
+    if (c.AtEnd()) return absl::OkStatus();  // "# HELP" alone: a comment, as in Go's parser
+    const std::string_view name = c.ReadToken();
+    if (!IsValidMetricName(name)) {
+      return Error(absl::StrCat("invalid metric name ", Quote(name), " in ", Av(keyword), " line"));
+    }
+    c.SkipBlanks();
+    const size_t index = DeclareFamily(name);
+    MetricFamily& family = out_.families[index];
+    FamilyState& state = states_[index];
+    if (keyword == "HELP") {
+      if (state.has_help) return Error(absl::StrCat("second HELP line for ", Quote(name)));
+      state.has_help = true;
+      return UnescapeHelp(c.Rest(), &family.help);
+    }
+    if (c.AtEnd()) return Error(absl::StrCat("TYPE line for ", Quote(name), " has no type"));
+    const std::string_view type_word = c.ReadToken();
+    c.SkipBlanks();
+    if (!c.AtEnd()) {
+      return Error(absl::StrCat("unexpected text after the type: ", Quote(c.Rest())));
+    }
+    const std::optional<MetricType> type = ParseType(type_word);
+    if (!type.has_value()) {
+      return Error(absl::StrCat("unknown metric type ", Quote(type_word), " for ", Quote(name)));
+    }
+    if (state.has_type) return Error(absl::StrCat("second TYPE line for ", Quote(name)));
+    if (!family.samples.empty()) {
+      return Error(absl::StrCat("TYPE line for ", Quote(name), " after its samples"));
+    }
+    state.has_type = true;
+    family.type = *type;
+    return absl::OkStatus();
+  }
+
+  absl::Status UnescapeHelp(std::string_view raw, std::string* help) {
+    // HELP text keeps its own trailing blanks only if escaped; blanks before a line end are noise.
+    while (!raw.empty() && IsBlank(raw.back())) raw.remove_suffix(1);
+    help->clear();
+    help->reserve(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] != '\\') {
+        help->push_back(raw[i]);
+        continue;
+      }
+      if (i + 1 == raw.size()) return Error("HELP text ends in a lone backslash");
+      const char e = raw[++i];
+      if (e == '\\') {
+        help->push_back('\\');
+      } else if (e == 'n') {
+        help->push_back('\n');
+      } else {
+        return Error(
+            absl::StrCat("invalid escape sequence ", Quote(raw.substr(i - 1, 2)), " in HELP text"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The family named exactly `name`, created (untyped, no samples) if new; it becomes current.
+  size_t DeclareFamily(std::string_view name) {
+    auto it = by_name_.find(Av(name));
+    size_t index;
+    if (it != by_name_.end()) {
+      index = it->second;
+    } else {
+      index = out_.families.size();
+      MetricFamily family;
+      family.name = std::string(name);
+      out_.families.push_back(std::move(family));
+      states_.push_back(FamilyState{});
+      by_name_.emplace(std::string(name), index);
+    }
+    current_ = index;
+    return index;
+  }
+
+  // The family a sample named `name` joins (see the header), or an error for a bare sample name
+  // in a histogram family.
+  absl::StatusOr<size_t> FamilyForSample(std::string_view name) {
+    if (current_.has_value() && Covers(out_.families[*current_], name)) return *current_;
+    if (auto it = by_name_.find(Av(name)); it != by_name_.end()) {
+      if (!Covers(out_.families[it->second], name)) {
+        return Error(absl::StrCat("sample ", Quote(name),
+                                  " of a histogram needs a _bucket, _sum, _count or _created "
+                                  "suffix"));
+      }
+      current_ = it->second;
+      return it->second;
+    }
+    for (std::string_view suffix : {"_bucket", "_sum", "_count", "_created", "_total"}) {
+      if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+      auto it = by_name_.find(Av(name.substr(0, name.size() - suffix.size())));
+      if (it != by_name_.end() && Covers(out_.families[it->second], name)) {
+        current_ = it->second;
+        return it->second;
+      }
+    }
+    return DeclareFamily(name);
+  }
+
+  absl::Status ParseSample(Cursor& c) {
+    const std::string_view name = c.ReadWhile(IsMetricNameChar);
+    if (name.empty() || !IsMetricNameStart(name[0])) {
+      return Error(absl::StrCat("invalid metric name at ", Quote(c.Rest())));
+    }
+    Sample sample;
+    sample.name = std::string(name);
+    const bool blank_after_name = IsBlank(c.Peek());
+    c.SkipBlanks();
+    if (c.Peek() == '{') {
+      c.Advance();
+      if (absl::Status s = ParseLabels(c, &sample); !s.ok()) return s;
+      c.SkipBlanks();  // Go's parser doesn't insist on a blank between '}' and the value either
+    } else if (!c.AtEnd() && !blank_after_name) {
+      return Error(absl::StrCat("invalid character ", Quote(c.Rest().substr(0, 1)),
+                                " after metric name ", Quote(name)));
+    }
+    if (c.AtEnd()) return Error(absl::StrCat("missing value for sample ", Quote(name)));
+    const std::string_view value = c.ReadToken();
+    if (!ParseFloatValue(value, &sample.value)) {
+      return Error(absl::StrCat("bad number ", Quote(value), " as the value of ", Quote(name)));
+    }
+    c.SkipBlanks();
+    if (!c.AtEnd()) {
+      const std::string_view ts = c.ReadToken();
+      int64_t ms = 0;
+      if (!ParseTimestamp(ts, &ms)) {
+        return Error(absl::StrCat("bad timestamp ", Quote(ts), " (want integer milliseconds) for ",
+                                  Quote(name)));
+      }
+      sample.timestamp_ms = ms;
+      c.SkipBlanks();
+      if (!c.AtEnd()) {
+        return Error(absl::StrCat("unexpected text after the timestamp: ", Quote(c.Rest())));
+      }
+    }
+    absl::StatusOr<size_t> index = FamilyForSample(name);
+    if (!index.ok()) return index.status();
+    MetricFamily& family = out_.families[*index];
+    if (absl::Status s = CheckTypedLabels(family, sample); !s.ok()) return s;
+    family.samples.push_back(std::move(sample));
+    return absl::OkStatus();
+  }
+
+  // After "{": label pairs up to and including "}".
+  absl::Status ParseLabels(Cursor& c, Sample* sample) {
+    while (true) {
+      c.SkipBlanks();
+      if (c.AtEnd()) return Error("missing '}' at the end of the label set");
+      if (c.Peek() == '}') {
+        c.Advance();
+        break;
+      }
+      const std::string_view label = c.ReadWhile(IsLabelNameChar);
+      if (label.empty() || !IsLabelNameStart(label[0])) {
+        return Error(
+            absl::StrCat("invalid label name at ", Quote(c.Rest()), " in ", Quote(sample->name)));
+      }
+      if (label == "__name__") {
+        return Error(absl::StrCat("label name '__name__' is reserved, in ", Quote(sample->name)));
+      }
+      c.SkipBlanks();
+      if (c.Peek() != '=') {
+        return Error(absl::StrCat("expected '=' after label name ", Quote(label), " in ",
+                                  Quote(sample->name)));
+      }
+      c.Advance();
+      c.SkipBlanks();
+      if (c.Peek() != '"') {
+        return Error(absl::StrCat("value of label ", Quote(label), " must be in double quotes"));
+      }
+      c.Advance();
+      std::string value;
+      bool closed = false;
+      while (!c.AtEnd()) {
+        const char ch = c.Peek();
+        c.Advance();
+        if (ch == '"') {
+          closed = true;
+          break;
+        }
+        if (ch != '\\') {
+          value.push_back(ch);
+          continue;
+        }
+        if (c.AtEnd()) break;
+        const char e = c.Peek();
+        c.Advance();
+        if (e == '\\' || e == '"') {
+          value.push_back(e);
+        } else if (e == 'n') {
+          value.push_back('\n');
+        } else {
+          return Error(absl::StrCat("invalid escape sequence ", Quote(std::string{'\\', e}),
+                                    " in the value of label ", Quote(label)));
+        }
+      }
+      if (!closed) return Error(absl::StrCat("unterminated value of label ", Quote(label)));
+      if (!IsValidUtf8(value)) {
+        return Error(absl::StrCat("value of label ", Quote(label), " is not valid UTF-8"));
+      }
+      sample->labels.emplace_back(std::string(label), std::move(value));
+      c.SkipBlanks();
+      if (c.Peek() == ',') {
+        c.Advance();
+        continue;
+      }
+      if (c.Peek() == '}') {
+        c.Advance();
+        break;
+      }
+      if (c.AtEnd()) return Error("missing '}' at the end of the label set");
+      return Error(absl::StrCat("expected ',' or '}' after label ", Quote(label), ", got ",
+                                Quote(c.Rest())));
+    }
+    return CheckDuplicateLabels(*sample);
+  }
+
+  absl::Status CheckDuplicateLabels(const Sample& sample) {
+    const auto& labels = sample.labels;
+    if (labels.size() <= 16) {  // the usual case: a few labels, no allocation
+      for (size_t i = 1; i < labels.size(); ++i) {
+        for (size_t j = 0; j < i; ++j) {
+          if (labels[i].first == labels[j].first) return DuplicateLabel(labels[i].first);
+        }
+      }
+      return absl::OkStatus();
+    }
+    // Sorting keeps a line with thousands of labels (a fuzzer's favourite) linearithmic.
+    std::vector<std::string_view> names;
+    names.reserve(labels.size());
+    for (const auto& [k, v] : labels) names.push_back(k);
+    std::sort(names.begin(), names.end());
+    const auto dup = std::adjacent_find(names.begin(), names.end());
+    if (dup != names.end()) return DuplicateLabel(*dup);
+    return absl::OkStatus();
+  }
+
+  absl::Status DuplicateLabel(std::string_view label) const {
+    return Error(absl::StrCat("duplicate label ", Quote(label)));
+  }
+
+  // In a declared histogram a bucket must say its upper bound; in a summary a quantile sample its
+  // quantile. Without them the family can't be read.
+  absl::Status CheckTypedLabels(const MetricFamily& family, const Sample& sample) {
+    std::string_view key;
+    if (family.type == MetricType::kHistogram && sample.name.size() == family.name.size() + 7 &&
+        sample.name.ends_with("_bucket")) {
+      key = "le";
+    } else if (family.type == MetricType::kSummary && sample.name == family.name) {
+      key = "quantile";
+    } else {
+      return absl::OkStatus();
+    }
+    if (!sample.HasLabel(key)) {
+      return Error(absl::StrCat("sample ", Quote(sample.name), " has no '", Av(key), "' label"));
+    }
+    double bound = 0;
+    if (!ParseFloatValue(sample.Label(key), &bound)) {
+      return Error(absl::StrCat("bad number ", Quote(sample.Label(key)), " in label '", Av(key),
+                                "' of ", Quote(sample.name)));
+    }
+    return absl::OkStatus();
+  }
+
+  Exposition out_;
+  std::vector<FamilyState> states_;                   // parallel to out_.families
+  absl::flat_hash_map<std::string, size_t> by_name_;  // lookups only; never iterated
+  std::optional<size_t> current_;
+  int64_t line_ = 0;
+};
+
+}  // namespace
+
+std::string_view MetricTypeName(MetricType type) {
+  switch (type) {
+    case MetricType::kUntyped:
+      return "untyped";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
+    case MetricType::kSummary:
+      return "summary";
+  }
+  return "untyped";
+}
+
+std::string_view Sample::Label(std::string_view key) const {
+  for (const auto& [k, v] : labels) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+bool Sample::HasLabel(std::string_view key) const {
+  return std::any_of(labels.begin(), labels.end(), [&](const auto& kv) { return kv.first == key; });
+}
+
+const MetricFamily* Exposition::Find(std::string_view family_name) const {
+  for (const MetricFamily& f : families) {
+    if (f.name == family_name) return &f;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<Exposition> ParsePrometheusText(std::string_view text) { return Parser().Run(text); }
+
+}  // namespace twinscale::metrics

@@ -7,6 +7,12 @@
 //   attention_mfu) + layers x per-layer overhead + per-step overhead + TP all-reduce time.
 // linear: step = b0 + b1 x prefill tokens + b2 x decode tokens.
 //
+// Speed factors divide the prefill terms by SpeedFactors::prefill and the decode terms by
+// SpeedFactors::decode. roofline: the compute leg of the max is split token by token (prefill
+// tokens' GEMMs / prefill, decode tokens' GEMMs / decode), the memory leg is divided by decode,
+// the attention term by prefill; overheads and the all-reduce are not scaled (latency_model.cc
+// says why). linear: b1 / prefill, b2 / decode; b0 and the a's are not scaled.
+//
 // Implementations are immutable after construction and safe to share between threads.
 #ifndef TWINSCALE_SIMULATOR_MODEL_LATENCY_MODEL_H_
 #define TWINSCALE_SIMULATOR_MODEL_LATENCY_MODEL_H_

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for SECONDS (default 60),
+# seeded with the real inputs in tests/data. Exits non-zero if any fuzzer finds a crash.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_FUZZER=${SECONDS_PER_FUZZER:-60}
+hack/setup.sh
+if ! command -v clang++ >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/null 2>&1; then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang libclang-rt-14-dev >/dev/null
+fi
+BUILD_DIR=${BUILD_DIR:-build-fuzz}
+if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
+  CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
+fi
+ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work"/{traces,prom,yaml}
+# Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
+for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
+cp tests/data/fixtures/*.txt "$work/prom/"
+cp simulator/profiles/*/*.yaml "$work/yaml/"
+run() {
+  local bin=$1 corpus=$2
+  echo "== $bin for ${SECONDS_PER_FUZZER}s"
+  "$BUILD_DIR/tests/fuzz/$bin" -max_total_time="$SECONDS_PER_FUZZER" -rss_limit_mb=2048 \
+    -artifact_prefix="$work/" "$corpus" 2>&1 | tail -n 3
+}
+run trace_reader_fuzz "$work/traces"
+run prometheus_text_fuzz "$work/prom"
+run profile_yaml_fuzz "$work/yaml"
+if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
+  echo "fuzz: a fuzzer found a failing input" >&2
+  exit 1
+fi
+echo "fuzz: no crashes"

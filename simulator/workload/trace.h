@@ -1,0 +1,68 @@
+// Recorded workloads for the twin: an in-memory request trace, the two transforms the CLI offers
+// (--rate-scale, --time-scale), a RequestSource that replays a trace, and a summary for reports.
+//
+// Pure: no I/O (trace_reader.h reads files into a Trace). Transforms return new traces and are
+// deterministic for a given seed (Stream::kRateScale). Thread-safety: a Trace is a plain value and
+// may be shared read-only between runs (MakeTraceSource takes a shared_ptr<const Trace>); each
+// source is for one run.
+#ifndef TWINSCALE_SIMULATOR_WORKLOAD_TRACE_H_
+#define TWINSCALE_SIMULATOR_WORKLOAD_TRACE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "simulator/workload/request.h"
+
+namespace twinscale::sim {
+
+// A recorded workload. Invariants after NormalizeTrace (the readers return normalised traces):
+// requests sorted by arrival (stable), ids 0..n-1 in that order, first arrival at t = 0.
+struct Trace {
+  std::string source;  // where it came from (a file name), for reports
+  std::vector<RequestSpec> requests;
+};
+
+// Establishes the invariants above: stable sort by arrival, shift so the first arrival is 0,
+// renumber ids. Token counts and prefix hashes are untouched.
+void NormalizeTrace(Trace& trace);
+
+// --rate-scale k (0 < k <= 1000): a trace with about k times the requests over the same span.
+// floor(k) copies are superposed, copy 0 unshifted and each other copy shifted by its own seeded
+// offset, uniform in [1 ns, span] and distinct from every other copy's, then wrapped modulo
+// (span + 1 ns) so it stays inside [first, last] arrival (the extra nanosecond keeps a copy's first
+// and last requests from landing on the same instant). The fractional part k - floor(k) is one more
+// shifted copy thinned to that fraction (each request kept with that probability); for k < 1 this
+// is the only copy and it is not shifted, so the result is plain thinning. Because offsets are
+// distinct, a request never appears twice at the same instant. The result keeps the input's time
+// base (it is not shifted to start at 0), is re-sorted stably (ties: copy 0 first) and has ids
+// renumbered. InvalidArgument for k outside (0, 1000] or NaN, or when the span (in ns) is too
+// short to give every copy a distinct offset (a one-request trace can only be thinned).
+absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed);
+
+// --time-scale f (f > 0): every arrival multiplied by f, rounded to the nearest nanosecond (f < 1
+// compresses the trace: rate x 1/f). Order, ids and lengths are unchanged. InvalidArgument for
+// f <= 0, NaN or infinity, or if a scaled arrival would overflow SimTime.
+absl::StatusOr<Trace> ScaleTime(const Trace& trace, double f);
+
+// Replays `trace` in order (the trace must be sorted by arrival). Next() copy-assigns into `out`,
+// reusing its prefix_hashes capacity, so steady-state replay allocates nothing. A null trace is an
+// empty source.
+std::unique_ptr<RequestSource> MakeTraceSource(std::shared_ptr<const Trace> trace);
+
+struct TraceSummary {
+  int64_t requests = 0;
+  double span_seconds = 0;     // last arrival - first arrival
+  double mean_rate_rps = 0;    // requests / span (0 when the span is 0)
+  double peak_minute_rps = 0;  // busiest 60 s window aligned to the first arrival, per second
+  double prompt_mean = 0, output_mean = 0;
+  int32_t prompt_p99 = 0, output_p99 = 0;  // nearest rank: the ceil(0.99 n)-th smallest
+};
+// All zeros for an empty trace.
+TraceSummary Summarize(const Trace& trace);
+
+}  // namespace twinscale::sim
+
+#endif  // TWINSCALE_SIMULATOR_WORKLOAD_TRACE_H_

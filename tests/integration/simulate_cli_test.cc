@@ -1,0 +1,161 @@
+// `twinscale simulate` end to end, through the real binary: the JSON contract, determinism (two runs
+// with the same seed give byte-identical output), a single request's latencies worked by hand from
+// the BLIS coefficients, the capacity search's answer checked against separate runs, and clear
+// errors for bad flags and bad traces.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out;  // stdout and stderr
+};
+
+Result RunTwinscale(const std::string& args) {
+  const std::string cmd = std::string(TWINSCALE_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+nlohmann::json Json(const std::string& args) {
+  Result r = RunTwinscale(args + " --output json --progress never");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(SimulateCliTest, JsonHasTheDocumentedFields) {
+  const nlohmann::json j = Json("simulate --rate 10 --num-requests 300");
+  for (const char* key :
+       {"completed_requests", "rejected_requests", "simulated_seconds", "throughput_rps",
+        "output_tokens_per_s", "ttft_ms", "itl_ms", "e2e_ms", "scheduling_delay_ms", "preemptions",
+        "kv_peak_utilization", "slo_attainment", "goodput_rps", "wall_seconds",
+        "simulated_requests_per_wall_second", "sequence_steps_per_wall_second", "config"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* lat : {"ttft_ms", "itl_ms", "e2e_ms", "scheduling_delay_ms"}) {
+    for (const char* q : {"mean", "p50", "p90", "p99"}) EXPECT_TRUE(j[lat].contains(q)) << lat << q;
+  }
+  EXPECT_EQ(j["completed_requests"], 300);
+  EXPECT_EQ(j["config"]["deployment"]["name"], "llama-3.1-8b-h100-sxm-tp1");
+}
+
+TEST(SimulateCliTest, SameSeedGivesByteIdenticalJsonAndAnotherSeedDoesNot) {
+  const std::string args =
+      "simulate --rate 30 --num-requests 3000 --replicas 2 --arrival gamma --cv 2 "
+      "--input-tokens 800 --input-stddev 400 --output-tokens 200 --output-stddev 100 "
+      "--step-noise-cv 0.1 --output json --no-report-wall-time --progress never";
+  const Result a = RunTwinscale(args + " --seed 7"), b = RunTwinscale(args + " --seed 7"), c = RunTwinscale(args + " --seed 8");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  EXPECT_EQ(a.out.find("wall_seconds"), std::string::npos);
+}
+
+TEST(SimulateCliTest, OneRequestOnTheBlisProfileMatchesTheCoefficientsByHand) {
+  // BLIS linear model for Llama-3.1-8B / H100 / TP2: b = [6910.42, 17.67, 2.84] us,
+  // a = [1601.35, 3.51, 1805.54] us. One request, prompt 512, output 2, alone:
+  //   front end  a0 + a1 x 512         = 1601.35 + 1797.12 = 3398.47 us
+  //   prefill    b0 + b1 x 512         = 6910.42 + 9047.04 = 15957.46 us
+  //   emission   a2                    = 1805.54 us
+  //   TTFT = 3398.47 + 15957.46 + 1805.54 = 21161.47 us = 21.1615 ms
+  //   decode     b0 + b2 x 1           = 6913.26 us -> E2E = 28074.73 us = 28.0747 ms
+  const nlohmann::json j = Json(
+      "simulate --profile blis-llama-3.1-8b-h100-tp2 --rate 1 --num-requests 1 "
+      "--input-tokens 512 --output-tokens 2");
+  EXPECT_NEAR(j["ttft_ms"]["mean"].get<double>(), 21.16147, 1e-3);
+  EXPECT_NEAR(j["e2e_ms"]["mean"].get<double>(), 28.07473, 1e-3);
+  EXPECT_EQ(j["config"]["deployment"]["latencyModel"], "linear");
+}
+
+TEST(SimulateCliTest, FlagsOverrideTheProfileAndTheConfigSaysSo) {
+  const nlohmann::json j =
+      Json("simulate --rate 5 --num-requests 50 --max-num-seqs 64 --max-num-batched-tokens 4096");
+  EXPECT_EQ(j["config"]["deployment"]["engine"]["maxNumSeqs"], 64);
+  EXPECT_EQ(j["config"]["deployment"]["engine"]["maxNumBatchedTokens"], 4096);
+}
+
+TEST(SimulateCliTest, FindReplicasReturnsTheSmallestFleetMeetingTheSlo) {
+  // The answer N must meet the SLO and N - 1 must miss it, each checked by a separate run of the
+  // same workload (same seed: the same arrivals).
+  const std::string workload =
+      "simulate --rate 60 --duration 2m --input-tokens 1000 --output-tokens 200 --seed 3 "
+      "--router least-requests --slo-ttft-ms 300";
+  const nlohmann::json j = Json(workload + " --find-replicas");
+  const int n = j["replicas"].get<int>();
+  ASSERT_GT(n, 1);
+  const nlohmann::json at_n = Json(workload + " --replicas " + std::to_string(n));
+  const nlohmann::json below = Json(workload + " --replicas " + std::to_string(n - 1));
+  EXPECT_GE(at_n["slo_attainment"].get<double>(), 0.9);
+  EXPECT_LT(below["slo_attainment"].get<double>(), 0.9);
+}
+
+TEST(SimulateCliTest, TraceWorkloadRunsAndRateScaleMultipliesTheRequests) {
+  const nlohmann::json one =
+      Json("simulate --trace tests/data/traces/AzureLLMInferenceTrace_code.csv --replicas 2");
+  const nlohmann::json three = Json(
+      "simulate --trace tests/data/traces/AzureLLMInferenceTrace_code.csv --replicas 4 "
+      "--rate-scale 3");
+  EXPECT_EQ(one["completed_requests"], 8819);
+  EXPECT_EQ(three["completed_requests"].get<int>() + three["rejected_requests"].get<int>(),
+            3 * 8819);
+}
+
+struct BadCase {
+  const char* name;
+  const char* args;
+  int want_exit;
+  const char* want_message;
+};
+
+TEST(SimulateCliTest, BadInputGetsAClearErrorNamingWhatIsWrong) {
+  const std::string bad_trace = ::testing::TempDir() + "/bad_trace.csv";
+  {
+    std::ofstream f(bad_trace);
+    f << "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+      << "2023-11-16 18:15:46.6805900,374,44\n"
+      << "2023-11-16 18:15:47.0000000,abc,10\n";
+  }
+  const std::string trace_args = "simulate --trace " + bad_trace;
+  const BadCase cases[] = {
+      {"unknown flag (typo)", "simulate --rate 1 --num-request 10", 2, "unknown flag --num-request"},
+      {"no workload", "simulate", 2, "give --trace FILE"},
+      {"rate without an end", "simulate --rate 5", 2, "--num-requests N or --duration D"},
+      {"unknown router", "simulate --rate 1 --num-requests 1 --router magic", 2, "unknown router"},
+      {"unknown profile", "simulate --profile nope --rate 1 --num-requests 1", 2, "nope"},
+      {"vLLM's rule: budget below max_num_seqs",
+       "simulate --rate 1 --num-requests 1 --max-num-seqs 512 --max-num-batched-tokens 256", 2,
+       "max_num_batched_tokens"},
+      {"trace with a bad number names file and line", trace_args.c_str(), 2, ":3"},
+      {"missing trace file", "simulate --trace /nonexistent.csv", 1, "/nonexistent.csv"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Result r = RunTwinscale(std::string(c.args) + " --progress never");
+    EXPECT_EQ(r.exit_code, c.want_exit) << r.out;
+    EXPECT_NE(r.out.find(c.want_message), std::string::npos) << r.out;
+  }
+}
+
+TEST(SimulateCliTest, HelpListsTheSubcommandsFlags) {
+  const Result r = RunTwinscale("simulate --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--rate-scale", "--find-replicas", "--slo-ttft-ms", "--latency-model"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  }
+  const Result top = RunTwinscale("--help");
+  EXPECT_NE(top.out.find("simulate"), std::string::npos);
+}
+
+}  // namespace

@@ -365,7 +365,7 @@ absl::Status Run(int* exit_code) {
       bar.Update(absl::Seconds(s.simulated_seconds));
       if (progress_mode != ProgressMode::kNever && output == "table") {
         bar.Finish();
-        std::fprintf(stderr, "  tried %3d replicas: TTFT p%g %.1f ms, attainment %.2f%%\n", n, pct,
+        std::fprintf(stderr, "  tried %3d replicas: TTFT p90 %.1f ms, SLO attainment %.2f%%\n", n,
                      s.ttft_ms.p90, s.slo_attainment * 100);
       }
     };

@@ -89,6 +89,29 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
+// For a well-formed decimal that from_chars found out of range: whether it is too small rather
+// than too large, judged by the position of its first significant digit.
+bool Underflows(std::string_view body) {
+  const size_t e = body.find_first_of("eE");
+  const std::string_view mantissa = body.substr(0, e);
+  int64_t exponent = 0;
+  if (e != std::string_view::npos) {
+    std::string_view digits = body.substr(e + 1);
+    if (!digits.empty() && digits[0] == '+') digits.remove_prefix(1);
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), exponent);
+    if (ec == std::errc::result_out_of_range)
+      exponent = digits[0] == '-' ? -(int64_t{1} << 40) : int64_t{1} << 40;
+  }
+  const size_t dot = mantissa.find('.');
+  std::string_view whole = mantissa.substr(0, dot);
+  const std::string_view fraction =
+      dot == std::string_view::npos ? std::string_view() : mantissa.substr(dot + 1);
+  while (!whole.empty() && whole[0] == '0') whole.remove_prefix(1);
+  if (!whole.empty()) return exponent + static_cast<int64_t>(whole.size()) < 0;
+  const size_t zeros = std::min(fraction.find_first_not_of('0'), fraction.size());
+  return exponent - static_cast<int64_t>(zeros) < 0;
+}
+
 // A sample value or an `le`/`quantile` label: Go's strconv.ParseFloat minus hex floats and
 // out-of-range magnitudes (see the header).
 bool ParseFloatValue(std::string_view s, double* out) {
@@ -115,7 +138,12 @@ bool ParseFloatValue(std::string_view s, double* out) {
   if (body[0] == '+' || body[0] == '-') return false;  // "+-1", "--1"
   double v = 0;
   const auto [ptr, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
-  if (ec != std::errc() || ptr != body.data() + body.size()) return false;
+  if (ptr != body.data() + body.size()) return false;
+  if (ec == std::errc::result_out_of_range && Underflows(body)) {
+    v = 0;  // below the smallest subnormal: Go rounds to zero too
+  } else if (ec != std::errc()) {
+    return false;  // overflow, or not a number at all
+  }
   *out = sign * v;
   return true;
 }
@@ -140,7 +168,7 @@ std::optional<MetricType> ParseType(std::string_view s) {
 // Whether a sample named `sample` belongs to `family` by the suffix rule in the header.
 bool Covers(const MetricFamily& family, std::string_view sample) {
   const std::string_view name = family.name;
-  if (sample == name) return family.type != MetricType::kHistogram;
+  if (sample == name) return true;
   if (sample.size() <= name.size() || !sample.starts_with(name)) return false;
   const std::string_view suffix = sample.substr(name.size());
   switch (family.type) {
@@ -240,7 +268,7 @@ class Parser {
       state.has_help = true;
       return UnescapeHelp(c.Rest(), &family.help);
     }
-    if (c.AtEnd()) return Error(absl::StrCat("TYPE line for ", Quote(name), " has no type"));
+    if (c.AtEnd()) return absl::OkStatus();  // "# TYPE name" alone: ignored, as in Go's parser
     const std::string_view type_word = c.ReadToken();
     c.SkipBlanks();
     if (!c.AtEnd()) {
@@ -301,16 +329,10 @@ class Parser {
     return index;
   }
 
-  // The family a sample named `name` joins (see the header), or an error for a bare sample name
-  // in a histogram family.
-  absl::StatusOr<size_t> FamilyForSample(std::string_view name) {
+  // The family a sample named `name` joins (see the header).
+  size_t FamilyForSample(std::string_view name) {
     if (current_.has_value() && Covers(out_.families[*current_], name)) return *current_;
     if (auto it = by_name_.find(Av(name)); it != by_name_.end()) {
-      if (!Covers(out_.families[it->second], name)) {
-        return Error(absl::StrCat("sample ", Quote(name),
-                                  " of a histogram needs a _bucket, _sum, _count or _created "
-                                  "suffix"));
-      }
       current_ = it->second;
       return it->second;
     }
@@ -361,9 +383,7 @@ class Parser {
         return Error(absl::StrCat("unexpected text after the timestamp: ", Quote(c.Rest())));
       }
     }
-    absl::StatusOr<size_t> index = FamilyForSample(name);
-    if (!index.ok()) return index.status();
-    MetricFamily& family = out_.families[*index];
+    MetricFamily& family = out_.families[FamilyForSample(name)];
     if (absl::Status s = CheckTypedLabels(family, sample); !s.ok()) return s;
     family.samples.push_back(std::move(sample));
     return absl::OkStatus();
@@ -467,23 +487,19 @@ class Parser {
     return Error(absl::StrCat("duplicate label ", Quote(label)));
   }
 
-  // In a declared histogram a bucket must say its upper bound; in a summary a quantile sample its
-  // quantile. Without them the family can't be read.
+  // In a declared histogram an `le` label, in a summary a `quantile` label, must be a number: the
+  // family can't be read otherwise. (Their absence is tolerated, as Go's parser tolerates it.)
   absl::Status CheckTypedLabels(const MetricFamily& family, const Sample& sample) {
     std::string_view key;
-    if (family.type == MetricType::kHistogram && sample.name.size() == family.name.size() + 7 &&
-        sample.name.ends_with("_bucket")) {
+    if (family.type == MetricType::kHistogram) {
       key = "le";
-    } else if (family.type == MetricType::kSummary && sample.name == family.name) {
+    } else if (family.type == MetricType::kSummary) {
       key = "quantile";
     } else {
       return absl::OkStatus();
     }
-    if (!sample.HasLabel(key)) {
-      return Error(absl::StrCat("sample ", Quote(sample.name), " has no '", Av(key), "' label"));
-    }
     double bound = 0;
-    if (!ParseFloatValue(sample.Label(key), &bound)) {
+    if (sample.HasLabel(key) && !ParseFloatValue(sample.Label(key), &bound)) {
       return Error(absl::StrCat("bad number ", Quote(sample.Label(key)), " in label '", Av(key),
                                 "' of ", Quote(sample.name)));
     }

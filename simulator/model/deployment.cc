@@ -32,9 +32,11 @@ int64_t KvCapacityTokens(const DeploymentSpec& d) {
   const double kv_bytes = budget - WeightBytesPerGpu(d) - d.model.activation_workspace_bytes;
   const double per_token = KvBytesPerTokenPerGpu(d);
   if (!(kv_bytes > 0) || !(per_token > 0) || d.engine.block_size <= 0) return 0;
-  const int64_t blocks =
-      static_cast<int64_t>(std::floor(kv_bytes / (per_token * d.engine.block_size)));
-  return blocks * d.engine.block_size;
+  const double blocks = std::floor(kv_bytes / (per_token * d.engine.block_size));
+  // Capped at 1e15 tokens so absurd inputs (a 1e300-byte GPU from a fuzzed profile) can't
+  // overflow the conversion to int64; real replicas hold well under 1e8.
+  const double max_blocks = std::floor(1e15 / d.engine.block_size);
+  return static_cast<int64_t>(std::min(blocks, max_blocks)) * d.engine.block_size;
 }
 
 }  // namespace twinscale::sim

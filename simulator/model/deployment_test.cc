@@ -173,5 +173,13 @@ TEST(KvCapacityTokens, ZeroWhenTheWeightsDoNotFit) {
   EXPECT_EQ(KvCapacityTokens(H100(Llama2_70B(), 1)), 0);
 }
 
+TEST(KvCapacityTokens, AbsurdInputsAreCappedNotOverflowed) {
+  // A 1e300-byte GPU would hold ~1e294 tokens, far beyond int64: capped at 1e15 tokens
+  // (62,500,000,000,000 blocks of 16).
+  DeploymentSpec d = H100(Llama31_8B(), 1);
+  d.gpu.memory_bytes = 1e300;
+  EXPECT_EQ(KvCapacityTokens(d), 1000000000000000);
+}
+
 }  // namespace
 }  // namespace twinscale::sim

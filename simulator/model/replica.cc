@@ -46,6 +46,9 @@ Replica::Replica(Simulation& sim, ReplicaOptions options)
       emission_delay_(latency_.TokenEmissionDelay()),
       residue_hist_(static_cast<size_t>(deployment_.engine.block_size), 0) {
   seqs_.reserve(256);
+  if (deployment_.engine.enable_prefix_caching) {
+    prefix_cache_ = std::make_unique<PrefixCache>(pool_);
+  }
 }
 
 void Replica::SetPhase(ReplicaPhase phase, SimTime now, bool slow_start) {
@@ -139,6 +142,36 @@ void Replica::LeaveDecode(int32_t slot) {
   ++s.epoch;  // its heap entry is now stale
 }
 
+bool Replica::AllocateBlocks(int64_t n) {
+  return prefix_cache_ != nullptr ? prefix_cache_->Allocate(n) : pool_.TryAllocate(n);
+}
+
+void Replica::ReleaseBlocks(Seq& s) {
+  const int64_t shared = static_cast<int64_t>(s.cache_refs.size());
+  pool_.Release(s.blocks - shared);
+  if (shared > 0) {
+    prefix_cache_->Release(s.cache_refs);
+    s.cache_refs.clear();
+  }
+  s.blocks = 0;
+  s.keyed_done = 0;
+  s.chain_key = PrefixCache::kRootKey;
+}
+
+void Replica::RegisterPromptBlocks(Seq& s, int64_t tokens) {
+  const int64_t bs = deployment_.engine.block_size;
+  const int64_t full = std::min(s.keyed_blocks, tokens / bs);
+  for (int64_t b = s.keyed_done; b < full; ++b) {
+    s.chain_key = PrefixCache::BlockKey(s.chain_key, s.prefix_ids, b, static_cast<int32_t>(bs));
+    // A block another sequence already cached under this key stays this sequence's own and is
+    // freed with its other private blocks (vLLM caches the duplicate as well, but lookups only
+    // ever return the first, so it matters only to which block is evicted when).
+    const int32_t e = prefix_cache_->Insert(s.chain_key);
+    if (e >= 0) s.cache_refs.push_back(e);
+  }
+  if (full > s.keyed_done) s.keyed_done = full;
+}
+
 void Replica::Accept(const RequestSpec& r, SimTime now) {
   // A request whose prompt plus output could never fit in the whole cache would block the head of
   // the queue forever; vLLM refuses such a request at the API (max_model_len), so reject it.
@@ -156,13 +189,24 @@ void Replica::Accept(const RequestSpec& r, SimTime now) {
   const int32_t slot = AllocSlot();
   Seq& s = seqs_[slot];
   const uint32_t epoch = s.epoch;
+  std::vector<uint64_t> prefix_ids = std::move(s.prefix_ids);
+  std::vector<int32_t> cache_refs = std::move(s.cache_refs);
   s = Seq{};
   s.epoch = epoch;
+  s.prefix_ids = std::move(prefix_ids);
+  s.prefix_ids.clear();
+  s.cache_refs = std::move(cache_refs);
+  s.cache_refs.clear();
   s.id = r.id;
   s.arrival = r.arrival;
   s.prompt = std::max(1, r.prompt_tokens);
   s.output = std::max(1, r.output_tokens);
   s.prefill_target = s.prompt;
+  if (prefix_cache_ != nullptr && !r.prefix_hashes.empty()) {
+    s.keyed_blocks =
+        PrefixCache::KeyedBlocks(s.prompt, r.prefix_hashes.size(), deployment_.engine.block_size);
+    if (s.keyed_blocks > 0) s.prefix_ids.assign(r.prefix_hashes.begin(), r.prefix_hashes.end());
+  }
   const SimDuration front_end = latency_.FrontEndDelay(s.prompt);
   if (front_end > SimDuration::Zero()) {
     s.state = SeqState::kTransit;
@@ -225,9 +269,8 @@ void Replica::Preempt(int32_t slot, SimTime now) {
   } else {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
   }
-  pool_.Release(s.blocks);
+  ReleaseBlocks(s);  // its cached prompt blocks stay cached: re-admission may hit them
   UnlinkRunning(slot);
-  s.blocks = 0;
   s.computed = 0;
   s.prefill_target = static_cast<int64_t>(s.prompt) + s.generated;  // recompute
   s.state = SeqState::kWaiting;
@@ -283,10 +326,16 @@ void Replica::StartStep(SimTime now) {
     Preempt(victim, now);
     ++preempted;
   }
-  const bool ok = pool_.TryAllocate(need_total);
+  const bool ok = AllocateBlocks(need_total);
   assert(ok);
   (void)ok;
   for (size_t i = 0; i < plan_prefill_.size(); ++i) seqs_[plan_prefill_[i].slot].blocks += chunk_need[i];
+  if (prefix_cache_ != nullptr) {
+    for (const PlannedChunk& c : plan_prefill_) {
+      Seq& s = seqs_[c.slot];
+      if (s.keyed_done < s.keyed_blocks) RegisterPromptBlocks(s, s.computed + c.tokens);
+    }
+  }
   if (preempted > 0) {
     stats_.OnPreemptions(preempted);
     metrics_.AddPreemptions(preempted);
@@ -297,11 +346,45 @@ void Replica::StartStep(SimTime now) {
     while (!waiting_.empty() && budget > 0 && num_running_ < lim.max_num_seqs) {
       const int32_t slot = waiting_.front();
       Seq& s = seqs_[slot];
-      const int64_t chunk = std::min(s.prefill_target - s.computed, budget);
-      const int64_t need = pool_.BlocksFor(s.computed + chunk) - s.blocks;
-      if (!pool_.TryAllocate(need)) break;  // admission stops for this step
+      assert(s.computed == 0 && s.blocks == 0);
+      // Prefix cache hit: the longest cached run of leading prompt blocks, capped below the last
+      // token (prefill_target - 1: the prompt, plus what was generated before a preemption).
+      PrefixCache::Match hit;
+      if (s.keyed_blocks > 0) {
+        // Any admission needs at least one new block (the hit stops short of the last token): a
+        // full pool rejects without the lookup, which a blocked head would redo every step.
+        if (pool_.free_blocks() == 0) break;
+        hit_entries_.clear();
+        const int64_t cap = std::min(s.keyed_blocks, (s.prefill_target - 1) / bs);
+        hit = prefix_cache_->Lookup(s.prefix_ids, cap, static_cast<int32_t>(bs), hit_entries_);
+      }
+      const int64_t start = hit.blocks * bs;
+      const int64_t chunk = std::min(s.prefill_target - start, budget);
+      const int64_t need = pool_.BlocksFor(start + chunk) - hit.blocks;
+      // Hit blocks nobody references are free blocks until taken: they count against the room.
+      if (need + hit.evictable > pool_.free_blocks()) break;  // admission stops for this step
       waiting_.pop_front();
+      if (hit.blocks > 0) {
+        prefix_cache_->Acquire(hit_entries_);  // before allocating, so it can't evict them
+        s.cache_refs.assign(hit_entries_.begin(), hit_entries_.end());
+        s.computed = start;
+        s.blocks = hit.blocks;
+        s.keyed_done = hit.blocks;
+        s.chain_key = hit.last_key;
+      }
+      const bool allocated = AllocateBlocks(need);
+      assert(allocated);
+      (void)allocated;
       s.blocks += need;
+      if (prefix_cache_ != nullptr) {
+        // vLLM counts lookups at admission; re-admissions after a preemption go to separate
+        // (preempted) counters, not to vllm:prefix_cache_queries / _hits.
+        if (s.preemptions == 0) {
+          metrics_.AddPrefixCache(s.prompt, start);
+          stats_.OnPrefixCache(s.prompt, start);
+        }
+        if (s.keyed_done < s.keyed_blocks) RegisterPromptBlocks(s, start + chunk);
+      }
       s.state = SeqState::kPrefill;
       s.last_scheduled = now;
       if (s.first_scheduled == SimTime::Max()) s.first_scheduled = now;
@@ -415,7 +498,7 @@ void Replica::PublishGauges() { metrics_.SetScheduler(num_running_, num_waiting(
 void Replica::Finish(int32_t slot, SimTime last_token_time, bool aborted) {
   Seq& q = seqs_[slot];
   if (q.state == SeqState::kPrefill || q.state == SeqState::kDecode) {
-    pool_.Release(q.blocks);
+    ReleaseBlocks(q);
     UnlinkRunning(slot);
   }
   RequestRecord rec;

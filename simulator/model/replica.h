@@ -13,12 +13,26 @@
 // Times: TTFT runs from the arrival at the fleet's front end to the first output token and is
 // recorded once; queue time runs to the most recent scheduling.
 //
+// Prefix cache (EngineLimits::enable_prefix_caching; prefix_cache.h): a waiting request being
+// admitted (first time or after a preemption) looks up the longest cached run of its prompt's
+// leading full blocks, capped at prefill_target - 1 tokens as vLLM caps it (the last token must
+// run to give logits); the hit blocks are referenced, `computed` starts after them and only the
+// rest is prefilled, counting against the token budget. When a chunk is scheduled, the full prompt
+// blocks it fills are registered under their keys at once, as vLLM's allocate_slots does (each
+// layer writes the step's KV before its attention reads it, so a request scheduled later in the
+// same step may already reuse them). A finished or preempted sequence drops its references (cached
+// blocks stay, evictable) and frees its other blocks. Only prompt blocks are cached: vLLM also
+// caches full blocks of generated tokens, so a request re-admitted after a preemption recomputes
+// its generated tokens here where vLLM would hit them. KV usage counts referenced blocks only.
+// With caching off, or for a request without prefix ids, none of this runs.
+//
 // Cost per step does not grow with the batch. vLLM requires max_num_batched_tokens >=
 // max_num_seqs, so every decoding request runs in every step; the decode set is therefore kept in
 // aggregate: a global step counter, each sequence's finishing step in a min-heap, the sum of
 // contexts advanced by the batch size per step, and block growth read from a histogram of
 // (context - step) mod block_size. Only prefill chunks (at most a few per step), admissions,
-// completions and preemptions touch individual sequences.
+// completions and preemptions touch individual sequences; the prefix cache adds per-block work
+// only for admissions (the lookup) and the blocks a scheduled chunk fills (registration).
 //
 // Not thread-safe: owned by one Simulation.
 #ifndef TWINSCALE_SIMULATOR_MODEL_REPLICA_H_
@@ -35,6 +49,7 @@
 #include "simulator/model/kv_cache.h"
 #include "simulator/model/latency_model.h"
 #include "simulator/model/lifecycle.h"
+#include "simulator/model/prefix_cache.h"
 #include "simulator/model/run_stats.h"
 #include "simulator/model/vllm_metrics.h"
 #include "simulator/workload/request.h"
@@ -89,6 +104,8 @@ class Replica : public EventHandler {
   int64_t num_in_transit() const { return in_transit_; }
   double kv_usage() const { return pool_.Usage(); }
   const KvBlockPool& kv_pool() const { return pool_; }
+  // Null unless EngineLimits::enable_prefix_caching.
+  const PrefixCache* prefix_cache() const { return prefix_cache_.get(); }
   int64_t steps() const { return step_index_; }
   bool busy() const { return busy_; }
   const VllmMetrics& metrics() const { return metrics_; }
@@ -118,6 +135,13 @@ class Replica : public EventHandler {
     int32_t prev = -1, next = -1;  // running list links (admission order)
     SeqState state = SeqState::kFree;
     bool has_first_token = false;
+    // Prefix cache; empty / zero unless caching is on and the request has prefix ids. The vectors
+    // keep their capacity when the slot is reused.
+    std::vector<uint64_t> prefix_ids;  // the request's ids, one per 512 prompt tokens
+    std::vector<int32_t> cache_refs;   // cache entries held, one reference each, in block order
+    int64_t keyed_blocks = 0;          // leading prompt blocks that have keys (KeyedBlocks)
+    int64_t keyed_done = 0;            // of them, those already hit or registered
+    uint64_t chain_key = PrefixCache::kRootKey;  // key of block keyed_done - 1
   };
   struct HeapEntry {
     int64_t finish_step;
@@ -144,6 +168,12 @@ class Replica : public EventHandler {
   }
   void JoinDecode(int32_t slot);
   void LeaveDecode(int32_t slot);  // materializes computed/generated/blocks
+  // Takes n blocks (with the prefix cache: evicting cached ones when no empty block is left).
+  bool AllocateBlocks(int64_t n);
+  // Gives back every block the sequence holds: references dropped, private blocks freed.
+  void ReleaseBlocks(Seq& s);
+  // Registers the sequence's keyed prompt blocks that are full once it holds `tokens` of KV.
+  void RegisterPromptBlocks(Seq& s, int64_t tokens);
   void Preempt(int32_t slot, SimTime now);
   void Finish(int32_t slot, SimTime last_token_time, bool aborted);
   void EnterWaiting(int32_t slot, SimTime now);
@@ -158,6 +188,8 @@ class Replica : public EventHandler {
   const LatencyModel& latency_;
   RunStats& stats_;
   KvBlockPool pool_;
+  std::unique_ptr<PrefixCache> prefix_cache_;  // null unless enable_prefix_caching
+  std::vector<int32_t> hit_entries_;           // scratch for admission lookups
   VllmMetrics metrics_;
   Rng noise_rng_;
   SimDuration emission_delay_;

@@ -127,6 +127,11 @@ RunSummary RunStats::Summarize(int64_t queued_at_end, int64_t running_at_end) co
   s.sequence_steps = sequence_steps_;
   s.output_tokens = output_tokens_;
   s.prompt_tokens_computed = prompt_tokens_computed_;
+  s.prefix_cache_queried_tokens = prefix_queried_;
+  s.prefix_cache_hit_tokens = prefix_hits_;
+  s.prefix_cache_hit_rate = prefix_queried_ == 0 ? 0.0
+                                                 : static_cast<double>(prefix_hits_) /
+                                                       static_cast<double>(prefix_queried_);
   return s;
 }
 

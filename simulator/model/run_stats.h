@@ -12,6 +12,9 @@
 //   misses, whose TTFT <= threshold + per_prompt_token x prompt tokens.
 // - Percentiles interpolate linearly between order statistics (numpy's default); ITL percentiles
 //   come from a log-bucketed histogram with 0.5% relative resolution (one update per engine step).
+// - Prefix cache (only with enable_prefix_caching): tokens looked up and tokens found cached,
+//   counted once per request at its first admission, as vllm:prefix_cache_queries / _hits count
+//   them (re-admissions after a preemption are not counted); the hit rate is their ratio.
 // Not thread-safe: one per run.
 #ifndef TWINSCALE_SIMULATOR_MODEL_RUN_STATS_H_
 #define TWINSCALE_SIMULATOR_MODEL_RUN_STATS_H_
@@ -70,6 +73,9 @@ struct RunSummary {
   int64_t sequence_steps = 0;  // sum over steps of the sequences in the batch
   int64_t output_tokens = 0;
   int64_t prompt_tokens_computed = 0;  // includes recompute after preemption
+  int64_t prefix_cache_queried_tokens = 0;  // prompt tokens looked up in the prefix cache
+  int64_t prefix_cache_hit_tokens = 0;      // of them, found cached (not computed)
+  double prefix_cache_hit_rate = 0;         // hit / queried; 0 when nothing was looked up
 };
 
 // Log-bucketed histogram of durations with integer weights (inter-token latency: one bucket update
@@ -111,6 +117,10 @@ class RunStats {
     prompt_tokens_computed_ += prompt_tokens_computed;
   }
   void OnPreemptions(int64_t n) { preemptions_ += n; }
+  void OnPrefixCache(int64_t queried_tokens, int64_t hit_tokens) {
+    prefix_queried_ += queried_tokens;
+    prefix_hits_ += hit_tokens;
+  }
   void OnKvUsage(double usage) {
     if (usage > kv_peak_) kv_peak_ = usage;
   }
@@ -132,6 +142,7 @@ class RunStats {
   WeightedDurationHistogram itl_;
   int64_t preemptions_ = 0, engine_steps_ = 0, sequence_steps_ = 0;
   int64_t output_tokens_ = 0, prompt_tokens_computed_ = 0;
+  int64_t prefix_queried_ = 0, prefix_hits_ = 0;
   double kv_peak_ = 0, gpu_seconds_ = 0;
 };
 

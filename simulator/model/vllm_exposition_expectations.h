@@ -156,7 +156,9 @@ inline void ExpectHistogramSeries(std::string_view family, std::string_view key,
     EXPECT_TRUE(has_inf) << "no +Inf bucket";
     EXPECT_TRUE(series.count.has_value()) << "no _count";
     EXPECT_TRUE(series.sum.has_value()) << "no _sum";
-    if (series.sum.has_value()) EXPECT_GE(*series.sum, 0.0);
+    if (series.sum.has_value()) {
+      EXPECT_GE(*series.sum, 0.0);
+    }
   }
 
   const std::optional<Reference> ref =
@@ -224,7 +226,9 @@ inline void ExpectVllmExposition(const metrics::Exposition& expo,
       if (f.name != "vllm:cache_config_info") {
         EXPECT_NE(s.Label("model_name"), "") << "no model_name label";
       }
-      if (want.engine_label) EXPECT_TRUE(s.HasLabel("engine")) << "no engine label";
+      if (want.engine_label) {
+        EXPECT_TRUE(s.HasLabel("engine")) << "no engine label";
+      }
 
       if (f.type == MetricType::kCounter) {
         EXPECT_EQ(s.name, f.name);
@@ -248,7 +252,9 @@ inline void ExpectVllmExposition(const metrics::Exposition& expo,
         EXPECT_GE(s.value, 0.0);
         EXPECT_EQ(s.value, std::floor(s.value));
       }
-      if (f.name == "vllm:cache_config_info") EXPECT_EQ(s.value, 1.0);
+      if (f.name == "vllm:cache_config_info") {
+        EXPECT_EQ(s.value, 1.0);
+      }
 
       // Histogram pieces, typed or not (an excerpt may have lost the TYPE line).
       if (Series* series = series_of(s.name, "_bucket", s)) {

@@ -283,7 +283,6 @@ absl::StatusOr<Trace> ParseAzureImpl(absl::string_view text, absl::string_view n
       !s.ok()) {
     return s;
   }
-  // The header names' storage is `text`, which outlives this function's use of them.
   Trace trace;
   trace.source = std::string(name);
   std::string why;

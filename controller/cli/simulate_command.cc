@@ -41,13 +41,16 @@ ABSL_FLAG(double, gpu_memory_utilization, 0, "vLLM gpu_memory_utilization (0: th
 ABSL_FLAG(int32_t, block_size, 0, "KV block size in tokens (0: the profile's).");
 ABSL_FLAG(int64_t, kv_capacity_tokens, 0,
           "KV capacity in tokens, as vLLM logs it (0: computed from memory arithmetic).");
+ABSL_FLAG(std::string, prefix_caching, "",
+          "true | false: vLLM's automatic prefix cache (empty: the profile's). Needs a trace with "
+          "prefix hashes (Mooncake) to hit.");
 ABSL_FLAG(std::string, profile_dir, "",
           "Directory with gpus/, models/, deployments/ YAML files that add to or override the "
           "built-in profiles.");
 // Fleet.
 ABSL_FLAG(int32_t, replicas, 1, "Replicas, all Ready from the start.");
 ABSL_FLAG(std::string, router, "random",
-          "random | random-per-connection | round-robin | least-requests.");
+          "random | random-per-connection | round-robin | least-requests | prefix-aware.");
 ABSL_FLAG(double, step_noise_cv, 0, "Coefficient of variation of step-time noise (0: none).");
 // Workload: synthetic.
 ABSL_FLAG(double, rate, 0, "Arrival rate in requests per second (synthetic workload).");
@@ -137,6 +140,15 @@ absl::StatusOr<sim::DeploymentSpec> ResolveDeployment() {
   if (absl::GetFlag(FLAGS_block_size) > 0) o.block_size = absl::GetFlag(FLAGS_block_size);
   if (absl::GetFlag(FLAGS_kv_capacity_tokens) > 0) {
     o.kv_capacity_tokens = absl::GetFlag(FLAGS_kv_capacity_tokens);
+  }
+  const std::string prefix_caching = absl::GetFlag(FLAGS_prefix_caching);
+  if (prefix_caching == "true") {
+    o.enable_prefix_caching = true;
+  } else if (prefix_caching == "false") {
+    o.enable_prefix_caching = false;
+  } else if (!prefix_caching.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--prefix-caching: want true or false, got \"", prefix_caching, "\""));
   }
   if (!absl::GetFlag(FLAGS_latency_model).empty()) {
     TS_ASSIGN_OR_RETURN(o.latency_model, sim::ParseLatencyModelKind(absl::GetFlag(FLAGS_latency_model)));
@@ -277,6 +289,7 @@ nlohmann::ordered_json SummaryJson(const sim::RunSummary& s) {
   j["slo_attainment"] = Round(s.slo_attainment, 6);
   j["goodput_rps"] = Round(s.goodput_rps);
   j["gpu_hours"] = Round(s.gpu_hours, 6);
+  j["prefix_cache_hit_rate"] = Round(s.prefix_cache_hit_rate, 6);
   j["engine_steps"] = s.engine_steps;
   j["sequence_steps"] = s.sequence_steps;
   return j;
@@ -308,6 +321,9 @@ void PrintTable(const sim::RunSummary& s, const sim::DeploymentSpec& d, int32_t 
               sim::MeetsTtftSlo(s, slo) ? "MET" : "MISSED");
   std::printf("  preemptions            %lld\n", static_cast<long long>(s.preemptions));
   std::printf("  KV peak utilization    %.1f%%\n", s.kv_peak_utilization * 100);
+  if (d.engine.enable_prefix_caching) {
+    std::printf("  prefix cache hit rate  %.1f%% of prompt tokens\n", s.prefix_cache_hit_rate * 100);
+  }
   std::printf("  GPU-hours              %.3f\n", s.gpu_hours);
 }
 

@@ -28,6 +28,7 @@ VllmMetricsOptions MetricsOptionsFor(const ReplicaOptions& o, int64_t blocks) {
   m.num_gpu_blocks = blocks;
   m.block_size = o.deployment->engine.block_size;
   m.gpu_memory_utilization = o.deployment->engine.gpu_memory_utilization;
+  m.enable_prefix_caching = o.deployment->engine.enable_prefix_caching;
   return m;
 }
 

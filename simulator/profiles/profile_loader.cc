@@ -649,6 +649,7 @@ absl::StatusOr<DeploymentSpec> ProfileRegistry::Resolve(std::string_view deploym
   if (o.gpu_memory_utilization) d.engine.gpu_memory_utilization = *o.gpu_memory_utilization;
   if (o.latency_model) d.latency_model = *o.latency_model;
   if (o.kv_capacity_tokens) d.engine.kv_capacity_tokens_override = *o.kv_capacity_tokens;
+  if (o.enable_prefix_caching) d.engine.enable_prefix_caching = *o.enable_prefix_caching;
   d.name = dep != nullptr ? std::string(deployment)
                           : Cat(d.model.name, "-", d.gpu.name, "-tp", d.tensor_parallel);
   if (absl::Status s = ValidateDeployment(d); !s.ok()) {

@@ -61,6 +61,7 @@ struct DeploymentOverrides {
   std::optional<double> gpu_memory_utilization;
   std::optional<LatencyModelKind> latency_model;
   std::optional<int64_t> kv_capacity_tokens;  // e.g. from vllm:cache_config_info
+  std::optional<bool> enable_prefix_caching;
 };
 
 class ProfileRegistry {

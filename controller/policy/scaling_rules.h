@@ -1,0 +1,60 @@
+// How fast a fleet may change size, in the HPA's own terms (autoscaling/v2 HPAScalingRules), shared
+// by the InferenceAutoscaler spec (scaleUp / scaleDown), the HPA algorithm used for the baselines and
+// the KEDA/HPA modes' replay, and twinscale's own policy. Plain values; no behaviour.
+#ifndef TWINSCALE_CONTROLLER_POLICY_SCALING_RULES_H_
+#define TWINSCALE_CONTROLLER_POLICY_SCALING_RULES_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace twinscale::policy {
+
+// One rate limit: at most `value` pods (or `value` percent of the fleet at the start of the
+// period) per `period`.
+struct ScalingPolicy {
+  enum class Type { kPods, kPercent };
+  Type type = Type::kPods;
+  int32_t value = 1;
+  absl::Duration period = absl::Seconds(60);
+};
+
+enum class SelectPolicy {
+  kMax,       // the policy allowing the largest change wins (the HPA's default)
+  kMin,       // the policy allowing the smallest change wins
+  kDisabled,  // no change in this direction at all
+};
+
+struct ScalingRules {
+  absl::Duration stabilization_window = absl::ZeroDuration();
+  std::vector<ScalingPolicy> policies;
+  SelectPolicy select = SelectPolicy::kMax;
+};
+
+// The Kubernetes HPA's defaults (autoscaling/v2): scale up by max(4 pods, 100%) per 15 s with no
+// stabilization; scale down by 100% per 15 s after a 300 s stabilization window.
+inline ScalingRules HpaDefaultScaleUp() {
+  return ScalingRules{absl::ZeroDuration(),
+                      {{ScalingPolicy::Type::kPods, 4, absl::Seconds(15)},
+                       {ScalingPolicy::Type::kPercent, 100, absl::Seconds(15)}},
+                      SelectPolicy::kMax};
+}
+inline ScalingRules HpaDefaultScaleDown() {
+  return ScalingRules{absl::Seconds(300),
+                      {{ScalingPolicy::Type::kPercent, 100, absl::Seconds(15)}},
+                      SelectPolicy::kMax};
+}
+
+// twinscale's conservative scale-in default (DESIGN.md section 3): a 300 s window, then at most
+// 10% of the fleet or 1 pod per 60 s, whichever allows more.
+inline ScalingRules TwinscaleDefaultScaleDown() {
+  return ScalingRules{absl::Seconds(300),
+                      {{ScalingPolicy::Type::kPercent, 10, absl::Seconds(60)},
+                       {ScalingPolicy::Type::kPods, 1, absl::Seconds(60)}},
+                      SelectPolicy::kMax};
+}
+
+}  // namespace twinscale::policy
+
+#endif  // TWINSCALE_CONTROLLER_POLICY_SCALING_RULES_H_

@@ -132,6 +132,40 @@ void BM_MemoryPerInFlightRequest(benchmark::State& state) {
 }
 BENCHMARK(BM_MemoryPerInFlightRequest)->Arg(200000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// Cost of one engine step against the batch size (DESIGN.md section 4: it must not grow with the
+// batch). One replica kept full at max_num_seqs sequences (a backlog of short-prompt, long-output
+// requests; KV capacity raised so memory never binds): wall nanoseconds per engine step should stay
+// flat from 16 to 1024 running sequences. Outputs are so long that no request finishes: per-request
+// work (admission, completion, O(log n) each) is excluded, leaving the per-step bookkeeping.
+void BM_StepCostVsBatchSize(benchmark::State& state) {
+  DeploymentSpec d = DefaultDeployment();
+  d.engine.max_num_seqs = static_cast<int32_t>(state.range(0));
+  d.engine.kv_capacity_tokens_override = 50'000'000;
+  // A constant 10 ms step (linear model, b1 = b2 = 0) so every batch size runs the same number of
+  // steps (30,000 in 300 simulated seconds) and only the engine's bookkeeping is timed.
+  d.latency_model = LatencyModelKind::kLinear;
+  d.linear = LinearCoefficients{10000, 0, 0, 0, 0, 0};
+  int64_t steps = 0, seq_steps = 0;
+  for (auto _ : state) {
+    SimulateOptions o;
+    o.fleet.deployment = d;
+    o.fleet.initial_replicas = 1;
+    o.hard_stop = SimTime::FromSecondsF(300);
+    SyntheticWorkloadSpec w = Workload(1000.0, 2 * state.range(0), 5);
+    w.prompt.mean = 16;
+    w.output.mean = 1000000;
+    w.output.max = 1 << 21;  // nothing finishes: only steady decode steps are timed
+    auto src = MakeSyntheticSource(w);
+    SimulateResult r = Simulate(o, *src);
+    steps += r.summary.engine_steps;
+    seq_steps += r.summary.sequence_steps;
+  }
+  state.counters["mean_batch"] = static_cast<double>(seq_steps) / static_cast<double>(steps);
+  state.counters["ns_per_step"] = benchmark::Counter(
+      static_cast<double>(steps), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_StepCostVsBatchSize)->Arg(16)->Arg(128)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 }  // namespace twinscale::sim
 

@@ -65,6 +65,32 @@ int32_t Fleet::AddReplica(bool ready_now) {
   return ro.index;
 }
 
+int32_t Fleet::AddReplicaReadyAfter(SimDuration ready_after) {
+  if (ready_after <= SimDuration::Zero()) {
+    const int32_t i = AddReplica(/*ready_now=*/true);
+    ++desired_;
+    RebuildReady();
+    return i;
+  }
+  const int32_t i = AddReplica(/*ready_now=*/true);  // created holding its GPU ...
+  Replica& r = *replicas_[static_cast<size_t>(i)];
+  r.SetPhase(ReplicaPhase::kWarmingUp, sim_.Now());  // ... but not serving until ready_after
+  sim_.Schedule(sim_.Now() + ready_after, this, AdvanceTag(i, ReplicaPhase::kReady));
+  ++desired_;
+  RebuildReady();
+  return i;
+}
+
+bool Fleet::AdoptRunning(int32_t index, const RequestSpec& request, int32_t generated) {
+  return replicas_[static_cast<size_t>(index)]->AdoptRunning(request, generated, sim_.Now());
+}
+
+void Fleet::InjectTo(int32_t index, const RequestSpec& request) {
+  const SimTime now = sim_.Now();
+  stats_->OnInjected(request.arrival < now ? request.arrival : now);
+  replicas_[static_cast<size_t>(index)]->Accept(request, now);
+}
+
 void Fleet::Advance(int32_t index, ReplicaPhase to) {
   Replica& r = *replicas_[static_cast<size_t>(index)];
   const SimTime now = sim_.Now();

@@ -75,6 +75,15 @@ class Fleet : public EventHandler, public ReplicaObserver {
   // replicas in Provisioning; scale-in drains victims (see above).
   void SetDesiredReplicas(int32_t n);
 
+  // The twin starting from an observed fleet: a replica that becomes Ready after `ready_after`
+  // (zero: Ready now, without the slow start). Counts toward current_replicas(). Returns its index.
+  int32_t AddReplicaReadyAfter(SimDuration ready_after);
+  // Seeds replica `index` with a request already decoding (see Replica::AdoptRunning).
+  bool AdoptRunning(int32_t index, const RequestSpec& request, int32_t generated);
+  // Delivers a request straight to replica `index`'s engine, bypassing the router (a request that
+  // was already queued there when the fleet was observed). Counted as injected.
+  void InjectTo(int32_t index, const RequestSpec& request);
+
   int32_t desired_replicas() const { return desired_; }
   int32_t current_replicas() const;  // not Draining or Gone
   int32_t ready_replicas() const { return static_cast<int32_t>(ready_.size()); }

@@ -184,5 +184,34 @@ TEST(FleetTest, SameSeedSameRunDifferentSeedDifferentRouting) {
   EXPECT_NE(run(42), run(43));
 }
 
+TEST(FleetTest, AnAdoptedDecodingRequestRunsOnInvisibleToStatistics) {
+  // The twin seeded from an observed replica: a request with prompt 100 that has produced 10 of
+  // its 15 tokens holds ceil((100 + 10 - 1) / 16) = 7 blocks and needs 5 more 1 ms steps. A new
+  // request (prompt 10, output 1) arriving at t = 0 shares the first step: TTFT 1 ms. Only the new
+  // request shows in the statistics.
+  Harness h(HandDeployment(8, 2048, 1600, 1000), 1);
+  ASSERT_TRUE(h.fleet->AdoptRunning(0, Req(100, 0, 100, 15), 10));
+  EXPECT_EQ(h.fleet->replica(0).kv_pool().used_blocks(), 7);
+  h.Run({Req(1, 0, 10, 1)});
+  EXPECT_EQ(h.records.at(1).ttft.nanos(), 1'000'000);
+  EXPECT_EQ(h.records.count(100), 0u);
+  EXPECT_EQ(h.Summary().completed, 1);
+  EXPECT_EQ(h.Summary().engine_steps, 5);  // tokens 11..15 of the adopted request
+  EXPECT_EQ(h.fleet->replica(0).kv_pool().used_blocks(), 0);
+}
+
+TEST(FleetTest, AReplicaReadyAfterADelayTakesTrafficOnlyThen) {
+  // Replica 1 becomes Ready at 2 s; round-robin over Ready replicas: before 2 s everything goes to
+  // replica 0, afterwards they alternate.
+  Harness h(HandDeployment(8, 2048, 100000, 1000), 1);
+  EXPECT_EQ(h.fleet->AddReplicaReadyAfter(SimDuration::Seconds(2)), 1);
+  EXPECT_EQ(h.fleet->current_replicas(), 2);
+  EXPECT_EQ(h.fleet->ready_replicas(), 1);
+  h.Run({Req(1, 1000, 10, 1), Req(2, 1500, 10, 1), Req(3, 2500, 10, 1), Req(4, 2600, 10, 1)});
+  EXPECT_EQ(h.records.at(1).replica, 0);
+  EXPECT_EQ(h.records.at(2).replica, 0);
+  EXPECT_NE(h.records.at(3).replica, h.records.at(4).replica);
+}
+
 }  // namespace
 }  // namespace twinscale::sim

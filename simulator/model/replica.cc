@@ -218,6 +218,47 @@ void Replica::Accept(const RequestSpec& r, SimTime now) {
   }
 }
 
+bool Replica::AdoptRunning(const RequestSpec& r, int32_t generated, SimTime now) {
+  const int32_t prompt = std::max(1, r.prompt_tokens);
+  const int32_t output = std::max(generated + 1, r.output_tokens);
+  generated = std::max(1, generated);
+  const int64_t computed = static_cast<int64_t>(prompt) + generated - 1;
+  const int64_t blocks = pool_.BlocksFor(computed);
+  if (num_running_ >= deployment_.engine.max_num_seqs || !pool_.TryAllocate(blocks)) return false;
+  const int32_t slot = AllocSlot();
+  Seq& s = seqs_[slot];
+  const uint32_t epoch = s.epoch;
+  std::vector<uint64_t> prefix_ids = std::move(s.prefix_ids);
+  std::vector<int32_t> cache_refs = std::move(s.cache_refs);
+  s = Seq{};
+  s.epoch = epoch;
+  s.prefix_ids = std::move(prefix_ids);
+  s.prefix_ids.clear();
+  s.cache_refs = std::move(cache_refs);
+  s.cache_refs.clear();
+  s.id = r.id;
+  s.arrival = r.arrival;
+  s.engine_arrival = r.arrival;
+  s.first_scheduled = s.last_scheduled = now;
+  s.first_token = s.last_token = now;
+  s.prompt = prompt;
+  s.output = output;
+  s.generated = generated;
+  s.computed = computed;
+  s.prefill_target = computed;
+  s.blocks = blocks;
+  s.has_first_token = true;
+  s.adopted = true;
+  LinkRunningTail(slot);
+  JoinDecode(slot);
+  PublishGauges();
+  if (!busy_ && !kick_pending_) {
+    kick_pending_ = true;
+    sim_.Schedule(now, this, kTagKick, Simulation::Band::kLate);
+  }
+  return true;
+}
+
 void Replica::EnterWaiting(int32_t slot, SimTime now) {
   Seq& s = seqs_[slot];
   s.state = SeqState::kWaiting;
@@ -514,7 +555,7 @@ void Replica::Finish(int32_t slot, SimTime last_token_time, bool aborted) {
   rec.prompt_tokens = q.prompt;
   rec.output_tokens = q.output;
   rec.preemptions = q.preemptions;
-  stats_.OnFinished(rec);
+  if (!q.adopted) stats_.OnFinished(rec);
 
   VllmMetrics::Finished f;
   f.e2e = rec.e2e.seconds();

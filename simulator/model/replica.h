@@ -94,6 +94,12 @@ class Replica : public EventHandler {
   // latency model's front-end delay. Requests that could never fit in the KV cache are rejected.
   void Accept(const RequestSpec& request, SimTime now);
 
+  // Seeds the engine with a request that is already decoding (the twin starting from an observed
+  // fleet): `generated` >= 1 tokens are out, its prompt and all but the newest token are in KV. It
+  // joins the running list at the tail and reports nothing to the run's statistics (its TTFT
+  // happened before the run). Returns false, changing nothing, if its blocks don't fit.
+  bool AdoptRunning(const RequestSpec& request, int32_t generated, SimTime now);
+
   // Aborts everything in flight (drain deadline passed). Returns how many were aborted.
   int64_t AbortAll(SimTime now);
 
@@ -135,6 +141,7 @@ class Replica : public EventHandler {
     int32_t prev = -1, next = -1;  // running list links (admission order)
     SeqState state = SeqState::kFree;
     bool has_first_token = false;
+    bool adopted = false;  // seeded by AdoptRunning: invisible to statistics
     // Prefix cache; empty / zero unless caching is on and the request has prefix ids. The vectors
     // keep their capacity when the slot is reused.
     std::vector<uint64_t> prefix_ids;  // the request's ids, one per 512 prompt tokens

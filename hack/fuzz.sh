@@ -15,14 +15,24 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
-ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz
+ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
+  spec_loader_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
+cp tests/data/fixtures/*.txt "$work/vllm/"
+# ...and each verbatim block of it alone (without the shell prompt and "..." elisions), so the
+# extractor's fuzzer starts from text that parses.
+awk -v dir="$work/vllm" '/^# ---- BEGIN VERBATIM/ {n++; inside=1; next}
+  /^# ---- END VERBATIM/ {inside=0; next}
+  inside && !/^\$ / && $0 != "..." {print > (dir "/block" n ".txt")}' \
+  tests/data/fixtures/vllm_metrics_excerpts.txt
 cp simulator/profiles/*/*.yaml "$work/yaml/"
+# The InferenceAutoscaler samples (and the CRD: a file of another kind, to be skipped).
+cp deploy/samples/*.yaml deploy/crds/*.yaml "$work/spec/"
 run() {
   local bin=$1 corpus=$2
   echo "== $bin for ${SECONDS_PER_FUZZER}s"
@@ -31,7 +41,9 @@ run() {
 }
 run trace_reader_fuzz "$work/traces"
 run prometheus_text_fuzz "$work/prom"
+run vllm_observation_fuzz "$work/vllm"
 run profile_yaml_fuzz "$work/yaml"
+run spec_loader_fuzz "$work/spec"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

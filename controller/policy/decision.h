@@ -1,0 +1,45 @@
+// What the policy decided, and why: the replica count, advisory admission limits, the reasons (a
+// code plus the numbers that drove it, feeding status conditions, events, logs and replay reports
+// alike), and enough of the inputs to replay the decision alone.
+#ifndef TWINSCALE_CONTROLLER_POLICY_DECISION_H_
+#define TWINSCALE_CONTROLLER_POLICY_DECISION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "controller/policy/forecaster.h"
+
+namespace twinscale::policy {
+
+struct Reason {
+  std::string code;     // CamelCase, stable: "ForecastMissesSlo", "ScaleInSafe", "InputsStale", ...
+  std::string message;  // for people, with the numbers
+};
+
+// Limits a gateway may enforce while capacity can't keep up (never enforced by twinscale itself).
+struct AdmissionAdvice {
+  bool active = false;
+  double max_arrival_rate = 0;          // requests per second the serving fleet holds within SLO
+  int32_t max_queue_per_replica = 0;    // waiting requests per replica beyond which to shed
+};
+
+struct Decision {
+  absl::Time at;
+  int32_t current = 0;         // spec.replicas when decided
+  int32_t recommendation = 0;  // what the forecast alone asks for (before windows and limits)
+  int32_t replicas = 0;        // the decision
+  AdmissionAdvice admission;
+  std::vector<Reason> reasons;
+  bool slo_at_risk = false;    // the SLO is forecast to miss even with this decision
+  // The inputs it used (enough to replay it alone) and the forecasts it saw.
+  ForecastQuestion question;   // candidate_replicas = the decision
+  Forecast forecast_at_current;
+  Forecast forecast_at_decision;
+  int32_t forecasts = 0;       // what-if evaluations this decision ran
+};
+
+}  // namespace twinscale::policy
+
+#endif  // TWINSCALE_CONTROLLER_POLICY_DECISION_H_

@@ -1,0 +1,55 @@
+// The policy's only window onto the simulator: "starting from this fleet, with this many replicas
+// (the extra ones ready only after warm-up), does TTFT stay inside the SLO over the horizon?"
+// An interface, so the policy stays pure and testable with hand-made forecasters; the twin
+// (controller/twin) implements it with the discrete-event simulator.
+#ifndef TWINSCALE_CONTROLLER_POLICY_FORECASTER_H_
+#define TWINSCALE_CONTROLLER_POLICY_FORECASTER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace twinscale::policy {
+
+// A Ready replica as observed.
+struct ReplicaStart {
+  double waiting = 0;
+  double running = 0;
+  double kv_usage = 0;  // 0..1
+};
+
+struct ForecastQuestion {
+  std::vector<ReplicaStart> ready;                // serving now
+  std::vector<absl::Duration> pending_ready_in;   // starting pods that still count: time to Ready
+  int32_t candidate_replicas = 1;                 // total fleet size asked about
+  absl::Duration new_replica_warmup;              // for replicas beyond ready + pending
+  double arrival_rate = 0;                        // requests per second, fleet-wide
+  double arrival_cv = 1;                          // of inter-arrival times (1: Poisson)
+  double prompt_tokens_mean = 512;
+  double output_tokens_mean = 256;
+  absl::Duration horizon = absl::Minutes(2);
+  absl::Duration ttft_threshold = absl::Milliseconds(500);
+  absl::Duration ttft_per_prompt_token = absl::ZeroDuration();
+  double percentile = 90;                         // the SLO holds if attainment >= percentile%
+  uint64_t seed = 1;                              // same seed for every candidate (common random numbers)
+};
+
+struct Forecast {
+  double attainment = 1;           // share of the horizon's requests within their TTFT target
+  double ttft_p90_ms = 0;
+  double scheduling_delay_mean_ms = 0;
+  double preemptions_per_s = 0;
+  int64_t requests = 0;            // requests the forecast judged
+  bool meets_slo = true;
+};
+
+class Forecaster {
+ public:
+  virtual ~Forecaster() = default;
+  virtual Forecast Evaluate(const ForecastQuestion& question) const = 0;
+};
+
+}  // namespace twinscale::policy
+
+#endif  // TWINSCALE_CONTROLLER_POLICY_FORECASTER_H_

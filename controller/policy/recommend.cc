@@ -1,0 +1,284 @@
+// twinscale's scaling decision: see recommend.h for the rules.
+#include "controller/policy/recommend.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "controller/policy/hpa_algorithm.h"
+
+namespace twinscale::policy {
+namespace {
+
+using state::PodView;
+
+// The forecast question for the observed fleet, without the candidate size.
+ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConfig& c,
+                              absl::Time now, std::vector<Reason>& reasons, int32_t& not_counted) {
+  ForecastQuestion q;
+  not_counted = 0;
+  for (const state::ReplicaState& r : snap.replicas) {
+    if (r.stage == PodView::Stage::kReady) {
+      q.ready.push_back({r.waiting, r.running, r.kv_usage});
+    } else if (r.stage == PodView::Stage::kPending || r.stage == PodView::Stage::kLoading ||
+               r.stage == PodView::Stage::kWarmingUp) {
+      if (r.unschedulable || r.age > c.warmup_p99) {
+        ++not_counted;
+        continue;
+      }
+      const absl::Duration remaining = std::max(c.warmup_expected - r.age, c.interval / 2);
+      q.pending_ready_in.push_back(remaining);
+    }
+  }
+  if (not_counted > 0) {
+    reasons.push_back({"PendingNotCounted",
+                       absl::StrFormat("%d starting pod(s) are unschedulable or older than the "
+                                       "p99 warm-up (%s) and no longer count as capacity",
+                                       not_counted, absl::FormatDuration(c.warmup_p99))});
+  }
+  const state::WorkloadEstimate& w = snap.workload;
+  q.arrival_rate = w.arrival_rate.usable() ? w.arrival_rate.value() : 0.0;
+  q.arrival_cv = std::clamp(std::sqrt(std::max(w.dispersion, 0.0)), 0.5, 3.0);
+  q.prompt_tokens_mean =
+      w.prompt_tokens_mean.usable() ? w.prompt_tokens_mean.value() : c.default_prompt_tokens;
+  q.output_tokens_mean =
+      w.output_tokens_mean.usable() ? w.output_tokens_mean.value() : c.default_output_tokens;
+  q.new_replica_warmup = c.warmup_expected;
+  q.horizon = c.warmup_expected + c.interval;
+  q.ttft_threshold = c.ttft_threshold;
+  q.ttft_per_prompt_token = c.ttft_per_prompt_token;
+  q.percentile = c.percentile;
+  q.seed = c.seed;
+  (void)now;
+  return q;
+}
+
+}  // namespace
+
+Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
+                   const Forecaster& forecaster, absl::Time now, const PolicyHistory& history) {
+  Decision d;
+  d.at = now;
+  const int32_t current = std::clamp(snap.spec_replicas, 0, 1 << 20);
+  d.current = current;
+  int32_t stuck = 0;  // starting pods that no longer count: they hold a slot, not capacity
+  ForecastQuestion q = BaseQuestion(snap, c, now, d.reasons, stuck);
+
+  auto evaluate = [&](int32_t n, double margin) {
+    ForecastQuestion x = q;
+    x.candidate_replicas = std::max(1, n - stuck);
+    x.ttft_threshold = c.ttft_threshold * margin;
+    x.ttft_per_prompt_token = c.ttft_per_prompt_token * margin;
+    ++d.forecasts;
+    return forecaster.Evaluate(x);
+  };
+
+  // No usable arrival rate: nothing to forecast with. Hold (and never scale in).
+  if (!snap.workload.arrival_rate.usable()) {
+    d.recommendation = d.replicas = std::clamp(current, c.min_replicas, c.max_replicas);
+    d.reasons.push_back({"InputsStale", absl::StrFormat("holding at %d: %s", d.replicas,
+                                                         snap.workload.arrival_rate.why_stale())});
+    d.question = q;
+    d.question.candidate_replicas = d.replicas;
+    return d;
+  }
+
+  const int32_t base = std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
+  d.forecast_at_current = evaluate(base, 1.0);
+  int32_t recommendation = base;
+  const double n_ready = std::max<double>(1, snap.ready());
+  const double queue_per_replica = snap.total_waiting() / n_ready;
+  const double kv = snap.max_kv_usage();
+  const bool over_limits = queue_per_replica > c.queue_depth_per_replica ||
+                           kv > c.kv_cache_utilization;
+
+  if (!d.forecast_at_current.meets_slo) {
+    // Scale up: the smallest N that meets the SLO over the horizon, warm-up included.
+    int32_t lo = base, hi = -1;
+    Forecast at_hi;
+    // Doubling steps above the current size, then bisection between the last miss and the hit.
+    for (int32_t step = 1;; step *= 2) {
+      const int32_t n = std::min(c.max_replicas, base + step);
+      if (n <= lo) break;  // already at maxReplicas
+      const Forecast f = evaluate(n, 1.0);
+      if (f.meets_slo) {
+        hi = n;
+        at_hi = f;
+        break;
+      }
+      lo = n;
+      if (n >= c.max_replicas) break;
+    }
+    if (hi < 0) {
+      recommendation = c.max_replicas;
+      d.slo_at_risk = true;
+      d.reasons.push_back(
+          {"MaxReplicasInsufficient",
+           absl::StrFormat("even maxReplicas=%d misses the TTFT SLO: forecast attainment %.1f%% "
+                           "< %.0f%% at %.1f req/s",
+                           c.max_replicas, 100 * d.forecast_at_current.attainment, c.percentile,
+                           q.arrival_rate)});
+    } else {
+      while (hi - lo > 1) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        const Forecast f = evaluate(mid, 1.0);
+        if (f.meets_slo) {
+          hi = mid;
+          at_hi = f;
+        } else {
+          lo = mid;
+        }
+      }
+      recommendation = hi;
+      d.reasons.push_back(
+          {"ForecastMissesSlo",
+           absl::StrFormat("at %d replicas the twin forecasts %.1f%% of requests within the TTFT "
+                           "SLO (< %.0f%%) at %.1f req/s over %s; %d replicas reach %.1f%%",
+                           base, 100 * d.forecast_at_current.attainment, c.percentile,
+                           q.arrival_rate, absl::FormatDuration(q.horizon), hi,
+                           100 * at_hi.attainment)});
+    }
+  } else if (c.enforce_limits_on_scale_up && over_limits) {
+    recommendation = std::min(c.max_replicas, base + 1);
+    d.reasons.push_back({"LimitsExceeded",
+                         absl::StrFormat("queue %.1f/replica (limit %.1f), KV %.0f%% (limit %.0f%%)",
+                                         queue_per_replica, c.queue_depth_per_replica, 100 * kv,
+                                         100 * c.kv_cache_utilization)});
+  } else if (snap.stale) {
+    d.reasons.push_back({"ScaleInFrozen", "inputs are stale: " + snap.stale_reason});
+  } else if (over_limits) {
+    d.reasons.push_back(
+        {"ScaleInBlockedByLimits",
+         absl::StrFormat("queue %.1f/replica (limit %.1f) or KV %.0f%% (limit %.0f%%) too high "
+                         "to scale in",
+                         queue_per_replica, c.queue_depth_per_replica, 100 * kv,
+                         100 * c.kv_cache_utilization)});
+  } else if (base > c.min_replicas) {
+    // Scale in: the smallest N the twin says holds the SLO at the safety margin (bisection over
+    // [min, base - 1]; N = base is known to hold at the full threshold, so check base - 1 first).
+    const Forecast one_less = evaluate(base - 1, c.safety_margin);
+    if (one_less.meets_slo) {
+      int32_t lo = c.min_replicas - 1, hi = base - 1;
+      while (hi - lo > 1) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        if (evaluate(mid, c.safety_margin).meets_slo) {
+          hi = mid;
+        } else {
+          lo = mid;
+        }
+      }
+      recommendation = hi;
+      d.reasons.push_back(
+          {"ScaleInSafe",
+           absl::StrFormat("the twin shows the SLO held at %.0f%% of the threshold with %d "
+                           "replicas (%.1f req/s)",
+                           100 * c.safety_margin, hi, q.arrival_rate)});
+    } else {
+      d.reasons.push_back({"Steady", absl::StrFormat("%d replicas meet the SLO; %d would not at "
+                                                     "the %.0f%% safety margin",
+                                                     base, base - 1, 100 * c.safety_margin)});
+    }
+  } else {
+    d.reasons.push_back({"Steady", absl::StrFormat("%d replicas meet the SLO", base)});
+  }
+  d.recommendation = recommendation;
+
+  // Stabilization (the HPA's): scale-down takes the max of the recommendations within its window,
+  // scale-up the min within its own; so a scale-in happens only after the whole window agreed.
+  int32_t desired = recommendation;
+  if (recommendation < base) {
+    for (const auto& [t, r] : history.recommendations) {
+      if (now - t <= c.scale_down.stabilization_window) desired = std::max(desired, r);
+    }
+    // Conservative where the HPA is not: a window not yet observed in full (a fresh start, a
+    // restart) counts as recommending the current size, so scale-in waits it out.
+    const absl::Duration window = c.scale_down.stabilization_window;
+    const bool covered = window <= absl::ZeroDuration() ||
+                         (!history.recommendations.empty() &&
+                          now - history.recommendations.front().first >= window);
+    if (!covered) desired = base;
+    if (desired > recommendation) {
+      d.reasons.push_back({"ScaleDownStabilized",
+                           absl::StrFormat("waiting out the %s scale-down window (holding %d)",
+                                           absl::FormatDuration(c.scale_down.stabilization_window),
+                                           std::min(desired, base))});
+    }
+    desired = std::min(desired, base);
+  } else if (recommendation > base) {
+    for (const auto& [t, r] : history.recommendations) {
+      if (now - t <= c.scale_up.stabilization_window) desired = std::min(desired, r);
+    }
+    desired = std::max(desired, base);
+  }
+  // Rate limits, as the HPA computes them from the scale events within each policy's period.
+  if (desired > current && current > 0) {
+    const int32_t limit = c.scale_up.select == SelectPolicy::kDisabled
+                              ? current
+                              : HpaScaleUpLimit(current, history.scale_events, c.scale_up, now);
+    if (desired > limit) {
+      d.reasons.push_back({"ScaleUpLimit", absl::StrFormat("scale-up policies allow %d now (want %d)",
+                                                           limit, desired)});
+      desired = std::max(current, limit);
+    }
+  } else if (desired < current) {
+    const int32_t limit = c.scale_down.select == SelectPolicy::kDisabled
+                              ? current
+                              : HpaScaleDownLimit(current, history.scale_events, c.scale_down, now);
+    if (desired < limit) {
+      d.reasons.push_back({"ScaleDownLimit",
+                           absl::StrFormat("scale-down policies allow %d now (want %d)", limit,
+                                           desired)});
+      desired = std::min(current, limit);
+    }
+  }
+  if (snap.stale) desired = std::max(desired, current);  // stale inputs never scale in
+  d.replicas = std::clamp(desired, c.min_replicas, c.max_replicas);
+
+  ForecastQuestion final_q = q;
+  final_q.candidate_replicas = std::max(1, d.replicas - stuck);
+  d.question = final_q;
+  d.forecast_at_decision =
+      d.replicas == base ? d.forecast_at_current : evaluate(d.replicas, 1.0);
+  if (!d.forecast_at_decision.meets_slo) d.slo_at_risk = true;
+
+  // Advisory admission: what the fleet serving now holds, while capacity can't keep up.
+  if (c.admission_enabled && d.slo_at_risk && !q.ready.empty()) {
+    ForecastQuestion now_q = q;
+    now_q.candidate_replicas = static_cast<int32_t>(q.ready.size());
+    now_q.pending_ready_in.clear();
+    double lo = 0, hi = q.arrival_rate;
+    for (int i = 0; i < 6; ++i) {
+      now_q.arrival_rate = (lo + hi) / 2;
+      ++d.forecasts;
+      if (forecaster.Evaluate(now_q).meets_slo) {
+        lo = now_q.arrival_rate;
+      } else {
+        hi = now_q.arrival_rate;
+      }
+    }
+    d.admission.active = true;
+    d.admission.max_arrival_rate = lo;
+    d.admission.max_queue_per_replica = static_cast<int32_t>(std::ceil(c.queue_depth_per_replica));
+    d.reasons.push_back({"AdmissionAdvised",
+                         absl::StrFormat("the %zu serving replicas hold about %.1f req/s within "
+                                         "the SLO (arriving: %.1f)",
+                                         q.ready.size(), lo, q.arrival_rate)});
+  }
+  return d;
+}
+
+void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) {
+  h.recommendations.emplace_back(d.at, d.recommendation);
+  if (d.replicas != d.current) h.scale_events.emplace_back(d.at, d.replicas - d.current);
+  absl::Duration keep = std::max(c.scale_down.stabilization_window, c.scale_up.stabilization_window);
+  for (const auto& p : c.scale_up.policies) keep = std::max(keep, p.period);
+  for (const auto& p : c.scale_down.policies) keep = std::max(keep, p.period);
+  while (!h.recommendations.empty() && d.at - h.recommendations.front().first > keep) {
+    h.recommendations.pop_front();
+  }
+  while (!h.scale_events.empty() && d.at - h.scale_events.front().first > keep) {
+    h.scale_events.pop_front();
+  }
+}
+
+}  // namespace twinscale::policy

@@ -1,0 +1,70 @@
+// Recommend(snapshot, config, forecaster, now, history) -> Decision: twinscale's scaling decision.
+// Pure: no I/O, no clock; the stabilization and rate-limit history is a value the caller owns and
+// updates with RecordDecision.
+//
+// The rules (DESIGN.md section 5):
+// - Capacity: Ready replicas serve now; starting pods count as future capacity with their remaining
+//   warm-up (E[T - age | T > age], approximated as max(expected - age, interval / 2)) until they are
+//   Unschedulable or older than the p99 warm-up, when they stop counting (SloAtRisk says so).
+// - Scale up: if the twin forecasts the SLO missed at the current size over the horizon (expected
+//   warm-up + interval), the smallest N that meets it (monotone search: doubling, then bisection).
+//   Limits (queue per replica, KV use) trigger scale-up only with enforceOnScaleUp.
+// - Scale in, conservatively: only if no input is Stale, the fleet is under both limits, and the
+//   twin shows the SLO held at safety_margin x threshold with fewer replicas; the recommendation then
+//   waits out the scale-down stabilization window (the max of recent recommendations, as the HPA
+//   does) and the scale-down rate limits.
+// - Stale inputs freeze scale-in; with no usable arrival rate at all the decision holds.
+// - When even max_replicas can't meet the SLO, or capacity is still warming, advisory admission
+//   limits say what the serving fleet can hold.
+#ifndef TWINSCALE_CONTROLLER_POLICY_RECOMMEND_H_
+#define TWINSCALE_CONTROLLER_POLICY_RECOMMEND_H_
+
+#include <cstdint>
+#include <deque>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "controller/policy/decision.h"
+#include "controller/policy/forecaster.h"
+#include "controller/policy/scaling_rules.h"
+#include "controller/state/fleet_snapshot.h"
+
+namespace twinscale::policy {
+
+// The resolved parameters the policy reads: the InferenceAutoscaler spec with its defaults applied,
+// plus what comes from the deployment profile or is measured (warm-up).
+struct PolicyConfig {
+  int32_t min_replicas = 1;                                 // spec.minReplicas [1]
+  int32_t max_replicas = 16;                                // spec.maxReplicas
+  absl::Duration ttft_threshold = absl::Milliseconds(500);  // spec.slo.ttft.threshold [500ms]
+  absl::Duration ttft_per_prompt_token = absl::ZeroDuration();  // [0ms]
+  double percentile = 90;                                   // spec.slo.ttft.percentile [90]
+  ScalingRules scale_up = HpaDefaultScaleUp();              // spec.scaleUp
+  ScalingRules scale_down = TwinscaleDefaultScaleDown();    // spec.scaleDown
+  double safety_margin = 0.8;                               // spec.scaleDown.safetyMargin [0.8]
+  double queue_depth_per_replica = 4;                       // spec.limits.queueDepthPerReplica [4]
+  double kv_cache_utilization = 0.85;                       // spec.limits.kvCacheUtilization [0.85]
+  bool enforce_limits_on_scale_up = false;                  // spec.limits.enforceOnScaleUp [false]
+  absl::Duration warmup_expected = absl::Seconds(60);       // spec.warmup.expected or the profile
+  absl::Duration warmup_p99 = absl::Seconds(180);           // past this a starting pod stops counting
+  absl::Duration interval = absl::Seconds(15);              // spec.metrics.interval [15s]
+  bool admission_enabled = false;                           // spec.admission.enabled [false]
+  double default_prompt_tokens = 512;                       // until lengths are observed
+  double default_output_tokens = 256;
+  uint64_t seed = 1;
+};
+
+struct PolicyHistory {
+  std::deque<std::pair<absl::Time, int32_t>> recommendations;  // for stabilization windows
+  std::deque<std::pair<absl::Time, int32_t>> scale_events;     // (time, change) for rate limits
+};
+
+Decision Recommend(const state::FleetSnapshot& snapshot, const PolicyConfig& config,
+                   const Forecaster& forecaster, absl::Time now, const PolicyHistory& history);
+
+// Remembers the decision's recommendation and scale change; forgets what no window needs.
+void RecordDecision(const Decision& decision, const PolicyConfig& config, PolicyHistory& history);
+
+}  // namespace twinscale::policy
+
+#endif  // TWINSCALE_CONTROLLER_POLICY_RECOMMEND_H_

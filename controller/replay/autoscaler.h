@@ -1,0 +1,35 @@
+// What replay drives: any autoscaler (twinscale's policy, a KEDA or HPA baseline, a static fleet)
+// behind one interface. Each sync it sees the cluster the way it would see a real one — the pods'
+// vLLM /metrics text, scraped, parsed and extracted by controller/metrics, plus pod stages and ages
+// — and answers the replica count it wants. Implementations keep their own history (stabilization
+// windows, metric windows) between calls; replay owns the clock.
+#ifndef TWINSCALE_CONTROLLER_REPLAY_AUTOSCALER_H_
+#define TWINSCALE_CONTROLLER_REPLAY_AUTOSCALER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "controller/state/cluster_view.h"
+
+namespace twinscale::replay {
+
+// The view types live in controller/state (the live controller builds the same view).
+using PodView = state::PodView;
+using ClusterView = state::ClusterView;
+
+class Autoscaler {
+ public:
+  virtual ~Autoscaler() = default;
+  virtual std::string Name() const = 0;
+  // How often it decides (twinscale: spec.metrics.interval; the HPA 15 s; KEDA's metric 30 s).
+  virtual absl::Duration SyncPeriod() const = 0;
+  // The replica count it wants now. Called every SyncPeriod with a fresh view.
+  virtual int32_t Decide(const ClusterView& view) = 0;
+  // One line on why (for the timeline); empty when there is nothing to say.
+  virtual std::string LastReason() const { return ""; }
+};
+
+}  // namespace twinscale::replay
+
+#endif  // TWINSCALE_CONTROLLER_REPLAY_AUTOSCALER_H_

@@ -1,0 +1,219 @@
+// The replay loop and its accounting: see replay_driver.h.
+#include "controller/replay/replay_driver.h"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "controller/replay/simulated_cluster.h"
+#include "simulator/profiles/profile_loader.h"
+
+namespace twinscale::replay {
+namespace {
+
+using sim::SimDuration;
+using sim::SimTime;
+
+constexpr SimDuration kMinute = SimDuration::Seconds(60);
+
+bool MeetsSlo(const RequestFate& f, const sim::TtftSlo& slo) {
+  return f.ttft.nanos() >= 0 && f.ttft <= slo.TargetFor(f.prompt_tokens);
+}
+
+// Index of the interval [i P, (i + 1) P) holding t, clamped to [0, n).
+size_t Bin(SimTime t, SimDuration period, size_t n) {
+  if (n == 0) return 0;
+  const int64_t i = t.nanos() < 0 ? 0 : t.nanos() / period.nanos();
+  return static_cast<size_t>(std::min<int64_t>(i, static_cast<int64_t>(n) - 1));
+}
+
+}  // namespace
+
+bool MeetsTarget(const ReplaySummary& s, const AttainmentTarget& target) {
+  // A hair of slack so that 0.95 computed as 19/20 meets 0.95.
+  return s.attainment + 1e-12 >= target.requests && s.minute_share + 1e-12 >= target.minutes;
+}
+
+std::string PolicyFamily(std::string_view policy) {
+  const size_t dash = policy.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 == policy.size()) return std::string(policy);
+  const std::string_view tail = policy.substr(dash + 1);
+  bool digit = false;
+  for (char c : tail) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digit = true;
+    } else if (c != '.') {
+      return std::string(policy);
+    }
+  }
+  return digit ? std::string(policy.substr(0, dash)) : std::string(policy);
+}
+
+absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& autoscaler,
+                                       const Clock* wall_clock) {
+  const absl::Time wall_start = wall_clock != nullptr ? wall_clock->Now() : absl::UnixEpoch();
+  if (config.trace == nullptr) return absl::InvalidArgumentError("replay: no trace");
+  if (config.initial_replicas < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("replay: initial replicas (", config.initial_replicas, ") must be >= 0"));
+  }
+  if (config.max_drain < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("replay: max_drain must be >= 0");
+  }
+  const absl::Duration sync = autoscaler.SyncPeriod();
+  if (sync <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "replay: ", autoscaler.Name(), "'s sync period (", absl::FormatDuration(sync),
+        ") must be > 0"));
+  }
+  if (absl::Status s = sim::ValidateDeployment(config.deployment); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("replay: ", s.message()));
+  }
+  const sim::Trace& trace = *config.trace;
+
+  ClusterOptions co;
+  co.fleet.deployment = config.deployment;
+  co.fleet.router.kind = config.router;
+  co.fleet.initial_replicas = config.initial_replicas;
+  co.fleet.model_name = config.model_name;
+  co.fleet.seed = config.seed;
+  co.fleet.run = 0;
+  ApplyTruth(config.truth, co.fleet);
+  co.slo = config.slo;
+  co.start = config.start;
+  co.pod_prefix = config.deployment.name;
+  co.scrape_interval = config.scrape_interval;
+  co.scrape_retention = std::max(absl::Minutes(5), config.scrape_delay);
+  SimulatedCluster cluster(std::move(co), config.trace);
+
+  const SimDuration period = SimDuration::FromAbsl(sync);
+  const SimTime last_arrival =
+      trace.requests.empty() ? SimTime::Zero() : trace.requests.back().arrival;
+  const SimTime drain_limit = last_arrival + SimDuration::FromAbsl(config.max_drain);
+
+  ReplayResult result;
+  ReplaySummary& s = result.summary;
+  s.policy = autoscaler.Name();
+  s.family = PolicyFamily(s.policy);
+  s.truth = Describe(config.truth);
+  s.seed = config.seed;
+  int32_t desired = config.initial_replicas;
+  s.max_replicas = desired;
+
+  SimTime t = SimTime::Zero();
+  for (;;) {
+    t += period;
+    cluster.AdvanceTo(cluster.ToAbsl(t));
+    const int32_t want = std::max(0, autoscaler.Decide(cluster.View(config.scrape_delay)));
+    ++s.decisions;
+    if (want != desired) {
+      ++s.scale_events;
+      desired = want;
+    }
+    cluster.Scale(want);
+    s.max_replicas = std::max(s.max_replicas, want);
+
+    const FleetState state = cluster.State();
+    TimelineRow row;
+    row.time = (t - SimTime::Zero()).ToAbsl();
+    row.interval = sync;
+    row.desired = want;
+    row.ready = state.ready;
+    row.warming = state.warming;
+    row.waiting = state.waiting + state.gateway;
+    row.running = state.running;
+    row.kv_mean = state.kv_mean;
+    row.reason = autoscaler.LastReason();
+    result.timeline.push_back(std::move(row));
+    if (config.progress) config.progress(result.timeline.back().time);
+
+    if (t > last_arrival && (cluster.Done() || t >= drain_limit)) break;
+  }
+
+  // Per-interval arrivals and offered tokens, from the trace.
+  std::vector<TimelineRow>& rows = result.timeline;
+  const size_t n_rows = rows.size();
+  std::vector<int64_t> prompt_tokens(n_rows, 0), output_tokens(n_rows, 0);
+  for (const sim::RequestSpec& r : trace.requests) {
+    const size_t i = Bin(r.arrival, period, n_rows);
+    ++rows[i].arrivals;
+    prompt_tokens[i] += r.prompt_tokens;
+    output_tokens[i] += r.output_tokens;
+  }
+  const double secs = sync / absl::Seconds(1);
+  for (size_t i = 0; i < n_rows; ++i) {
+    rows[i].arrival_rps = static_cast<double>(rows[i].arrivals) / secs;
+    rows[i].prompt_tokens_per_s = static_cast<double>(prompt_tokens[i]) / secs;
+    rows[i].output_tokens_per_s = static_cast<double>(output_tokens[i]) / secs;
+  }
+
+  // Per-request fates: the summary, the minutes, and the timeline's TTFT and rejections.
+  const int64_t n_minutes =
+      trace.requests.empty() ? 0 : last_arrival.nanos() / kMinute.nanos() + 1;
+  std::vector<int64_t> minute_arrivals(static_cast<size_t>(n_minutes), 0);
+  std::vector<int64_t> minute_met(static_cast<size_t>(n_minutes), 0);
+  for (const sim::RequestSpec& r : trace.requests) {
+    ++minute_arrivals[static_cast<size_t>(r.arrival.nanos() / kMinute.nanos())];
+  }
+  std::vector<std::vector<double>> interval_ttfts(n_rows);
+  std::vector<double> ttfts;
+  ttfts.reserve(cluster.fates().size());
+  int64_t met = 0;
+  for (const RequestFate& f : cluster.fates()) {
+    switch (f.outcome) {
+      case sim::RequestOutcome::kCompleted:
+        ++s.served;
+        break;
+      case sim::RequestOutcome::kRejected:
+        ++s.rejected;
+        ++rows[Bin(f.arrival, period, n_rows)].rejected;
+        break;
+      case sim::RequestOutcome::kAborted:
+        ++s.aborted;
+        break;
+    }
+    if (f.ttft.nanos() >= 0) {
+      ttfts.push_back(f.ttft.millis());
+      interval_ttfts[Bin(f.arrival + f.ttft, period, n_rows)].push_back(f.ttft.millis());
+    }
+    if (MeetsSlo(f, config.slo)) {
+      ++met;
+      const int64_t m = f.arrival.nanos() / kMinute.nanos();
+      if (m >= 0 && m < n_minutes) ++minute_met[static_cast<size_t>(m)];
+    }
+  }
+  for (size_t i = 0; i < n_rows; ++i) {
+    rows[i].first_tokens = static_cast<int64_t>(interval_ttfts[i].size());
+    if (!interval_ttfts[i].empty()) {
+      rows[i].ttft_p90_ms = sim::Quantile(std::move(interval_ttfts[i]), 0.90);
+    }
+  }
+
+  s.requests = static_cast<int64_t>(trace.requests.size());
+  s.unfinished = s.requests - static_cast<int64_t>(cluster.fates().size());
+  const sim::LatencySummary ttft = sim::SummarizeLatencies(ttfts);
+  s.ttft_p50_ms = ttft.p50;
+  s.ttft_p90_ms = ttft.p90;
+  s.ttft_p99_ms = ttft.p99;
+  s.attainment = s.requests == 0 ? 1.0 : static_cast<double>(met) / s.requests;
+  const double need = config.slo.percentile / 100.0;
+  for (int64_t m = 0; m < n_minutes; ++m) {
+    const int64_t arrivals = minute_arrivals[static_cast<size_t>(m)];
+    if (arrivals == 0) continue;
+    ++s.minutes_with_traffic;
+    if (static_cast<double>(minute_met[static_cast<size_t>(m)]) / arrivals + 1e-12 >= need) {
+      ++s.minutes_meeting_slo;
+    }
+  }
+  s.minute_share = s.minutes_with_traffic == 0
+                       ? 1.0
+                       : static_cast<double>(s.minutes_meeting_slo) / s.minutes_with_traffic;
+  s.gpu_hours = cluster.GpuHours();
+  s.simulated_seconds = (t - SimTime::Zero()).seconds();
+  if (wall_clock != nullptr) s.wall_seconds = (wall_clock->Now() - wall_start) / absl::Seconds(1);
+  return result;
+}
+
+}  // namespace twinscale::replay

@@ -1,0 +1,145 @@
+// `twinscale replay`'s loop: one autoscaler against a simulated cluster driven by a trace, on
+// simulated time, and what it cost and delivered.
+//
+// RunReplay builds a SimulatedCluster (the truth fleet: the deployment perturbed by the truth
+// perturbations, the trace, the seed), starts it with `initial_replicas` Ready pods, and then,
+// every SyncPeriod of the autoscaler (at SyncPeriod, 2 x SyncPeriod, ...): advances the cluster,
+// builds the view a controller would see, asks the autoscaler, and scales to its answer. When the
+// trace has ended it goes on (the autoscaler still deciding) until every request has left the
+// fleet, or for at most `max_drain` after the last arrival. GPU-hours count every pod from
+// Loading until it is gone, from time 0 to the last decision.
+//
+// Common random numbers: the fleet's random streams (routing, lifecycle delays, step noise) come
+// from (seed, run 0), so every policy replayed with the same config sees the same trace and the
+// same truth; the run is deterministic for a seed (only wall_seconds varies).
+//
+// Definitions used by the summary (every request of the trace counts):
+// - A request meets the SLO when its TTFT <= slo.threshold + slo.per_prompt_token x its prompt.
+//   Rejected requests, requests aborted before their first token, and requests still in the
+//   fleet when the drain limit stops the run are misses.
+// - attainment = requests meeting the SLO / requests in the trace.
+// - A minute (of arrival time, [60k, 60k + 60) s from the first arrival) with traffic meets the
+//   SLO when at least slo.percentile% of the requests arriving in it meet the SLO: its p90 TTFT
+//   (for percentile 90) is within the SLO, counted exactly as the attainment is, rejected ones as
+//   misses. minute_share = such minutes / minutes with traffic.
+// - TTFT percentiles are over the requests that produced a first token (linear interpolation, as
+//   `twinscale simulate` reports them); scale events count the decisions that changed the desired
+//   count; max_replicas is the largest desired count (the initial one included).
+//
+// Timeline: one row per decision at time t, about the interval [t - SyncPeriod, t): the trace's
+// arrivals and their tokens in it, the truth fleet's state at t and the decision taken at t. Its
+// TTFT p90 is over the requests whose first token came in the interval (emission time = arrival +
+// TTFT); rejections are counted at their arrival time.
+//
+// Thread-safety: none inside; separate RunReplay calls (with separate autoscalers) may run on
+// separate threads.
+#ifndef TWINSCALE_CONTROLLER_REPLAY_REPLAY_DRIVER_H_
+#define TWINSCALE_CONTROLLER_REPLAY_REPLAY_DRIVER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "controller/common/clock.h"
+#include "controller/replay/autoscaler.h"
+#include "controller/replay/truth.h"
+#include "simulator/model/deployment.h"
+#include "simulator/model/router.h"
+#include "simulator/model/run_stats.h"
+#include "simulator/workload/trace.h"
+
+namespace twinscale::replay {
+
+struct ReplayConfig {
+  std::shared_ptr<const sim::Trace> trace;  // normalised (the trace readers return it so)
+  sim::DeploymentSpec deployment;           // the profile's, before the truth perturbations
+  Truth truth;
+  // The router in front of the truth fleet (the twin assumes LeastRequests); Truth::routing
+  // replaces it with Random.
+  sim::RouterKind router = sim::RouterKind::kLeastRequests;
+  std::string model_name = "meta-llama/Llama-3.1-8B-Instruct";  // the vLLM model_name label
+  uint64_t seed = 1;
+  int32_t initial_replicas = 1;  // Ready at time 0 (the policy's minimum, or a given start)
+  sim::TtftSlo slo;
+  // How the autoscaler's metrics are taken (simulated_cluster.h): zero interval = at each
+  // decision; scrape_delay = how old they are when it decides.
+  absl::Duration scrape_interval = absl::ZeroDuration();
+  absl::Duration scrape_delay = absl::ZeroDuration();
+  absl::Duration max_drain = absl::Minutes(30);  // after the last arrival
+  absl::Time start = absl::UnixEpoch();          // absl::Time of the first arrival
+  // Called after every decision with the simulated time reached (for a progress bar).
+  std::function<void(absl::Duration)> progress;
+};
+
+struct TimelineRow {
+  absl::Duration time;      // since the first arrival: the decision's time, the interval's end
+  absl::Duration interval;  // its length (the sync period)
+  int64_t arrivals = 0;
+  double arrival_rps = 0;
+  double prompt_tokens_per_s = 0;  // of the requests arriving in the interval
+  double output_tokens_per_s = 0;
+  int32_t desired = 0;  // decided at `time`
+  int32_t ready = 0;    // truth at `time`
+  int32_t warming = 0;
+  int64_t waiting = 0;  // engines' queues plus the gateway
+  int64_t running = 0;
+  double kv_mean = 0;
+  int64_t first_tokens = 0;               // requests whose first token came in the interval
+  std::optional<double> ttft_p90_ms;      // of those; empty when none
+  int64_t rejected = 0;
+  std::string reason;  // the autoscaler's LastReason()
+};
+
+struct ReplaySummary {
+  std::string policy;  // Autoscaler::Name()
+  std::string family;  // PolicyFamily(policy)
+  std::string truth;   // Describe(truth)
+  uint64_t seed = 0;
+  double gpu_hours = 0;
+  int64_t requests = 0;  // in the trace
+  int64_t served = 0;    // completed
+  int64_t rejected = 0;
+  int64_t aborted = 0;     // cut off by a drain deadline
+  int64_t unfinished = 0;  // still in the fleet when the drain limit stopped the run
+  double ttft_p50_ms = 0, ttft_p90_ms = 0, ttft_p99_ms = 0;
+  double attainment = 0;
+  int64_t minutes_with_traffic = 0;
+  int64_t minutes_meeting_slo = 0;
+  double minute_share = 0;  // 1 when no minute has traffic
+  int32_t scale_events = 0;
+  int32_t max_replicas = 0;
+  double simulated_seconds = 0;  // from the first arrival to the last decision
+  double wall_seconds = 0;       // 0 without a clock
+  int64_t decisions = 0;
+};
+
+struct ReplayResult {
+  ReplaySummary summary;
+  std::vector<TimelineRow> timeline;
+};
+
+// DESIGN.md section 8's quality target.
+struct AttainmentTarget {
+  double requests = 0.95;  // share of requests within the TTFT SLO
+  double minutes = 0.95;   // share of minutes with traffic whose p90 meets it
+};
+bool MeetsTarget(const ReplaySummary& s, const AttainmentTarget& target = {});
+
+// A policy's family: its name without a trailing "-<number>" ("keda-queue-5" -> "keda-queue",
+// "hpa-kv-0.7" -> "hpa-kv", "static-8" -> "static", "twinscale" -> "twinscale").
+std::string PolicyFamily(std::string_view policy);
+
+// InvalidArgument for a missing trace, initial_replicas < 0, a non-positive SyncPeriod or
+// max_drain < 0. `wall_clock` (may be null) times the run for wall_seconds.
+absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& autoscaler,
+                                       const Clock* wall_clock = nullptr);
+
+}  // namespace twinscale::replay
+
+#endif  // TWINSCALE_CONTROLLER_REPLAY_REPLAY_DRIVER_H_

@@ -1,0 +1,289 @@
+// The replay loop: a static fleet costs N x TP x the run and delivers what a plain simulation of
+// the same fleet delivers; hand-worked attainment, minute shares and timeline rows on a serial
+// toy engine; a KEDA queue baseline reacting to a burst one sync period later; the drain limit;
+// determinism for a seed.
+#include "controller/replay/replay_driver.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "controller/replay/baseline_autoscaler.h"
+#include "controller/replay/report.h"
+#include "simulator/model/engine_test_util.h"
+#include "simulator/profiles/profile_loader.h"
+#include "simulator/whatif/simulate.h"
+
+namespace twinscale::replay {
+namespace {
+
+using sim::SimDuration;
+using sim::SimTime;
+using sim::testing::HandDeployment;
+using sim::testing::Req;
+
+sim::DeploymentSpec Profile(std::string_view name) {
+  absl::StatusOr<sim::ProfileRegistry> r = sim::ProfileRegistry::LoadEmbedded();
+  EXPECT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<sim::DeploymentSpec> d = r->Resolve(name, {});
+  EXPECT_TRUE(d.ok()) << d.status();
+  return *d;
+}
+
+policy::BaselineSpec Spec(const char* family) {
+  absl::StatusOr<std::vector<policy::BaselineSpec>> specs =
+      policy::ParseBaselineFamily(family, 1, 20);
+  EXPECT_TRUE(specs.ok()) << specs.status();
+  return specs->front();
+}
+
+// Piecewise-constant rates: `segments` of (seconds, requests per second), evenly spaced arrivals;
+// lengths cycle through a few values so batches are mixed.
+std::shared_ptr<const sim::Trace> StepTrace(std::vector<std::pair<double, double>> segments,
+                                            std::vector<int32_t> prompts,
+                                            std::vector<int32_t> outputs) {
+  auto trace = std::make_shared<sim::Trace>();
+  trace->source = "step";
+  double t0 = 0;
+  for (const auto& [seconds, rate] : segments) {
+    const int64_t n = std::llround(seconds * rate);
+    for (int64_t i = 0; i < n; ++i) {
+      sim::RequestSpec r;
+      r.id = trace->requests.size();
+      r.arrival = SimTime::FromSecondsF(t0 + static_cast<double>(i) / rate);
+      r.prompt_tokens = prompts[r.id % prompts.size()];
+      r.output_tokens = outputs[r.id % outputs.size()];
+      trace->requests.push_back(r);
+    }
+    t0 += seconds;
+  }
+  return trace;
+}
+
+TEST(ReplayDriverTest, StaticFleetCostsNTimesTpTimesTheRunAndMatchesAPlainSimulation) {
+  ReplayConfig config;
+  config.trace = StepTrace({{60, 5}, {60, 200}, {60, 5}}, {256, 1024, 2048, 512},
+                           {64, 256, 128, 512});
+  config.deployment = Profile("blis-llama-3.1-8b-h100-tp2");
+  config.seed = 7;
+  config.initial_replicas = 2;
+  BaselineAutoscaler fixed(Spec("static:2"));
+  absl::StatusOr<ReplayResult> got = RunReplay(config, fixed);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const ReplaySummary& s = got->summary;
+
+  // The same fleet in one plain run.
+  sim::SimulateOptions o;
+  o.fleet.deployment = config.deployment;
+  o.fleet.router.kind = sim::RouterKind::kLeastRequests;
+  o.fleet.initial_replicas = 2;
+  o.fleet.seed = 7;
+  o.slo = config.slo;
+  std::unique_ptr<sim::RequestSource> source = sim::MakeTraceSource(config.trace);
+  const sim::RunSummary want = sim::Simulate(o, *source).summary;
+
+  EXPECT_EQ(s.requests, want.injected);
+  EXPECT_EQ(s.served, want.completed);
+  EXPECT_EQ(s.rejected, want.rejected);
+  EXPECT_EQ(s.unfinished, 0);
+  EXPECT_DOUBLE_EQ(s.attainment, want.slo_attainment);
+  EXPECT_DOUBLE_EQ(s.ttft_p50_ms, want.ttft_ms.p50);
+  EXPECT_DOUBLE_EQ(s.ttft_p90_ms, want.ttft_ms.p90);
+  EXPECT_DOUBLE_EQ(s.ttft_p99_ms, want.ttft_ms.p99);
+  EXPECT_LT(s.attainment, 1.0);  // the burst hurts: the comparison is not vacuous
+  // The run ends at the first decision (every 15 s) after the last token: 2 replicas x TP 2 x that.
+  const double end = std::ceil(want.simulated_seconds / 15.0) * 15.0;
+  EXPECT_DOUBLE_EQ(s.simulated_seconds, end);
+  EXPECT_DOUBLE_EQ(s.gpu_hours, 2 * 2 * end / 3600.0);
+  EXPECT_EQ(s.scale_events, 0);
+  EXPECT_EQ(s.max_replicas, 2);
+  EXPECT_EQ(s.policy, "static-2");
+  EXPECT_EQ(s.family, "static");
+
+  int64_t arrivals = 0;
+  for (const TimelineRow& row : got->timeline) {
+    arrivals += row.arrivals;
+    EXPECT_EQ(row.desired, 2);
+    EXPECT_EQ(row.ready, 2);
+    EXPECT_EQ(row.warming, 0);
+  }
+  EXPECT_EQ(arrivals, s.requests);
+  EXPECT_EQ(static_cast<int64_t>(got->timeline.size()), s.decisions);
+  EXPECT_EQ(got->timeline.back().time, absl::Seconds(end));
+}
+
+TEST(ReplayDriverTest, AttainmentMinutesAndTimelineOnASerialEngine) {
+  // One replica that runs one request per 100 ms step (max_num_seqs 1), outputs of 1 token, SLO
+  // 500 ms at p90. Minute 0: 10 requests 1 s apart, each TTFT 100 ms. Minute 1: 10 requests at
+  // once at 60 s, served one after another: TTFT 100, 200, ..., 1000 ms, so 5 meet (50% < 90%).
+  // Minute 2: none. Minute 3: one request at 180 s, 100 ms.
+  auto trace = std::make_shared<sim::Trace>();
+  for (int i = 0; i < 10; ++i) trace->requests.push_back(Req(i, 1000.0 * i, 16, 1));
+  for (int i = 10; i < 20; ++i) trace->requests.push_back(Req(i, 60000, 16, 1));
+  trace->requests.push_back(Req(20, 180000, 16, 1));
+  ReplayConfig config;
+  config.trace = trace;
+  config.deployment = HandDeployment(1, 2048, 100000, 100000);
+  config.initial_replicas = 1;
+  BaselineAutoscaler fixed(Spec("static:1"));
+  absl::StatusOr<ReplayResult> got = RunReplay(config, fixed);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const ReplaySummary& s = got->summary;
+  EXPECT_EQ(s.requests, 21);
+  EXPECT_EQ(s.served, 21);
+  EXPECT_DOUBLE_EQ(s.attainment, 16.0 / 21.0);
+  EXPECT_EQ(s.minutes_with_traffic, 3);
+  EXPECT_EQ(s.minutes_meeting_slo, 2);
+  EXPECT_DOUBLE_EQ(s.minute_share, 2.0 / 3.0);
+  // Sorted TTFTs: twelve of 100 ms, then 200 ... 1000. p50 at rank 10 -> 100; p90 at rank 18 ->
+  // 800; p99 at rank 19.8 -> 900 + 0.8 x 100.
+  EXPECT_DOUBLE_EQ(s.ttft_p50_ms, 100);
+  EXPECT_DOUBLE_EQ(s.ttft_p90_ms, 800);
+  EXPECT_NEAR(s.ttft_p99_ms, 980, 1e-9);
+  // Last token at 180.1 s: the run ends at the decision at 195 s, one replica all along.
+  EXPECT_DOUBLE_EQ(s.simulated_seconds, 195);
+  EXPECT_DOUBLE_EQ(s.gpu_hours, 195.0 / 3600.0);
+  EXPECT_FALSE(MeetsTarget(s));
+
+  ASSERT_EQ(got->timeline.size(), 13u);  // decisions at 15, 30, ..., 195 s
+  const TimelineRow& first = got->timeline[0];  // [0, 15): minute 0's ten requests
+  EXPECT_EQ(first.time, absl::Seconds(15));
+  EXPECT_EQ(first.arrivals, 10);
+  EXPECT_DOUBLE_EQ(first.arrival_rps, 10.0 / 15.0);
+  EXPECT_DOUBLE_EQ(first.prompt_tokens_per_s, 160.0 / 15.0);
+  EXPECT_DOUBLE_EQ(first.output_tokens_per_s, 10.0 / 15.0);
+  EXPECT_EQ(first.first_tokens, 10);
+  EXPECT_DOUBLE_EQ(*first.ttft_p90_ms, 100);
+  const TimelineRow& burst = got->timeline[4];  // [60, 75)
+  EXPECT_EQ(burst.arrivals, 10);
+  EXPECT_EQ(burst.first_tokens, 10);
+  // TTFTs 100 ... 1000: p90 at rank 8.1 -> 900 + 0.1 x 100.
+  EXPECT_NEAR(*burst.ttft_p90_ms, 910, 1e-9);
+  EXPECT_FALSE(got->timeline[5].ttft_p90_ms.has_value());
+  EXPECT_EQ(got->timeline[5].arrivals, 0);
+  EXPECT_EQ(got->timeline[12].arrivals, 1);
+  EXPECT_EQ(burst.reason, "Static: 1 replicas");
+}
+
+TEST(ReplayDriverTest, TheDrainLimitStopsTheRunAndCountsWhatIsLeftAsMisses) {
+  // A request of 100,000 tokens at 100 ms a step would take hours; a 1-minute drain limit stops
+  // the run at the first decision at or after 60 s. It got its first token in 100 ms but never
+  // left the fleet: unfinished, counted as a miss.
+  auto trace = std::make_shared<sim::Trace>();
+  trace->requests.push_back(Req(0, 0, 16, 100000));
+  ReplayConfig config;
+  config.trace = trace;
+  config.deployment = HandDeployment(1, 2048, 1000000, 100000);
+  config.max_drain = absl::Minutes(1);
+  BaselineAutoscaler fixed(Spec("static:1"));
+  absl::StatusOr<ReplayResult> got = RunReplay(config, fixed);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->summary.unfinished, 1);
+  EXPECT_EQ(got->summary.served, 0);
+  EXPECT_DOUBLE_EQ(got->summary.attainment, 0);
+  EXPECT_DOUBLE_EQ(got->summary.simulated_seconds, 60);
+  EXPECT_DOUBLE_EQ(got->summary.gpu_hours, 60.0 / 3600.0);
+}
+
+// 2 req/s for 120 s, then 40 req/s for 180 s, of 2048-token prompts: one 8B replica on an H100
+// prefills about 13 of them a second, so the queue builds from 120 s on.
+std::shared_ptr<const sim::Trace> BurstTrace() {
+  return StepTrace({{120, 2}, {180, 40}}, {2048}, {256});
+}
+
+ReplayConfig BurstConfig() {
+  ReplayConfig config;
+  config.trace = BurstTrace();
+  config.deployment = Profile("llama-3.1-8b-h100-sxm-tp1");
+  // Constant lifecycle: Loading 20 s + WarmingUp 25 s, Ready 45 s after the scale.
+  config.deployment.lifecycle.loading = {SimDuration::Seconds(20), 1.0};
+  config.deployment.lifecycle.warming_up = {SimDuration::Seconds(25), 1.0};
+  config.initial_replicas = 1;
+  return config;
+}
+
+TEST(ReplayDriverTest, KedaQueueScalesUpOneSyncAfterABurst) {
+  const ReplayConfig config = BurstConfig();
+  BaselineAutoscaler keda(Spec("keda-queue:5"));
+  absl::StatusOr<ReplayResult> got = RunReplay(config, keda);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const std::vector<TimelineRow>& rows = got->timeline;
+  int32_t previous = 1;
+  bool ready_more = false;
+  for (const TimelineRow& row : rows) {
+    SCOPED_TRACE(absl::FormatDuration(row.time));
+    if (row.time <= absl::Seconds(120)) {
+      // 2 req/s: hardly anything waits, far under 5 per replica.
+      EXPECT_EQ(row.desired, 1);
+      EXPECT_EQ(row.ready, 1);
+    } else if (row.time == absl::Seconds(135)) {
+      // The first sync after the step sees hundreds waiting: ceil(sum / 5), capped by the HPA's
+      // no-behavior scale-up limit max(2 x 1, 4) = 4.
+      EXPECT_EQ(row.desired, 4);
+      EXPECT_NE(row.reason.find("waiting"), std::string::npos) << row.reason;
+    } else if (row.time <= absl::Seconds(300)) {
+      EXPECT_GE(row.desired, previous);  // still overloaded: never down
+    }
+    // New pods are Ready 45 s after the scale at 135 s, not before.
+    if (row.ready > 1) {
+      ready_more = true;
+      EXPECT_GE(row.time, absl::Seconds(180));
+    }
+    previous = row.desired;
+  }
+  EXPECT_TRUE(ready_more);
+  EXPECT_GT(got->summary.max_replicas, 4);
+  EXPECT_GE(got->summary.scale_events, 2);
+}
+
+TEST(ReplayDriverTest, SameSeedSameReplay) {
+  // Every truth perturbation on: step noise, Random routing and log-normal warm-up all draw.
+  ReplayConfig config = BurstConfig();
+  config.truth = *ParseTruth("all");
+  config.seed = 11;
+  auto run = [&](const ReplayConfig& c) {
+    BaselineAutoscaler keda(Spec("keda-queue:5"));
+    absl::StatusOr<ReplayResult> r = RunReplay(c, keda);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return *r;
+  };
+  const ReplayResult a = run(config);
+  const ReplayResult b = run(config);
+  const ReportHeader header;
+  EXPECT_EQ(SummaryJson(header, {a.summary}, nullptr), SummaryJson(header, {b.summary}, nullptr));
+  EXPECT_EQ(TimelineCsv({a}), TimelineCsv({b}));
+  EXPECT_EQ(a.summary.gpu_hours, b.summary.gpu_hours);
+  EXPECT_EQ(a.summary.attainment, b.summary.attainment);
+  EXPECT_EQ(a.summary.truth, "all");
+  config.seed = 12;
+  EXPECT_NE(TimelineCsv({run(config)}), TimelineCsv({a}));
+}
+
+TEST(ReplayDriverTest, RejectsBadConfigs) {
+  BaselineAutoscaler fixed(Spec("static:1"));
+  ReplayConfig no_trace;
+  EXPECT_EQ(RunReplay(no_trace, fixed).status().code(), absl::StatusCode::kInvalidArgument);
+  ReplayConfig negative;
+  negative.trace = std::make_shared<sim::Trace>();
+  negative.initial_replicas = -1;
+  EXPECT_EQ(RunReplay(negative, fixed).status().code(), absl::StatusCode::kInvalidArgument);
+  ReplayConfig bad_deployment;
+  bad_deployment.trace = std::make_shared<sim::Trace>();
+  bad_deployment.deployment.engine.max_num_batched_tokens = 1;  // below max_num_seqs
+  EXPECT_EQ(RunReplay(bad_deployment, fixed).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ReplayDriverTest, PolicyFamilies) {
+  const struct {
+    const char* policy;
+    const char* family;
+  } cases[] = {{"keda-queue-5", "keda-queue"}, {"hpa-kv-0.7", "hpa-kv"}, {"static-12", "static"},
+               {"twinscale", "twinscale"},     {"twin-scale-x", "twin-scale-x"},
+               {"odd-", "odd-"}};
+  for (const auto& c : cases) EXPECT_EQ(PolicyFamily(c.policy), c.family) << c.policy;
+}
+
+}  // namespace
+}  // namespace twinscale::replay

@@ -1,0 +1,219 @@
+// The replay report: see report.h. The only file I/O of replay is at the bottom of this file.
+#include "controller/replay/report.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace twinscale::replay {
+namespace {
+
+// Rounds for people: JSON then prints the shortest text of the rounded double ("0.9909").
+double Round(double v, int digits) {
+  if (!std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
+
+std::string SloText(const sim::TtftSlo& slo) {
+  std::string s = absl::StrFormat("TTFT p%g <= %g ms", slo.percentile, slo.threshold.millis());
+  if (slo.per_prompt_token > sim::SimDuration::Zero()) {
+    absl::StrAppendFormat(&s, " + %g ms per prompt token", slo.per_prompt_token.millis());
+  }
+  return s;
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
+  if (file == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("cannot create ", path));
+  if (std::fwrite(text.data(), 1, text.size(), file.get()) != text.size()) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", path));
+  }
+  FILE* f = file.release();
+  if (std::fclose(f) != 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<FamilyBest> CheapestPerFamily(const std::vector<ReplaySummary>& summaries,
+                                          const AttainmentTarget& target) {
+  std::vector<FamilyBest> out;
+  for (const ReplaySummary& s : summaries) {
+    FamilyBest* best = nullptr;
+    for (FamilyBest& f : out) {
+      if (f.family == s.family) best = &f;
+    }
+    if (best == nullptr) {
+      out.emplace_back();
+      best = &out.back();
+      best->family = s.family;
+    }
+    ++best->members;
+    if (!MeetsTarget(s, target)) continue;
+    if (!best->any_meets || s.gpu_hours < best->gpu_hours) {
+      best->any_meets = true;
+      best->policy = s.policy;
+      best->gpu_hours = s.gpu_hours;
+    }
+  }
+  return out;
+}
+
+std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>& summaries,
+                        const OracleResult* oracle) {
+  std::string out;
+  absl::StrAppendFormat(&out, "twinscale replay: %s, %d requests over %.0f s\n", h.trace,
+                        h.requests, h.span_seconds);
+  absl::StrAppendFormat(&out, "deployment %s, truth %s, seed %d, SLO %s\n", h.deployment,
+                        h.truth, h.seed, SloText(h.slo));
+  absl::StrAppendFormat(&out,
+                        "target: >= %.0f%% of requests within the SLO and >= %.0f%% of minutes "
+                        "with traffic meeting it\n\n",
+                        h.target.requests * 100, h.target.minutes * 100);
+  size_t w = 6;
+  for (const ReplaySummary& s : summaries) w = std::max(w, s.policy.size());
+  const int width = static_cast<int>(w);
+  absl::StrAppendFormat(&out, "%-*s %9s %9s %8s %9s %9s %9s %8s %16s %6s %5s %7s %s\n", width,
+                        "policy", "GPU-h", "served", "rejected", "TTFT p50", "p90", "p99",
+                        "attain", "minutes met", "scales", "max", "wall s", "target");
+  for (const ReplaySummary& s : summaries) {
+    const std::string minutes =
+        absl::StrFormat("%d/%d %.1f%%", s.minutes_meeting_slo, s.minutes_with_traffic,
+                        s.minute_share * 100);
+    absl::StrAppendFormat(&out, "%-*s %9.3f %9d %8d %9.1f %9.1f %9.1f %7.2f%% %16s %6d %5d %7.2f %s\n",
+                          width, s.policy, s.gpu_hours, s.served, s.rejected, s.ttft_p50_ms,
+                          s.ttft_p90_ms, s.ttft_p99_ms, s.attainment * 100, minutes,
+                          s.scale_events, s.max_replicas, s.wall_seconds,
+                          MeetsTarget(s, h.target) ? "met" : "missed");
+  }
+  out += "\ncheapest member of each family meeting the target:\n";
+  for (const FamilyBest& f : CheapestPerFamily(summaries, h.target)) {
+    if (f.any_meets) {
+      absl::StrAppendFormat(&out, "  %-*s %-*s %9.3f GPU-h\n", width, f.family, width, f.policy,
+                            f.gpu_hours);
+    } else {
+      absl::StrAppendFormat(&out, "  %-*s none of %d meets it\n", width, f.family, f.members);
+    }
+  }
+  if (oracle != nullptr) {
+    absl::StrAppendFormat(&out,
+                          "zero-lag oracle (lower bound): %.3f GPU-h, at most %d replicas, %d of "
+                          "%d minutes unmeetable by any fleet\n",
+                          oracle->gpu_hours, oracle->max_replicas, oracle->unmeetable_minutes,
+                          oracle->minutes.size());
+  }
+  return out;
+}
+
+std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>& summaries,
+                        const OracleResult* oracle) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  ordered_json& c = j["config"];
+  c["trace"] = h.trace;
+  c["requests"] = h.requests;
+  c["span_seconds"] = Round(h.span_seconds, 3);
+  c["deployment"] = h.deployment;
+  c["truth"] = h.truth;
+  c["seed"] = h.seed;
+  c["slo"] = {{"ttft_ms", Round(h.slo.threshold.millis(), 3)},
+              {"per_prompt_token_ms", Round(h.slo.per_prompt_token.millis(), 6)},
+              {"percentile", h.slo.percentile}};
+  c["target"] = {{"requests", h.target.requests}, {"minutes", h.target.minutes}};
+  ordered_json policies = ordered_json::array();
+  for (const ReplaySummary& s : summaries) {
+    ordered_json p;
+    p["policy"] = s.policy;
+    p["family"] = s.family;
+    p["gpu_hours"] = Round(s.gpu_hours, 3);
+    p["requests"] = s.requests;
+    p["served"] = s.served;
+    p["rejected"] = s.rejected;
+    p["aborted"] = s.aborted;
+    p["unfinished"] = s.unfinished;
+    p["ttft_ms"] = {{"p50", Round(s.ttft_p50_ms, 1)},
+                    {"p90", Round(s.ttft_p90_ms, 1)},
+                    {"p99", Round(s.ttft_p99_ms, 1)}};
+    p["slo_attainment"] = Round(s.attainment, 4);
+    p["minutes_with_traffic"] = s.minutes_with_traffic;
+    p["minutes_meeting_slo"] = s.minutes_meeting_slo;
+    p["minute_share"] = Round(s.minute_share, 4);
+    p["meets_target"] = MeetsTarget(s, h.target);
+    p["scale_events"] = s.scale_events;
+    p["max_replicas"] = s.max_replicas;
+    p["decisions"] = s.decisions;
+    p["simulated_seconds"] = Round(s.simulated_seconds, 3);
+    p["wall_seconds"] = Round(s.wall_seconds, 3);
+    policies.push_back(std::move(p));
+  }
+  j["policies"] = std::move(policies);
+  ordered_json best = ordered_json::array();
+  for (const FamilyBest& f : CheapestPerFamily(summaries, h.target)) {
+    ordered_json b;
+    b["family"] = f.family;
+    b["members"] = f.members;
+    b["policy"] = f.any_meets ? ordered_json(f.policy) : ordered_json(nullptr);
+    b["gpu_hours"] = f.any_meets ? ordered_json(Round(f.gpu_hours, 3)) : ordered_json(nullptr);
+    best.push_back(std::move(b));
+  }
+  j["cheapest_meeting_target"] = std::move(best);
+  if (oracle != nullptr) {
+    j["oracle"] = {{"gpu_hours", Round(oracle->gpu_hours, 3)},
+                   {"max_replicas", oracle->max_replicas},
+                   {"minutes", oracle->minutes.size()},
+                   {"unmeetable_minutes", oracle->unmeetable_minutes}};
+  } else {
+    j["oracle"] = nullptr;
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string TimelineCsv(const std::vector<ReplayResult>& results) {
+  std::string out =
+      "policy,time_s,arrivals,arrival_rps,prompt_tokens_per_s,output_tokens_per_s,desired,ready,"
+      "warming,waiting,running,kv_mean,first_tokens,ttft_p90_ms,rejected,reason\n";
+  for (const ReplayResult& r : results) {
+    const std::string policy = CsvField(r.summary.policy);
+    for (const TimelineRow& row : r.timeline) {
+      absl::StrAppendFormat(&out, "%s,%.3f,%d,%.3f,%.1f,%.1f,%d,%d,%d,%d,%d,%.4f,%d,", policy,
+                            absl::ToDoubleSeconds(row.time), row.arrivals, row.arrival_rps,
+                            row.prompt_tokens_per_s, row.output_tokens_per_s, row.desired,
+                            row.ready, row.warming, row.waiting, row.running, row.kv_mean,
+                            row.first_tokens);
+      if (row.ttft_p90_ms.has_value()) absl::StrAppendFormat(&out, "%.1f", *row.ttft_p90_ms);
+      absl::StrAppendFormat(&out, ",%d,%s\n", row.rejected, CsvField(row.reason));
+    }
+  }
+  return out;
+}
+
+absl::Status WriteSummaryJson(const std::string& dir, const ReportHeader& header,
+                              const std::vector<ReplaySummary>& summaries,
+                              const OracleResult* oracle) {
+  return WriteFile(absl::StrCat(dir, "/summary.json"), SummaryJson(header, summaries, oracle));
+}
+
+absl::Status WriteTimelineCsv(const std::string& dir, const std::vector<ReplayResult>& results) {
+  return WriteFile(absl::StrCat(dir, "/timeline.csv"), TimelineCsv(results));
+}
+
+}  // namespace twinscale::replay

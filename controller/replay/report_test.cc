@@ -1,0 +1,165 @@
+// The report: the cheapest member per family meeting the target, the table's content, summary.json
+// (rounded numbers, keys in order), timeline.csv (quoting), and the two file writers.
+#include "controller/replay/report.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
+namespace twinscale::replay {
+namespace {
+
+ReplaySummary Summary(std::string policy, double gpu_hours, double attainment,
+                      double minute_share) {
+  ReplaySummary s;
+  s.policy = policy;
+  s.family = PolicyFamily(policy);
+  s.gpu_hours = gpu_hours;
+  s.attainment = attainment;
+  s.minute_share = minute_share;
+  s.requests = 1000;
+  s.served = 990;
+  s.rejected = 10;
+  s.minutes_with_traffic = 60;
+  s.minutes_meeting_slo = static_cast<int64_t>(minute_share * 60 + 0.5);
+  return s;
+}
+
+std::vector<ReplaySummary> Sample() {
+  return {
+      Summary("keda-queue-1", 12.0, 0.99, 0.99),    // meets, dearer
+      Summary("keda-queue-5", 9.5, 0.96, 0.95),     // meets, cheapest keda (0.95 exactly)
+      Summary("keda-queue-10", 7.0, 0.90, 0.97),    // requests miss
+      Summary("hpa-kv-0.7", 8.0, 0.97, 0.94),       // minutes miss
+      Summary("static-12", 14.123456, 0.999, 1.0),  // meets
+      Summary("twinscale", 8.5, 0.97, 0.98),        // meets
+  };
+}
+
+TEST(ReportTest, CheapestMemberPerFamilyMeetingBothTargets) {
+  const std::vector<FamilyBest> best = CheapestPerFamily(Sample(), AttainmentTarget{});
+  ASSERT_EQ(best.size(), 4u);
+  EXPECT_EQ(best[0].family, "keda-queue");
+  EXPECT_EQ(best[0].members, 3);
+  EXPECT_TRUE(best[0].any_meets);
+  EXPECT_EQ(best[0].policy, "keda-queue-5");
+  EXPECT_EQ(best[0].gpu_hours, 9.5);
+  EXPECT_EQ(best[1].family, "hpa-kv");
+  EXPECT_FALSE(best[1].any_meets);
+  EXPECT_EQ(best[2].policy, "static-12");
+  EXPECT_EQ(best[3].policy, "twinscale");
+}
+
+TEST(ReportTest, TableShowsEveryPolicyTheFamiliesAndTheOracle) {
+  ReportHeader h;
+  h.trace = "conv.csv";
+  h.requests = 1000;
+  h.span_seconds = 3600;
+  h.deployment = "llama-3.1-8b-h100-sxm-tp1";
+  h.truth = "none";
+  OracleResult oracle;
+  oracle.gpu_hours = 6.25;
+  oracle.max_replicas = 9;
+  oracle.minutes.resize(60);
+  const std::string table = FormatTable(h, Sample(), &oracle);
+  for (const char* want :
+       {"conv.csv, 1000 requests over 3600 s", "truth none", "TTFT p90 <= 500 ms",
+        ">= 95% of requests", "keda-queue-10", "14.123", "missed", "hpa-kv", "none of 1 meets it",
+        "keda-queue-5      9.500 GPU-h", "zero-lag oracle (lower bound): 6.250 GPU-h",
+        "0 of 60 minutes unmeetable"}) {
+    EXPECT_NE(table.find(want), std::string::npos) << want << "\n" << table;
+  }
+  EXPECT_EQ(FormatTable(h, Sample(), nullptr).find("oracle"), std::string::npos);
+}
+
+TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
+  ReportHeader h;
+  h.seed = 42;
+  std::vector<ReplaySummary> s = Sample();
+  s[4].ttft_p90_ms = 239.94999;
+  s[4].attainment = 0.99087;
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(SummaryJson(h, s, nullptr));
+  std::vector<std::string> keys;
+  for (const auto& item : j.items()) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"config", "policies", "cheapest_meeting_target",
+                                            "oracle"}));
+  EXPECT_EQ(j["config"]["seed"], 42);
+  EXPECT_EQ(j["config"]["slo"]["ttft_ms"], 500.0);
+  ASSERT_EQ(j["policies"].size(), 6u);
+  const auto& st = j["policies"][4];
+  EXPECT_EQ(st["policy"], "static-12");
+  EXPECT_EQ(st["gpu_hours"], 14.123);
+  EXPECT_EQ(st["ttft_ms"]["p90"], 239.9);
+  EXPECT_EQ(st["slo_attainment"], 0.9909);
+  EXPECT_EQ(st["meets_target"], true);
+  EXPECT_EQ(j["policies"][2]["meets_target"], false);
+  EXPECT_EQ(j["cheapest_meeting_target"][1]["family"], "hpa-kv");
+  EXPECT_TRUE(j["cheapest_meeting_target"][1]["policy"].is_null());
+  EXPECT_TRUE(j["oracle"].is_null());
+  // Printed as people read them, not with 17 digits.
+  EXPECT_NE(SummaryJson(h, s, nullptr).find("\"gpu_hours\": 14.123,"), std::string::npos);
+}
+
+TEST(ReportTest, TimelineCsvHasAPolicyColumnAndQuotesReasons) {
+  ReplayResult r;
+  r.summary.policy = "keda-queue-5";
+  TimelineRow row;
+  row.time = absl::Seconds(15);
+  row.interval = absl::Seconds(15);
+  row.arrivals = 30;
+  row.arrival_rps = 2;
+  row.desired = 4;
+  row.ready = 1;
+  row.warming = 3;
+  row.kv_mean = 0.25;
+  row.reason = "ScaleUpLimit: waiting 40, \"many\"";
+  r.timeline.push_back(row);
+  row.time = absl::Seconds(30);
+  row.ttft_p90_ms = 123.45;
+  row.reason = "";
+  r.timeline.push_back(row);
+  const std::string csv = TimelineCsv({r});
+  std::istringstream lines(csv);
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(header.rfind("policy,time_s,arrivals,", 0), 0u);
+  EXPECT_EQ(first,
+            "keda-queue-5,15.000,30,2.000,0.0,0.0,4,1,3,0,0,0.2500,0,,0,"
+            "\"ScaleUpLimit: waiting 40, \"\"many\"\"\"");
+  EXPECT_EQ(second, "keda-queue-5,30.000,30,2.000,0.0,0.0,4,1,3,0,0,0.2500,0,123.5,0,");
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ReportTest, WritesBothFilesAndNamesThePathOnFailure) {
+  const std::string dir = ::testing::TempDir();
+  ReportHeader h;
+  ASSERT_TRUE(WriteSummaryJson(dir, h, Sample(), nullptr).ok());
+  EXPECT_EQ(ReadAll(dir + "/summary.json"), SummaryJson(h, Sample(), nullptr));
+  ReplayResult r;
+  r.summary.policy = "static-1";
+  ASSERT_TRUE(WriteTimelineCsv(dir, {r}).ok());
+  EXPECT_EQ(ReadAll(dir + "/timeline.csv"), TimelineCsv({r}));
+  std::remove((dir + "/summary.json").c_str());
+  std::remove((dir + "/timeline.csv").c_str());
+
+  const absl::Status missing = WriteTimelineCsv(dir + "/no/such/dir", {r});
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(std::string(missing.message()).find("no/such/dir/timeline.csv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace twinscale::replay

@@ -1,0 +1,197 @@
+// Snapshot building: see fleet_snapshot.h.
+#include "controller/state/fleet_snapshot.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "controller/metrics/histogram_window.h"
+
+namespace twinscale::state {
+
+int32_t FleetSnapshot::CountStage(PodView::Stage s) const {
+  int32_t n = 0;
+  for (const ReplicaState& r : replicas) n += r.stage == s ? 1 : 0;
+  return n;
+}
+
+double FleetSnapshot::total_waiting() const {
+  double t = 0;
+  for (const ReplicaState& r : replicas) t += r.waiting;
+  return t;
+}
+
+double FleetSnapshot::total_running() const {
+  double t = 0;
+  for (const ReplicaState& r : replicas) t += r.running;
+  return t;
+}
+
+double FleetSnapshot::max_kv_usage() const {
+  double m = 0;
+  for (const ReplicaState& r : replicas) {
+    if (r.stage == PodView::Stage::kReady && r.fresh) m = std::max(m, r.kv_usage);
+  }
+  return m;
+}
+
+namespace {
+
+// Adds `part` into `acc` (same layout), or starts `acc`.
+void Accumulate(std::optional<metrics::CumulativeHistogram>& acc,
+                const metrics::CumulativeHistogram& part) {
+  if (!acc.has_value()) {
+    acc = part;
+    return;
+  }
+  auto sum = metrics::SumHistograms({*acc, part});
+  if (sum.ok()) acc = *sum;
+}
+
+// Sum over engines of an optional histogram (engines of one pod share the layout).
+std::optional<metrics::CumulativeHistogram> PodHistogram(
+    const metrics::PodObservation& pod,
+    std::optional<metrics::CumulativeHistogram> metrics::EngineObservation::*field) {
+  std::optional<metrics::CumulativeHistogram> acc;
+  for (const auto& e : pod.engines) {
+    if ((e.*field).has_value()) Accumulate(acc, *(e.*field));
+  }
+  return acc;
+}
+
+}  // namespace
+
+FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
+  FleetSnapshot snap;
+  snap.at = view.now;
+  snap.spec_replicas = view.spec_replicas;
+
+  double arrivals = 0;  // over pods seen fresh both now and before
+  bool any_fresh = false;
+  bool arrivals_known = false;
+  std::optional<metrics::CumulativeHistogram> ttft_inc, prompt_inc, output_inc;
+  std::map<std::string, PodMemory> current;
+
+  for (const PodView& pod : view.pods) {
+    ReplicaState r;
+    r.name = pod.name;
+    r.stage = pod.stage;
+    r.age = pod.age;
+    r.ready_for = pod.ready_for;
+    r.unschedulable = pod.unschedulable;
+    const bool serving = pod.stage == PodView::Stage::kReady ||
+                         pod.stage == PodView::Stage::kTerminating;
+    r.fresh = pod.scrape_ok && view.now - pod.scraped_at <= options_.stale_after;
+    if (serving && !r.fresh && pod.stage == PodView::Stage::kReady) {
+      snap.stale = true;
+      if (snap.stale_reason.empty()) {
+        snap.stale_reason = pod.scrape_ok
+                                ? absl::StrCat("pod ", pod.name, ": last scrape is ",
+                                               absl::FormatDuration(view.now - pod.scraped_at),
+                                               " old")
+                                : absl::StrCat("pod ", pod.name, ": scrape failed");
+      }
+    }
+    if (r.fresh) {
+      any_fresh = true;
+      double finished = 0, in_flight = 0, kv_sum = 0;
+      for (const auto& e : pod.observation.engines) {
+        ++r.engines;
+        r.waiting += e.waiting.value_or(0);
+        r.running += e.running.value_or(0);
+        kv_sum += e.kv_cache_usage.value_or(0);
+        finished += e.requests_finished_total.value_or(0);
+        if (e.num_gpu_blocks && e.block_size) r.kv_capacity_tokens += *e.num_gpu_blocks * *e.block_size;
+      }
+      in_flight = r.waiting + r.running;
+      r.kv_usage = r.engines > 0 ? kv_sum / r.engines : 0;
+
+      PodMemory mem;
+      mem.scraped_at = pod.scraped_at;
+      mem.finished = finished;
+      mem.in_flight = in_flight;
+      mem.ttft = PodHistogram(pod.observation, &metrics::EngineObservation::ttft);
+      mem.prompt_tokens = PodHistogram(pod.observation, &metrics::EngineObservation::prompt_tokens);
+      mem.generation_tokens =
+          PodHistogram(pod.observation, &metrics::EngineObservation::generation_tokens);
+
+      auto prev = previous_.find(pod.name);
+      if (prev != previous_.end()) {
+        // Arrivals = finished during the window + growth of what is inside the server.
+        arrivals += metrics::CounterIncrease(prev->second.finished, finished) +
+                    (in_flight - prev->second.in_flight);
+        arrivals_known = true;
+        auto inc = [](const std::optional<metrics::CumulativeHistogram>& a,
+                      const std::optional<metrics::CumulativeHistogram>& b,
+                      std::optional<metrics::CumulativeHistogram>& acc) {
+          if (!a || !b) return;
+          auto d = metrics::HistogramIncrease(*a, *b);
+          if (d.ok()) Accumulate(acc, *d);
+        };
+        inc(prev->second.ttft, mem.ttft, ttft_inc);
+        inc(prev->second.prompt_tokens, mem.prompt_tokens, prompt_inc);
+        inc(prev->second.generation_tokens, mem.generation_tokens, output_inc);
+      } else if (last_build_.has_value()) {
+        // A pod new since the last decision: everything it has seen arrived in this window.
+        arrivals += finished + in_flight;
+        arrivals_known = true;
+      }
+      current[pod.name] = std::move(mem);
+    } else {
+      auto prev = previous_.find(pod.name);
+      if (prev != previous_.end()) current[pod.name] = prev->second;  // keep for the next window
+    }
+    snap.replicas.push_back(std::move(r));
+  }
+
+  WorkloadEstimate& w = snap.workload;
+  const double window_s =
+      last_build_.has_value() ? absl::ToDoubleSeconds(view.now - *last_build_) : 0.0;
+  if (snap.stale && !any_fresh) {
+    w.arrival_rate = Input<double>::Stale(snap.stale_reason);
+  } else if (arrivals_known && window_s > 0) {
+    const double n = std::max(0.0, arrivals);
+    arrival_counts_.push_back(n);
+    while (static_cast<int32_t>(arrival_counts_.size()) > options_.dispersion_history) {
+      arrival_counts_.pop_front();
+    }
+    w.arrival_rate = n == 0 ? Input<double>::NoEvents(0.0) : Input<double>::Value(n / window_s);
+  } else if (any_fresh && !snap.stale) {
+    // First sight of the fleet: rate unknown until the next window, but an empty fleet is a fact.
+    double in_flight = snap.total_waiting() + snap.total_running();
+    w.arrival_rate = in_flight == 0 ? Input<double>::NoEvents(0.0)
+                                    : Input<double>::Stale("first scrape: no window yet");
+  }
+  if (arrival_counts_.size() >= 4) {
+    double mean = 0, var = 0;
+    for (double c : arrival_counts_) mean += c;
+    mean /= static_cast<double>(arrival_counts_.size());
+    for (double c : arrival_counts_) var += (c - mean) * (c - mean);
+    var /= static_cast<double>(arrival_counts_.size() - 1);
+    // Long-run variation of the rate itself also shows up here; it is what the what-if should
+    // fear, so it is kept, bounded to a sane range.
+    w.dispersion = mean > 0 ? std::clamp(var / mean, 0.25, 16.0) : 1.0;
+  }
+  auto mean_of = [](const std::optional<metrics::CumulativeHistogram>& h) -> std::optional<double> {
+    if (!h || h->count <= 0 || !std::isfinite(h->sum)) return std::nullopt;
+    return h->sum / h->count;
+  };
+  if (auto m = mean_of(prompt_inc)) last_prompt_mean_ = *m;
+  if (auto m = mean_of(output_inc)) last_output_mean_ = *m;
+  if (last_prompt_mean_) w.prompt_tokens_mean = Input<double>::Value(*last_prompt_mean_);
+  if (last_output_mean_) w.output_tokens_mean = Input<double>::Value(*last_output_mean_);
+  if (ttft_inc && ttft_inc->count > 0) {
+    w.ttft_window = ttft_inc;
+    w.ttft_p90_seconds = Input<double>::Value(metrics::HistogramQuantile(0.9, *ttft_inc));
+    w.ttft_attainment =
+        Input<double>::Value(metrics::ShareAtOrBelow(options_.slo_threshold_seconds, *ttft_inc).share);
+  } else if (any_fresh) {
+    w.ttft_p90_seconds = Input<double>::NoEvents(0.0);
+    w.ttft_attainment = Input<double>::NoEvents(1.0);
+  }
+  previous_ = std::move(current);
+  last_build_ = view.now;
+  return snap;
+}
+
+}  // namespace twinscale::state

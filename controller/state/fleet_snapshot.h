@@ -1,0 +1,96 @@
+// FleetSnapshot: the policy's whole view of one target's fleet at one decision — per replica its
+// lifecycle stage, age, queue, running batch and KV use; fleet-wide the arrival rate (from the change
+// in finished requests plus the change in waiting + running, so overload doesn't hide it), its
+// burstiness (index of dispersion of per-interval arrival counts), prompt and output length means,
+// and the observed TTFT over the last window (fleet-wide histogram, summed before any quantile).
+//
+// SnapshotBuilder turns successive ClusterViews into snapshots. It keeps the previous scrape of
+// every pod (counters and histograms) to take increases — counter resets handled as Prometheus'
+// increase() does — and a short history of arrival counts for the dispersion. Pure: no I/O, no
+// clock; time comes in with the view. Not thread-safe: one builder per target.
+#ifndef TWINSCALE_CONTROLLER_STATE_FLEET_SNAPSHOT_H_
+#define TWINSCALE_CONTROLLER_STATE_FLEET_SNAPSHOT_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "controller/metrics/cumulative_histogram.h"
+#include "controller/state/cluster_view.h"
+#include "controller/state/input.h"
+
+namespace twinscale::state {
+
+struct ReplicaState {
+  std::string name;
+  PodView::Stage stage = PodView::Stage::kReady;
+  absl::Duration age;
+  absl::Duration ready_for;
+  bool unschedulable = false;
+  bool fresh = false;           // scraped successfully within staleAfter
+  int32_t engines = 0;          // vLLM engines in the pod (a replica is {pods, engines})
+  double waiting = 0;           // summed over engines
+  double running = 0;
+  double kv_usage = 0;          // mean over engines, 0..1
+  int64_t kv_capacity_tokens = 0;  // num_gpu_blocks x block_size summed over engines (0: unknown)
+};
+
+struct WorkloadEstimate {
+  Input<double> arrival_rate = Input<double>::Stale("no data yet");  // requests per second
+  double dispersion = 1.0;      // variance / mean of per-interval arrival counts (Poisson: 1)
+  Input<double> prompt_tokens_mean = Input<double>::Stale("no data yet");
+  Input<double> output_tokens_mean = Input<double>::Stale("no data yet");
+  Input<double> ttft_p90_seconds = Input<double>::Stale("no data yet");  // observed, last window
+  Input<double> ttft_attainment = Input<double>::Stale("no data yet");   // share <= SLO threshold
+  std::optional<metrics::CumulativeHistogram> ttft_window;  // fleet-wide TTFT increase
+};
+
+struct FleetSnapshot {
+  absl::Time at;
+  int32_t spec_replicas = 0;
+  std::vector<ReplicaState> replicas;
+  WorkloadEstimate workload;
+  bool stale = false;           // some input is Stale: scale-in is frozen
+  std::string stale_reason;
+
+  int32_t CountStage(PodView::Stage s) const;
+  int32_t ready() const { return CountStage(PodView::Stage::kReady); }
+  double total_waiting() const;
+  double total_running() const;
+  double max_kv_usage() const;  // over fresh Ready replicas
+};
+
+struct SnapshotOptions {
+  absl::Duration stale_after = absl::Seconds(45);
+  double slo_threshold_seconds = 0.5;  // for the observed attainment
+  int32_t dispersion_history = 20;     // intervals kept for the dispersion estimate
+};
+
+class SnapshotBuilder {
+ public:
+  explicit SnapshotBuilder(SnapshotOptions options) : options_(options) {}
+  // Builds the snapshot of `view` and remembers its scrapes for the next increase.
+  FleetSnapshot Build(const ClusterView& view);
+  void set_options(const SnapshotOptions& o) { options_ = o; }
+
+ private:
+  struct PodMemory {
+    absl::Time scraped_at;
+    double finished = 0, in_flight = 0;
+    std::optional<metrics::CumulativeHistogram> ttft, prompt_tokens, generation_tokens;
+  };
+  SnapshotOptions options_;
+  std::map<std::string, PodMemory> previous_;  // by pod name (ordered: deterministic)
+  std::deque<double> arrival_counts_;
+  std::optional<absl::Time> last_build_;
+  // The last usable length means: lengths change slowly and a quiet window says nothing new.
+  std::optional<double> last_prompt_mean_, last_output_mean_;
+};
+
+}  // namespace twinscale::state
+
+#endif  // TWINSCALE_CONTROLLER_STATE_FLEET_SNAPSHOT_H_

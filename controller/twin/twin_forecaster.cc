@@ -1,0 +1,234 @@
+// The twin as a Forecaster: see twin_forecaster.h for the reduction and why it is sound.
+#include "controller/twin/twin_forecaster.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "simulator/core/rng.h"
+#include "simulator/core/samplers.h"
+#include "simulator/core/simulation.h"
+#include "simulator/model/fleet.h"
+#include "simulator/model/run_stats.h"
+
+namespace twinscale::twin {
+namespace {
+
+using sim::SimDuration;
+using sim::SimTime;
+
+// Arrivals whose rate is piecewise constant in time, with gamma inter-arrival times of a given CV
+// in operational time (time change), and exponential lengths clamped to [1, max]. The unit-rate
+// process and the lengths depend only on the seed, so every candidate sees the same draws.
+class PiecewiseSource : public sim::RequestSource {
+ public:
+  struct Segment {
+    double start_s;
+    double rate;  // requests per second from start_s on
+  };
+  PiecewiseSource(std::vector<Segment> segments, double end_s, double cv, double prompt_mean,
+                  double output_mean, int32_t max_tokens, uint64_t seed)
+      : segments_(std::move(segments)),
+        end_s_(end_s),
+        cv_(std::clamp(cv, 0.2, 4.0)),
+        prompt_mean_(std::max(1.0, prompt_mean)),
+        output_mean_(std::max(1.0, output_mean)),
+        max_tokens_(max_tokens),
+        arrivals_(seed, 0, sim::Stream::kArrivals),
+        prompts_(seed, 0, sim::Stream::kPromptLengths),
+        outputs_(seed, 0, sim::Stream::kOutputLengths) {}
+
+  bool Next(sim::RequestSpec& out) override {
+    // Next point of the unit-rate renewal process in operational time.
+    const double shape = 1.0 / (cv_ * cv_);
+    op_ += sim::SampleGamma(arrivals_, shape, 1.0 / shape);
+    const double t = InverseCumulative(op_);
+    if (!(t < end_s_)) return false;
+    out.id = next_id_++;
+    out.arrival = SimTime::FromSecondsF(t);
+    out.prompt_tokens = Length(prompts_, prompt_mean_);
+    out.output_tokens = Length(outputs_, output_mean_);
+    out.prefix_hashes.clear();
+    return true;
+  }
+
+ private:
+  int32_t Length(sim::Rng& rng, double mean) {
+    const double x = std::round(sim::SampleExponential(rng, mean));
+    return static_cast<int32_t>(std::clamp(x, 1.0, static_cast<double>(max_tokens_)));
+  }
+  double InverseCumulative(double s) const {
+    double acc = 0;
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      const double seg_end = i + 1 < segments_.size() ? segments_[i + 1].start_s : 1e300;
+      const double r = segments_[i].rate;
+      const double mass = r * (seg_end - segments_[i].start_s);
+      if (r > 0 && s <= acc + mass) return segments_[i].start_s + (s - acc) / r;
+      acc += mass;
+    }
+    return 1e300;
+  }
+
+  std::vector<Segment> segments_;
+  double end_s_, cv_, prompt_mean_, output_mean_;
+  int32_t max_tokens_;
+  sim::Rng arrivals_, prompts_, outputs_;
+  double op_ = 0;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace
+
+policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) const {
+  const int32_t runs = std::max(1, options_.seeds);
+  if (runs == 1) return EvaluateOnce(q, q.seed);
+  policy::Forecast sum;
+  sum.attainment = 0;
+  int64_t judged = 0;
+  double met = 0;
+  for (int32_t i = 0; i < runs; ++i) {
+    const policy::Forecast f = EvaluateOnce(q, sim::DeriveSeed(q.seed, static_cast<uint64_t>(i), 77));
+    met += f.attainment * static_cast<double>(f.requests);
+    judged += f.requests;
+    sum.ttft_p90_ms += f.ttft_p90_ms / runs;
+    sum.scheduling_delay_mean_ms += f.scheduling_delay_mean_ms / runs;
+    sum.preemptions_per_s += f.preemptions_per_s / runs;
+  }
+  sum.requests = judged;
+  sum.attainment = judged > 0 ? met / static_cast<double>(judged) : 1.0;
+  sum.meets_slo = sum.attainment + 1e-12 >= q.percentile / 100.0;
+  return sum;
+}
+
+policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
+                                              uint64_t seed) const {
+  const int32_t candidate = std::max(1, q.candidate_replicas);
+  const int32_t ready_now = std::min<int32_t>(static_cast<int32_t>(q.ready.size()), candidate);
+  // Serving times of the candidate fleet: Ready now, then pending ones, then new ones.
+  std::vector<double> serve_at;  // seconds from now, one per replica of the candidate fleet
+  for (int32_t i = 0; i < ready_now; ++i) serve_at.push_back(0.0);
+  std::vector<absl::Duration> pending = q.pending_ready_in;
+  std::sort(pending.begin(), pending.end());
+  for (const absl::Duration& d : pending) {
+    if (static_cast<int32_t>(serve_at.size()) >= candidate) break;
+    serve_at.push_back(std::max(0.0, absl::ToDoubleSeconds(d)));
+  }
+  while (static_cast<int32_t>(serve_at.size()) < candidate) {
+    serve_at.push_back(absl::ToDoubleSeconds(q.new_replica_warmup));
+  }
+
+  // The observed Ready replicas in load order, so a sample can spread evenly across it.
+  std::vector<policy::ReplicaStart> ready(q.ready.begin(), q.ready.begin() + ready_now);
+  std::stable_sort(ready.begin(), ready.end(), [](const auto& a, const auto& b) {
+    return a.waiting + a.running < b.waiting + b.running;
+  });
+
+  const double horizon_s = absl::ToDoubleSeconds(q.horizon);
+  const bool full_fleet = options_.sample_replicas <= 0 || candidate <= options_.sample_replicas ||
+                          ready_now == 0;
+  const int32_t k = full_fleet ? candidate : std::min(options_.sample_replicas, ready_now);
+
+  std::vector<PiecewiseSource::Segment> segments;
+  if (full_fleet) {
+    segments.push_back({0.0, q.arrival_rate});
+  } else {
+    // The sample carries k / N(t) of the fleet's arrivals; N(t) grows as replicas come up.
+    std::vector<double> times = serve_at;
+    std::sort(times.begin(), times.end());
+    int32_t serving = 0;
+    size_t i = 0;
+    while (i < times.size()) {
+      const double t = times[i];
+      while (i < times.size() && times[i] == t) {
+        ++serving;
+        ++i;
+      }
+      segments.push_back({t, q.arrival_rate * k / std::max(1, serving)});
+    }
+    if (segments.front().start_s > 0) segments.insert(segments.begin(), {0.0, 0.0});
+  }
+
+  sim::FleetOptions fo;
+  fo.deployment = options_.deployment;
+  fo.deployment.lifecycle.slow_period = SimDuration::Zero();
+  fo.speed = options_.speed;
+  fo.router.kind = options_.router;
+  fo.initial_replicas = 0;
+  fo.seed = seed;
+  sim::Simulation simulation;
+  sim::TtftSlo slo;
+  slo.threshold = SimDuration::FromAbsl(q.ttft_threshold);
+  slo.per_prompt_token = SimDuration::FromAbsl(q.ttft_per_prompt_token);
+  slo.percentile = q.percentile;
+  sim::RunStats stats(slo);
+  sim::Fleet fleet(simulation, fo, &stats);
+
+  // Replicas: which observed states seed them, and when each serves.
+  std::vector<int32_t> seeded;  // index into `ready` for each simulated replica, -1 for none
+  if (full_fleet) {
+    for (int32_t i = 0; i < candidate; ++i) {
+      fleet.AddReplicaReadyAfter(SimDuration::FromSecondsF(serve_at[static_cast<size_t>(i)]));
+      seeded.push_back(i < ready_now ? i : -1);
+    }
+  } else {
+    for (int32_t i = 0; i < k; ++i) {
+      fleet.AddReplicaReadyAfter(SimDuration::Zero());
+      // Evenly spread over the load order: the (i + 0.5) / k quantile.
+      seeded.push_back(std::min(ready_now - 1, static_cast<int32_t>((i + 0.5) * ready_now / k)));
+    }
+  }
+
+  // Seed what the observed replicas hold.
+  sim::Rng seed_rng(seed, 1, sim::Stream::kLifecycle);
+  const int64_t capacity = sim::KvCapacityTokens(options_.deployment);
+  const double out_mean = std::max(1.0, q.output_tokens_mean);
+  uint64_t id = 1ULL << 40;
+  for (size_t r = 0; r < seeded.size(); ++r) {
+    if (seeded[r] < 0) continue;
+    const policy::ReplicaStart& st = ready[static_cast<size_t>(seeded[r])];
+    const int32_t running = static_cast<int32_t>(std::lround(st.running));
+    const double kv_tokens = st.kv_usage * static_cast<double>(capacity);
+    const double context =
+        running > 0 && kv_tokens > 0 ? kv_tokens / running : q.prompt_tokens_mean + out_mean / 2;
+    for (int32_t j = 0; j < running; ++j) {
+      // Length-biased output length (exponential lengths: Gamma(2, mean)), uniform progress.
+      const double total = std::max(2.0, std::round(sim::SampleGamma(seed_rng, 2.0, out_mean)));
+      const int32_t generated =
+          static_cast<int32_t>(std::clamp(std::floor(seed_rng.Uniform01() * total), 1.0, total - 1));
+      sim::RequestSpec req;
+      req.id = id++;
+      req.prompt_tokens = static_cast<int32_t>(std::max(1.0, std::round(context) - generated));
+      req.output_tokens = static_cast<int32_t>(total);
+      if (!fleet.AdoptRunning(static_cast<int32_t>(r), req, generated)) break;
+    }
+    const int32_t waiting = static_cast<int32_t>(std::lround(st.waiting));
+    for (int32_t j = 0; j < waiting; ++j) {
+      sim::RequestSpec req;
+      req.id = id++;
+      req.prompt_tokens = static_cast<int32_t>(std::max(1.0, std::round(q.prompt_tokens_mean)));
+      req.output_tokens = static_cast<int32_t>(std::max(1.0, std::round(out_mean)));
+      fleet.InjectTo(static_cast<int32_t>(r), req);
+    }
+  }
+
+  PiecewiseSource source(std::move(segments), horizon_s, q.arrival_cv, q.prompt_tokens_mean,
+                         out_mean, 32768, seed);
+  fleet.AttachSource(&source);
+  // Every request that arrived by the horizon is judged: one still without a first token when the
+  // run stops has waited longer than any target it could have, so it is a miss.
+  const double slack_s = absl::ToDoubleSeconds(q.ttft_threshold) +
+                         absl::ToDoubleSeconds(q.ttft_per_prompt_token) * 32768 + 1.0;
+  simulation.RunUntil(SimTime::FromSecondsF(horizon_s + slack_s));
+  const sim::RunSummary s = stats.Summarize(0, 0);
+
+  policy::Forecast f;
+  f.requests = s.injected;
+  f.attainment = s.injected > 0 ? s.slo_attainment : 1.0;
+  f.ttft_p90_ms = s.ttft_ms.p90;
+  f.scheduling_delay_mean_ms = s.scheduling_delay_ms.mean;
+  f.preemptions_per_s = horizon_s > 0 ? static_cast<double>(s.preemptions) / horizon_s : 0;
+  f.meets_slo = f.attainment + 1e-12 >= q.percentile / 100.0;
+  return f;
+}
+
+}  // namespace twinscale::twin

@@ -1,0 +1,29 @@
+// Fuzzes the InferenceAutoscaler loader (manifests from users, `twinscale replay` policy files and,
+// later, objects from the API server): any bytes must give typed specs or a clear error, never a
+// crash, a hang or unbounded memory (YAML alias bombs included). A spec that loads must also hold
+// the bounds the schema and the cross-field checks promise; the policy relies on them.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "absl/time/time.h"
+#include "controller/policy/spec_loader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view yaml(reinterpret_cast<const char*>(data), size);
+  const auto all = twinscale::policy::ParseInferenceAutoscalers(yaml, "fuzz.yaml");
+  if (!all.ok()) return 0;
+  for (const twinscale::policy::InferenceAutoscaler& ias : *all) {
+    const twinscale::policy::InferenceAutoscalerSpec& s = ias.spec;
+    const bool holds = !ias.metadata.name.empty() && s.min_replicas >= 1 &&
+                       s.max_replicas >= s.min_replicas && s.slo.ttft.percentile > 0 &&
+                       s.slo.ttft.percentile <= 100 && s.slo.ttft.threshold > absl::ZeroDuration() &&
+                       s.scale_down.safety_margin > 0 && s.scale_down.safety_margin <= 1 &&
+                       s.metrics.interval > absl::ZeroDuration() &&
+                       s.metrics.stale_after > s.metrics.interval && !s.scale_up.policies.empty() &&
+                       !s.scale_down.rules.policies.empty() && !s.model.profile.empty();
+    if (!holds) abort();  // the loader accepted a spec that breaks its own contract
+  }
+  return 0;
+}

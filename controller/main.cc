@@ -1,6 +1,7 @@
 // twinscale: one binary, subcommands. Flags and wiring only; each subcommand lives in controller/cli.
 //
 //   twinscale simulate [flags]   run the fleet simulator (the twin); capacity search
+//   twinscale replay [flags]     dry run of policies against a trace (cost, SLO attainment)
 //   twinscale version            print the version
 //   twinscale <subcommand> --help
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "controller/cli/common_flags.h"
+#include "controller/cli/replay_command.h"
 #include "controller/cli/simulate_command.h"
 
 namespace {
@@ -40,6 +43,9 @@ int RunVersion() {
 const Subcommand kSubcommands[] = {
     {"simulate", "run the fleet simulator (the twin); --find-replicas for capacity questions",
      twinscale::cli::kSimulateUsage, twinscale::cli::kSimulateFlagsFile, twinscale::cli::RunSimulate},
+    {"replay", "dry run: replay a trace against policies and baselines; cost and SLO attainment",
+     twinscale::cli::kReplayUsage, twinscale::cli::kReplayFlagsFile,
+     twinscale::cli::RunReplayCommand},
     {"version", "print the version", "twinscale version: print the version.\n", "", RunVersion},
 };
 
@@ -51,8 +57,11 @@ void PrintTopUsage() {
   std::printf("\nRun 'twinscale <subcommand> --help' for its flags.\n");
 }
 
+// A subcommand's flags: those defined in its own file, plus the shared ones (common_flags.cc).
 bool FlagBelongsTo(const absl::CommandLineFlag& flag, const Subcommand& sub) {
-  return sub.flags_file[0] != '\0' && absl::EndsWith(flag.Filename(), sub.flags_file);
+  if (sub.flags_file[0] == '\0') return false;
+  return absl::EndsWith(flag.Filename(), sub.flags_file) ||
+         absl::EndsWith(flag.Filename(), twinscale::cli::kCommonFlagsFile);
 }
 
 // Flag names are written with dashes on the command line (--max-num-seqs); abseil's are
@@ -129,6 +138,26 @@ int main(int argc, char** argv) {
       }
     }
     args.push_back(std::move(arg));
+  }
+  // Repeatable flags (--policy a --policy b) reach the subcommand as one newline-joined value.
+  const char* const kRepeatable[] = {"--policy"};
+  for (const char* rep : kRepeatable) {
+    std::vector<std::string> values, rest;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (i > 0 && args[i] == rep && i + 1 < args.size()) {
+        values.push_back(args[++i]);
+      } else if (i > 0 && absl::StartsWith(args[i], absl::StrCat(rep, "="))) {
+        values.push_back(args[i].substr(std::strlen(rep) + 1));
+      } else {
+        rest.push_back(args[i]);
+      }
+    }
+    if (values.size() > 1) {
+      std::string joined;
+      for (const std::string& v : values) absl::StrAppend(&joined, joined.empty() ? "" : "\n", v);
+      rest.push_back(absl::StrCat(rep, "=", joined));
+      args = std::move(rest);
+    }
   }
   std::vector<char*> cargs;
   for (std::string& s : args) cargs.push_back(s.data());

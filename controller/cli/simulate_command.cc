@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "controller/cli/common_flags.h"
 #include "controller/cli/deployment_json.h"
 #include "controller/common/clock.h"
 #include "controller/common/progress.h"
@@ -28,9 +29,6 @@
 #include "simulator/workload/trace_reader.h"
 
 // Deployment.
-ABSL_FLAG(std::string, profile, "llama-3.1-8b-h100-sxm-tp1",
-          "Deployment profile (model + GPU + TP + engine limits + latency model). "
-          "See simulator/profiles/deployments/.");
 ABSL_FLAG(std::string, model, "", "Model profile name; overrides the deployment's model.");
 ABSL_FLAG(std::string, gpu, "", "GPU profile name; overrides the deployment's GPU.");
 ABSL_FLAG(int32_t, tensor_parallel, 0, "Tensor-parallel degree (0: the profile's).");
@@ -69,23 +67,12 @@ ABSL_FLAG(std::string, length_distribution, "auto",
 ABSL_FLAG(int32_t, min_tokens, 1, "Lower clamp of drawn lengths.");
 ABSL_FLAG(int32_t, max_tokens, 32768, "Upper clamp of drawn lengths.");
 // Workload: trace.
-ABSL_FLAG(std::string, trace, "", "Request trace file (Azure CSV, Mooncake JSONL, BurstGPT CSV).");
-ABSL_FLAG(std::string, trace_format, "auto", "auto | azure | mooncake | burstgpt.");
-ABSL_FLAG(double, rate_scale, 1.0,
-          "Multiply the trace's rate by superposing shifted copies (fraction by thinning).");
-ABSL_FLAG(double, time_scale, 1.0,
-          "Multiply every trace timestamp by this (0.5 replays twice as fast).");
 // SLO and output.
-ABSL_FLAG(uint64_t, seed, 1, "Random seed: the same seed gives byte-identical results.");
-ABSL_FLAG(double, slo_ttft_ms, 500, "TTFT SLO threshold in milliseconds.");
 ABSL_FLAG(double, slo_ttft_percentile, 90, "Percentile at which the TTFT SLO must hold.");
-ABSL_FLAG(double, slo_ttft_per_prompt_token_ms, 0,
-          "Length-aware allowance added to the TTFT target per prompt token (ms).");
 ABSL_FLAG(std::string, output, "table", "table | json.");
 ABSL_FLAG(bool, report_wall_time, true,
           "Include wall-clock figures (wall_seconds, requests and sequence-steps per wall second). "
           "Off makes the output byte-identical between runs with the same seed.");
-ABSL_FLAG(std::string, progress, "auto", "auto (a bar when stderr is a terminal) | always | never.");
 // Capacity search.
 ABSL_FLAG(bool, find_replicas, false,
           "Find the smallest fleet whose TTFT meets --slo-ttft-ms at --slo-ttft-percentile.");
@@ -153,7 +140,9 @@ absl::StatusOr<sim::DeploymentSpec> ResolveDeployment() {
   if (!absl::GetFlag(FLAGS_latency_model).empty()) {
     TS_ASSIGN_OR_RETURN(o.latency_model, sim::ParseLatencyModelKind(absl::GetFlag(FLAGS_latency_model)));
   }
-  TS_ASSIGN_OR_RETURN(sim::DeploymentSpec d, registry.Resolve(absl::GetFlag(FLAGS_profile), o));
+  const std::string profile =
+      absl::GetFlag(FLAGS_profile).empty() ? kDefaultProfile : absl::GetFlag(FLAGS_profile);
+  TS_ASSIGN_OR_RETURN(sim::DeploymentSpec d, registry.Resolve(profile, o));
   TS_RETURN_IF_ERROR(sim::ValidateDeployment(d));
   return d;
 }
@@ -342,7 +331,8 @@ absl::Status Run(int* exit_code) {
     return absl::InvalidArgumentError("--progress: want auto|always|never");
   }
   if (absl::GetFlag(FLAGS_replicas) < 1) return absl::InvalidArgumentError("--replicas must be >= 1");
-  if (absl::GetFlag(FLAGS_slo_ttft_ms) <= 0) return absl::InvalidArgumentError("--slo-ttft-ms must be > 0");
+  const double slo_ms = absl::GetFlag(FLAGS_slo_ttft_ms) > 0 ? absl::GetFlag(FLAGS_slo_ttft_ms)
+                                                            : kDefaultTtftMs;
   const double pct = absl::GetFlag(FLAGS_slo_ttft_percentile);
   if (!(pct > 0 && pct <= 100)) {
     return absl::InvalidArgumentError("--slo-ttft-percentile must be in (0, 100]");
@@ -357,9 +347,9 @@ absl::Status Run(int* exit_code) {
   options.fleet.initial_replicas = absl::GetFlag(FLAGS_replicas);
   options.fleet.seed = absl::GetFlag(FLAGS_seed);
   options.fleet.step_noise_cv = absl::GetFlag(FLAGS_step_noise_cv);
-  options.slo.threshold = SimDuration::FromSecondsF(absl::GetFlag(FLAGS_slo_ttft_ms) / 1000.0);
+  options.slo.threshold = SimDuration::FromSecondsF(slo_ms / 1000.0);
   options.slo.per_prompt_token =
-      SimDuration::FromSecondsF(absl::GetFlag(FLAGS_slo_ttft_per_prompt_token_ms) / 1000.0);
+      SimDuration::FromSecondsF(std::max(0.0, absl::GetFlag(FLAGS_slo_ttft_per_prompt_token_ms)) / 1000.0);
   options.slo.percentile = pct;
 
   RealClock clock;

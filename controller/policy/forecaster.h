@@ -29,6 +29,9 @@ struct ForecastQuestion {
   double prompt_tokens_mean = 512;
   double output_tokens_mean = 256;
   absl::Duration horizon = absl::Minutes(2);
+  // Only requests arriving at or after this are judged: a scale-up can't change what happens
+  // before its replicas are ready, so it is judged on the time after the warm-up.
+  absl::Duration judge_from = absl::ZeroDuration();
   absl::Duration ttft_threshold = absl::Milliseconds(500);
   absl::Duration ttft_per_prompt_token = absl::ZeroDuration();
   double percentile = 90;                         // the SLO holds if attainment >= percentile%

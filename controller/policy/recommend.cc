@@ -44,7 +44,8 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
   q.output_tokens_mean =
       w.output_tokens_mean.usable() ? w.output_tokens_mean.value() : c.default_output_tokens;
   q.new_replica_warmup = c.warmup_expected;
-  q.horizon = c.warmup_expected + c.interval;
+  // Long enough after the warm-up to judge the new fleet on a minute or more of traffic.
+  q.horizon = c.warmup_expected + std::max(4 * c.interval, absl::Seconds(60));
   q.ttft_threshold = c.ttft_threshold;
   q.ttft_per_prompt_token = c.ttft_per_prompt_token;
   q.percentile = c.percentile;
@@ -63,10 +64,14 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   d.current = current;
   int32_t stuck = 0;  // starting pods that no longer count: they hold a slot, not capacity
   ForecastQuestion q = BaseQuestion(snap, c, now, d.reasons, stuck);
+  const int32_t base = std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
 
   auto evaluate = [&](int32_t n, double margin) {
     ForecastQuestion x = q;
     x.candidate_replicas = std::max(1, n - stuck);
+    // Keeping or adding capacity is judged after the warm-up (before it, the fleet already ordered
+    // is all there is); removing capacity is judged from now.
+    x.judge_from = n >= base ? q.new_replica_warmup : absl::ZeroDuration();
     x.ttft_threshold = c.ttft_threshold * margin;
     x.ttft_per_prompt_token = c.ttft_per_prompt_token * margin;
     ++d.forecasts;
@@ -83,7 +88,6 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     return d;
   }
 
-  const int32_t base = std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
   d.forecast_at_current = evaluate(base, 1.0);
   int32_t recommendation = base;
   const double n_ready = std::max<double>(1, snap.ready());

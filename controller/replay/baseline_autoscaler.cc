@@ -72,12 +72,12 @@ int32_t BaselineAutoscaler::Decide(const ClusterView& view) {
   last_ = policy::BaselineStep(spec_, s, history_);
   switch (spec_.kind) {
     case policy::BaselineKind::kKedaQueue:
-      reason_ = s.metrics_available
-                    ? absl::StrFormat("%s: waiting %g over %d replicas (target %g) -> %d",
-                                      last_.reason, s.waiting_sum, s.current_replicas,
-                                      spec_.parameter, last_.desired)
-                    : absl::StrFormat("%s: no fresh vllm:num_requests_waiting -> %d",
-                                      last_.reason, last_.desired);
+      reason_ =
+          s.metrics_available
+              ? absl::StrFormat("%s: waiting %g over %d replicas (target %g) -> %d", last_.reason,
+                                s.waiting_sum, s.current_replicas, spec_.parameter, last_.desired)
+              : absl::StrFormat("%s: no fresh vllm:num_requests_waiting -> %d", last_.reason,
+                                last_.desired);
       break;
     case policy::BaselineKind::kHpaKv:
       reason_ = s.metrics_available

@@ -82,8 +82,8 @@ TEST(BaselineAutoscalerTest, SignalsFollowTheRealQueries) {
        View(1, {Pod("a", Stage::kWarmingUp, {}), Pod("b", Stage::kTerminating, {{1, 0.5}})}),
        policy::BaselineKind::kHpaKv, false, 1, 0, 0, 0},
       {"a page without the waiting gauge gives KEDA nothing",
-       View(1, {Pod("a", Stage::kReady, {{std::nullopt, 0.5}})}),
-       policy::BaselineKind::kKedaQueue, false, 0, 0.5, 1, 0},
+       View(1, {Pod("a", Stage::kReady, {{std::nullopt, 0.5}})}), policy::BaselineKind::kKedaQueue,
+       false, 0, 0.5, 1, 0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -114,16 +114,15 @@ TEST(BaselineAutoscalerTest, KedaQueueAsksForSumOverThreshold) {
   const int32_t want = keda.Decide(
       View(2, {Pod("a", Stage::kReady, {{7, 0.5}}), Pod("b", Stage::kReady, {{8, 0.5}})}));
   EXPECT_EQ(want, 3);
-  EXPECT_NE(keda.LastReason().find("waiting 15 over 2 replicas (target 5) -> 3"),
-            std::string::npos)
+  EXPECT_NE(keda.LastReason().find("waiting 15 over 2 replicas (target 5) -> 3"), std::string::npos)
       << keda.LastReason();
 }
 
 TEST(BaselineAutoscalerTest, HpaKvHoldsWithinToleranceAndWithoutMetrics) {
   // Mean KV (0.9 + 0.7) / 2 = 0.8 against a 0.8 target: ratio 1, hold at 2.
   BaselineAutoscaler hpa(Spec("hpa-kv:0.8"));
-  EXPECT_EQ(hpa.Decide(View(2, {Pod("a", Stage::kReady, {{0, 0.9}}),
-                                Pod("b", Stage::kReady, {{0, 0.7}})})),
+  EXPECT_EQ(hpa.Decide(View(
+                2, {Pod("a", Stage::kReady, {{0, 0.9}}), Pod("b", Stage::kReady, {{0, 0.7}})})),
             2);
   // No pod reports: the HPA holds, never scales on a missing metric.
   EXPECT_EQ(hpa.Decide(View(2, {Pod("a", Stage::kReady, {}), Pod("b", Stage::kReady, {})})), 2);

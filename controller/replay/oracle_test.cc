@@ -73,7 +73,8 @@ TEST(OracleTest, QuietMinutesTakeTheMinimumAndBusyOnesMore) {
   AddConstant(trace, 150, 1, 1);
   OracleOptions options;
   options.min_replicas = 2;
-  absl::StatusOr<OracleResult> got = Oracle(trace, Deployment(), Truth{}, sim::TtftSlo{}, 1, options);
+  absl::StatusOr<OracleResult> got =
+      Oracle(trace, Deployment(), Truth{}, sim::TtftSlo{}, 1, options);
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->minutes.size(), 3u);
   EXPECT_GE(got->minutes[0].replicas, 2);
@@ -94,7 +95,8 @@ TEST(OracleTest, AnUnmeetableMinuteTakesTheSmallestFleetDoingAsWellAsAny) {
   trace.requests.push_back(r);
   OracleOptions options;
   options.max_replicas = 8;
-  absl::StatusOr<OracleResult> got = Oracle(trace, Deployment(), Truth{}, sim::TtftSlo{}, 1, options);
+  absl::StatusOr<OracleResult> got =
+      Oracle(trace, Deployment(), Truth{}, sim::TtftSlo{}, 1, options);
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->minutes.size(), 1u);
   EXPECT_FALSE(got->minutes[0].meets_slo);

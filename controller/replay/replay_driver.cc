@@ -64,9 +64,9 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   }
   const absl::Duration sync = autoscaler.SyncPeriod();
   if (sync <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "replay: ", autoscaler.Name(), "'s sync period (", absl::FormatDuration(sync),
-        ") must be > 0"));
+    return absl::InvalidArgumentError(absl::StrCat("replay: ", autoscaler.Name(),
+                                                   "'s sync period (", absl::FormatDuration(sync),
+                                                   ") must be > 0"));
   }
   if (absl::Status s = sim::ValidateDeployment(config.deployment); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("replay: ", s.message()));
@@ -142,7 +142,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
     prompt_tokens[i] += r.prompt_tokens;
     output_tokens[i] += r.output_tokens;
   }
-  const double secs = sync / absl::Seconds(1);
+  const double secs = absl::ToDoubleSeconds(sync);
   for (size_t i = 0; i < n_rows; ++i) {
     rows[i].arrival_rps = static_cast<double>(rows[i].arrivals) / secs;
     rows[i].prompt_tokens_per_s = static_cast<double>(prompt_tokens[i]) / secs;
@@ -150,8 +150,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   }
 
   // Per-request fates: the summary, the minutes, and the timeline's TTFT and rejections.
-  const int64_t n_minutes =
-      trace.requests.empty() ? 0 : last_arrival.nanos() / kMinute.nanos() + 1;
+  const int64_t n_minutes = trace.requests.empty() ? 0 : last_arrival.nanos() / kMinute.nanos() + 1;
   std::vector<int64_t> minute_arrivals(static_cast<size_t>(n_minutes), 0);
   std::vector<int64_t> minute_met(static_cast<size_t>(n_minutes), 0);
   for (const sim::RequestSpec& r : trace.requests) {
@@ -212,7 +211,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
                        : static_cast<double>(s.minutes_meeting_slo) / s.minutes_with_traffic;
   s.gpu_hours = cluster.GpuHours();
   s.simulated_seconds = (t - SimTime::Zero()).seconds();
-  if (wall_clock != nullptr) s.wall_seconds = (wall_clock->Now() - wall_start) / absl::Seconds(1);
+  if (wall_clock != nullptr) s.wall_seconds = absl::ToDoubleSeconds(wall_clock->Now() - wall_start);
   return result;
 }
 

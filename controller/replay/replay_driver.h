@@ -90,8 +90,8 @@ struct TimelineRow {
   int64_t waiting = 0;  // engines' queues plus the gateway
   int64_t running = 0;
   double kv_mean = 0;
-  int64_t first_tokens = 0;               // requests whose first token came in the interval
-  std::optional<double> ttft_p90_ms;      // of those; empty when none
+  int64_t first_tokens = 0;           // requests whose first token came in the interval
+  std::optional<double> ttft_p90_ms;  // of those; empty when none
   int64_t rejected = 0;
   std::string reason;  // the autoscaler's LastReason()
 };

@@ -64,8 +64,8 @@ std::shared_ptr<const sim::Trace> StepTrace(std::vector<std::pair<double, double
 
 TEST(ReplayDriverTest, StaticFleetCostsNTimesTpTimesTheRunAndMatchesAPlainSimulation) {
   ReplayConfig config;
-  config.trace = StepTrace({{60, 5}, {60, 200}, {60, 5}}, {256, 1024, 2048, 512},
-                           {64, 256, 128, 512});
+  config.trace =
+      StepTrace({{60, 5}, {60, 200}, {60, 5}}, {256, 1024, 2048, 512}, {64, 256, 128, 512});
   config.deployment = Profile("blis-llama-3.1-8b-h100-tp2");
   config.seed = 7;
   config.initial_replicas = 2;
@@ -147,7 +147,7 @@ TEST(ReplayDriverTest, AttainmentMinutesAndTimelineOnASerialEngine) {
   EXPECT_DOUBLE_EQ(s.gpu_hours, 195.0 / 3600.0);
   EXPECT_FALSE(MeetsTarget(s));
 
-  ASSERT_EQ(got->timeline.size(), 13u);  // decisions at 15, 30, ..., 195 s
+  ASSERT_EQ(got->timeline.size(), 13u);         // decisions at 15, 30, ..., 195 s
   const TimelineRow& first = got->timeline[0];  // [0, 15): minute 0's ten requests
   EXPECT_EQ(first.time, absl::Seconds(15));
   EXPECT_EQ(first.arrivals, 10);
@@ -279,9 +279,9 @@ TEST(ReplayDriverTest, PolicyFamilies) {
   const struct {
     const char* policy;
     const char* family;
-  } cases[] = {{"keda-queue-5", "keda-queue"}, {"hpa-kv-0.7", "hpa-kv"}, {"static-12", "static"},
-               {"twinscale", "twinscale"},     {"twin-scale-x", "twin-scale-x"},
-               {"odd-", "odd-"}};
+  } cases[] = {{"keda-queue-5", "keda-queue"},   {"hpa-kv-0.7", "hpa-kv"},
+               {"static-12", "static"},          {"twinscale", "twinscale"},
+               {"twin-scale-x", "twin-scale-x"}, {"odd-", "odd-"}};
   for (const auto& c : cases) EXPECT_EQ(PolicyFamily(c.policy), c.family) << c.policy;
 }
 

@@ -83,8 +83,8 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
   std::string out;
   absl::StrAppendFormat(&out, "twinscale replay: %s, %d requests over %.0f s\n", h.trace,
                         h.requests, h.span_seconds);
-  absl::StrAppendFormat(&out, "deployment %s, truth %s, seed %d, SLO %s\n", h.deployment,
-                        h.truth, h.seed, SloText(h.slo));
+  absl::StrAppendFormat(&out, "deployment %s, truth %s, seed %d, SLO %s\n", h.deployment, h.truth,
+                        h.seed, SloText(h.slo));
   absl::StrAppendFormat(&out,
                         "target: >= %.0f%% of requests within the SLO and >= %.0f%% of minutes "
                         "with traffic meeting it\n\n",
@@ -93,17 +93,16 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
   for (const ReplaySummary& s : summaries) w = std::max(w, s.policy.size());
   const int width = static_cast<int>(w);
   absl::StrAppendFormat(&out, "%-*s %9s %9s %8s %9s %9s %9s %8s %16s %6s %5s %7s %s\n", width,
-                        "policy", "GPU-h", "served", "rejected", "TTFT p50", "p90", "p99",
-                        "attain", "minutes met", "scales", "max", "wall s", "target");
+                        "policy", "GPU-h", "served", "rejected", "TTFT p50", "p90", "p99", "attain",
+                        "minutes met", "scales", "max", "wall s", "target");
   for (const ReplaySummary& s : summaries) {
-    const std::string minutes =
-        absl::StrFormat("%d/%d %.1f%%", s.minutes_meeting_slo, s.minutes_with_traffic,
-                        s.minute_share * 100);
-    absl::StrAppendFormat(&out, "%-*s %9.3f %9d %8d %9.1f %9.1f %9.1f %7.2f%% %16s %6d %5d %7.2f %s\n",
-                          width, s.policy, s.gpu_hours, s.served, s.rejected, s.ttft_p50_ms,
-                          s.ttft_p90_ms, s.ttft_p99_ms, s.attainment * 100, minutes,
-                          s.scale_events, s.max_replicas, s.wall_seconds,
-                          MeetsTarget(s, h.target) ? "met" : "missed");
+    const std::string minutes = absl::StrFormat("%d/%d %.1f%%", s.minutes_meeting_slo,
+                                                s.minutes_with_traffic, s.minute_share * 100);
+    absl::StrAppendFormat(
+        &out, "%-*s %9.3f %9d %8d %9.1f %9.1f %9.1f %7.2f%% %16s %6d %5d %7.2f %s\n", width,
+        s.policy, s.gpu_hours, s.served, s.rejected, s.ttft_p50_ms, s.ttft_p90_ms, s.ttft_p99_ms,
+        s.attainment * 100, minutes, s.scale_events, s.max_replicas, s.wall_seconds,
+        MeetsTarget(s, h.target) ? "met" : "missed");
   }
   out += "\ncheapest member of each family meeting the target:\n";
   for (const FamilyBest& f : CheapestPerFamily(summaries, h.target)) {

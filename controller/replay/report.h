@@ -21,7 +21,7 @@ namespace twinscale::replay {
 
 // What the report is about (printed above the table and stored in summary.json).
 struct ReportHeader {
-  std::string trace;       // Trace::source, or a description
+  std::string trace;  // Trace::source, or a description
   int64_t requests = 0;
   double span_seconds = 0;  // first to last arrival
   std::string deployment;   // DeploymentSpec::name

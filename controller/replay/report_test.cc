@@ -87,8 +87,8 @@ TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
   const nlohmann::ordered_json j = nlohmann::ordered_json::parse(SummaryJson(h, s, nullptr));
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"config", "policies", "cheapest_meeting_target",
-                                            "oracle"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"config", "policies", "cheapest_meeting_target", "oracle"}));
   EXPECT_EQ(j["config"]["seed"], 42);
   EXPECT_EQ(j["config"]["slo"]["ttft_ms"], 500.0);
   ASSERT_EQ(j["policies"].size(), 6u);

@@ -65,8 +65,7 @@ void SimulatedCluster::AdvanceTo(absl::Time t) {
 
 void SimulatedCluster::ScrapeAll() {
   const sim::SimTime now = sim_.Now();
-  const sim::SimTime keep_after =
-      now - sim::SimDuration::FromAbsl(options_.scrape_retention);
+  const sim::SimTime keep_after = now - sim::SimDuration::FromAbsl(options_.scrape_retention);
   scrapes_.resize(static_cast<size_t>(fleet_->replica_count_ever()));
   for (int32_t i = 0; i < fleet_->replica_count_ever(); ++i) {
     std::deque<Scrape>& q = scrapes_[static_cast<size_t>(i)];
@@ -84,7 +83,9 @@ void SimulatedCluster::ScrapeAll() {
   }
 }
 
-void SimulatedCluster::Scale(int32_t replicas) { fleet_->SetDesiredReplicas(std::max(0, replicas)); }
+void SimulatedCluster::Scale(int32_t replicas) {
+  fleet_->SetDesiredReplicas(std::max(0, replicas));
+}
 
 ClusterView SimulatedCluster::View(absl::Duration scrape_delay) const {
   const sim::SimTime now = sim_.Now();

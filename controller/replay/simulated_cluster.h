@@ -58,14 +58,14 @@ struct ClusterOptions {
 
 // The truth of the fleet at one moment (not visible to any policy).
 struct FleetState {
-  int32_t desired = 0;   // the last Scale (or the initial replicas)
-  int32_t ready = 0;     // serving
-  int32_t warming = 0;   // Provisioning, Loading or WarmingUp
+  int32_t desired = 0;  // the last Scale (or the initial replicas)
+  int32_t ready = 0;    // serving
+  int32_t warming = 0;  // Provisioning, Loading or WarmingUp
   int32_t draining = 0;
-  int64_t waiting = 0;   // in the engines' waiting queues
-  int64_t gateway = 0;   // held at the gateway (no Ready replica could take them)
-  int64_t running = 0;   // in the engines' batches
-  double kv_mean = 0;    // mean KV use (0..1) over Ready replicas; 0 when none is Ready
+  int64_t waiting = 0;  // in the engines' waiting queues
+  int64_t gateway = 0;  // held at the gateway (no Ready replica could take them)
+  int64_t running = 0;  // in the engines' batches
+  double kv_mean = 0;   // mean KV use (0..1) over Ready replicas; 0 when none is Ready
 };
 
 // What happened to one request of the trace (from the run's request records). TTFT is negative

@@ -61,9 +61,9 @@ absl::StatusOr<Truth> ParseTruth(std::string_view text) {
       }
     }
     if (!found) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "truth \"", input, "\": unknown perturbation \"", word,
-          "\" (known: none, efficiency, noise, warmup, routing, frontend, all)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("truth \"", input, "\": unknown perturbation \"", word,
+                       "\" (known: none, efficiency, noise, warmup, routing, frontend, all)"));
     }
   }
   if (none && named > 0) {

@@ -44,8 +44,9 @@ inline constexpr double kTruthWarmupTailFactor = 1.3;
 inline constexpr double kTruthFrontEndDelayUs = 30000.0;
 
 // Parses a list of "none", "efficiency", "noise", "warmup", "routing", "frontend", "all" separated
-// by "," or "+" (any case; blanks around names ignored; repeats allowed). InvalidArgument for an empty list or
-// element, an unknown name (the message lists the known ones), or "none" beside another name.
+// by "," or "+" (any case; blanks around names ignored; repeats allowed). InvalidArgument for an
+// empty list or element, an unknown name (the message lists the known ones), or "none" beside
+// another name.
 absl::StatusOr<Truth> ParseTruth(std::string_view text);
 
 // Perturbs the truth fleet's options in place. Multiplies what is there (speed factors, delays),

@@ -161,6 +161,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   slo.per_prompt_token = SimDuration::FromAbsl(q.ttft_per_prompt_token);
   slo.percentile = q.percentile;
   sim::RunStats stats(slo);
+  stats.set_judge_from(SimTime::FromSecondsF(std::min(absl::ToDoubleSeconds(q.judge_from), horizon_s)));
   sim::Fleet fleet(simulation, fo, &stats);
 
   // Replicas: which observed states seed them, and when each serves.
@@ -222,8 +223,8 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   const sim::RunSummary s = stats.Summarize(0, 0);
 
   policy::Forecast f;
-  f.requests = s.injected;
-  f.attainment = s.injected > 0 ? s.slo_attainment : 1.0;
+  f.requests = s.judged_requests;
+  f.attainment = s.judged_requests > 0 ? s.judged_attainment : 1.0;
   f.ttft_p90_ms = s.ttft_ms.p90;
   f.scheduling_delay_mean_ms = s.scheduling_delay_ms.mean;
   f.preemptions_per_s = horizon_s > 0 ? static_cast<double>(s.preemptions) / horizon_s : 0;

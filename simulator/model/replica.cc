@@ -513,7 +513,7 @@ void Replica::EndStep(SimTime now) {
       q.has_first_token = true;
       q.first_token = emit;
       const SimDuration ttft = emit - q.arrival;
-      stats_.OnFirstToken(q.prompt, ttft);
+      stats_.OnFirstToken(q.prompt, ttft, q.arrival);
       metrics_.ObserveTtft(ttft.seconds());
       metrics_.AddPromptTokens(q.prompt);
     } else {

@@ -72,14 +72,18 @@ LatencySummary SummarizeLatencies(const std::vector<double>& millis) {
 
 void RunStats::OnInjected(SimTime arrival) {
   ++injected_;
+  if (arrival >= judge_from_) ++judged_;
   if (!any_arrival_ || arrival < first_arrival_) first_arrival_ = arrival;
   any_arrival_ = true;
   OnEvent(arrival);
 }
 
-void RunStats::OnFirstToken(int32_t prompt_tokens, SimDuration ttft) {
+void RunStats::OnFirstToken(int32_t prompt_tokens, SimDuration ttft, SimTime arrival) {
   ttft_ms_.push_back(ttft.millis());
-  if (ttft <= slo_.TargetFor(prompt_tokens)) ++slo_met_;
+  if (ttft <= slo_.TargetFor(prompt_tokens)) {
+    ++slo_met_;
+    if (arrival >= judge_from_) ++judged_met_;
+  }
 }
 
 void RunStats::OnFinished(const RequestRecord& r) {
@@ -122,6 +126,8 @@ RunSummary RunStats::Summarize(int64_t queued_at_end, int64_t running_at_end) co
   s.kv_peak_utilization = kv_peak_;
   s.slo_attainment = injected_ == 0 ? 1.0 : static_cast<double>(slo_met_) / injected_;
   s.goodput_rps = static_cast<double>(slo_met_) / secs;
+  s.judged_requests = judged_;
+  s.judged_attainment = judged_ == 0 ? 1.0 : static_cast<double>(judged_met_) / judged_;
   s.gpu_hours = gpu_seconds_ / 3600.0;
   s.engine_steps = engine_steps_;
   s.sequence_steps = sequence_steps_;

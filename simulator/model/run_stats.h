@@ -67,6 +67,8 @@ struct RunSummary {
   int64_t preemptions = 0;
   double kv_peak_utilization = 0;
   double slo_attainment = 0;  // share of injected requests meeting the TTFT SLO
+  int64_t judged_requests = 0;     // injected at or after the judge-from time
+  double judged_attainment = 1;    // their share meeting the TTFT SLO
   double goodput_rps = 0;     // SLO-meeting requests per simulated second
   double gpu_hours = 0;
   int64_t engine_steps = 0;
@@ -104,7 +106,10 @@ class RunStats {
   const TtftSlo& slo() const { return slo_; }
 
   void OnInjected(SimTime arrival);
-  void OnFirstToken(int32_t prompt_tokens, SimDuration ttft);
+  void OnFirstToken(int32_t prompt_tokens, SimDuration ttft, SimTime arrival);
+  // Requests arriving before `t` are left out of the judged attainment (what-if questions judge
+  // only what a decision can still change).
+  void set_judge_from(SimTime t) { judge_from_ = t; }
   void OnFinished(const RequestRecord& r);  // outcome kCompleted or kAborted
   void OnRejected(const RequestRecord& r);
   void OnInterTokenLatency(SimDuration itl, int64_t tokens) { itl_.Add(itl, tokens); }
@@ -136,6 +141,8 @@ class RunStats {
   TtftSlo slo_;
   std::function<void(const RequestRecord&)> sink_;
   int64_t injected_ = 0, completed_ = 0, rejected_ = 0, aborted_ = 0, slo_met_ = 0;
+  SimTime judge_from_ = SimTime::Zero();
+  int64_t judged_ = 0, judged_met_ = 0;
   bool any_arrival_ = false;
   SimTime first_arrival_, last_event_;
   std::vector<double> ttft_ms_, e2e_ms_, sched_ms_;

@@ -1,0 +1,27 @@
+// Flags shared by several subcommands (abseil flags are process-wide, so a name is defined once).
+// Each subcommand's --help lists these beside its own.
+#ifndef TWINSCALE_CONTROLLER_CLI_COMMON_FLAGS_H_
+#define TWINSCALE_CONTROLLER_CLI_COMMON_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/flags/declare.h"
+
+ABSL_DECLARE_FLAG(std::string, trace);
+ABSL_DECLARE_FLAG(std::string, trace_format);
+ABSL_DECLARE_FLAG(double, rate_scale);
+ABSL_DECLARE_FLAG(double, time_scale);
+ABSL_DECLARE_FLAG(uint64_t, seed);
+ABSL_DECLARE_FLAG(std::string, profile);
+ABSL_DECLARE_FLAG(double, slo_ttft_ms);
+ABSL_DECLARE_FLAG(double, slo_ttft_per_prompt_token_ms);
+ABSL_DECLARE_FLAG(std::string, progress);
+
+namespace twinscale::cli {
+extern const char kCommonFlagsFile[];
+constexpr char kDefaultProfile[] = "llama-3.1-8b-h100-sxm-tp1";
+constexpr double kDefaultTtftMs = 500;
+}  // namespace twinscale::cli
+
+#endif  // TWINSCALE_CONTROLLER_CLI_COMMON_FLAGS_H_

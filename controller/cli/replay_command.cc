@@ -1,0 +1,235 @@
+// `twinscale replay`: flags -> trace, policies, truth -> RunReplay per policy -> table and files.
+// See replay_command.h.
+#include "controller/cli/replay_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "controller/cli/common_flags.h"
+#include "controller/common/clock.h"
+#include "controller/common/progress.h"
+#include "controller/common/status_macros.h"
+#include "controller/policy/baselines.h"
+#include "controller/policy/spec_loader.h"
+#include "controller/replay/baseline_autoscaler.h"
+#include "controller/replay/oracle.h"
+#include "controller/replay/replay_driver.h"
+#include "controller/replay/report.h"
+#include "controller/replay/truth.h"
+#include "controller/replay/twinscale_autoscaler.h"
+#include "controller/twin/resolve.h"
+#include "simulator/profiles/profile_loader.h"
+#include "simulator/workload/trace.h"
+#include "simulator/workload/trace_reader.h"
+
+ABSL_FLAG(std::string, policy, "deploy/samples/llama-3.1-8b-h100.yaml\nkeda-queue\nhpa-kv",
+          "A policy to replay; repeat the flag for several. Either an InferenceAutoscaler "
+          "manifest (a .yaml file: twinscale's policy with that spec) or a baseline family: "
+          "keda-queue[:t1,t2,..] (KEDA on vllm:num_requests_waiting, default thresholds "
+          "1,2,3,5,10), hpa-kv[:0.6,..] (HPA on mean KV use, default 0.6..0.9), static:N1,N2,...");
+ABSL_FLAG(std::string, truth, "none",
+          "How the simulated truth differs from the twin: none | efficiency | noise | warmup | "
+          "routing | frontend | all (comma list).");
+ABSL_FLAG(int32_t, initial_replicas, 0,
+          "Replicas Ready at the start for every policy (0: the oracle's first minute, else the "
+          "policy's minimum).");
+ABSL_FLAG(std::string, out, "", "Directory for summary.json and timeline.csv (created).");
+ABSL_FLAG(bool, oracle, true, "Compute the zero-lag oracle (the GPU-hours lower bound).");
+
+namespace twinscale::cli {
+
+const char kReplayUsage[] =
+    "twinscale replay: what would each policy have done on this traffic, at what cost?\n"
+    "\n"
+    "Examples:\n"
+    "  twinscale replay --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 40 \\\n"
+    "      --policy deploy/samples/llama-3.1-8b-h100.yaml --policy keda-queue --policy hpa-kv \\\n"
+    "      --truth all --out /tmp/replay\n"
+    "  twinscale replay --policy static:4,6,8 --truth efficiency\n";
+const char kReplayFlagsFile[] = "replay_command.cc";
+
+namespace {
+
+struct PolicyEntry {
+  std::unique_ptr<replay::Autoscaler> autoscaler;
+  int32_t min_replicas = 1;
+  sim::RouterKind router = sim::RouterKind::kLeastRequests;
+};
+
+absl::Status Run() {
+  // Policies: manifests first (they set the deployment and the SLO), then baseline families.
+  TS_ASSIGN_OR_RETURN(sim::ProfileRegistry profiles, sim::ProfileRegistry::LoadEmbedded());
+  std::vector<std::string> policy_args;
+  for (absl::string_view p : absl::StrSplit(absl::GetFlag(FLAGS_policy), '\n', absl::SkipEmpty())) {
+    policy_args.emplace_back(absl::StripAsciiWhitespace(p));
+  }
+  if (policy_args.empty()) return absl::InvalidArgumentError("--policy: give at least one policy");
+  std::vector<PolicyEntry> policies;
+  std::optional<twin::ResolvedTarget> first;
+  std::vector<std::string> baseline_args;
+  for (const std::string& arg : policy_args) {
+    if (absl::EndsWith(arg, ".yaml") || absl::EndsWith(arg, ".yml")) {
+      TS_ASSIGN_OR_RETURN(policy::InferenceAutoscaler ias, policy::LoadInferenceAutoscalerFile(arg));
+      TS_ASSIGN_OR_RETURN(twin::ResolvedTarget r, twin::Resolve(ias.spec, profiles));
+      r.policy.seed = absl::GetFlag(FLAGS_seed);
+      PolicyEntry e;
+      e.min_replicas = r.policy.min_replicas;
+      e.router = r.twin.router;
+      e.autoscaler = std::make_unique<replay::TwinscaleAutoscaler>(
+          absl::StrCat("twinscale:", ias.metadata.name), r.policy, r.twin);
+      policies.push_back(std::move(e));
+      if (!first) first = std::move(r);
+    } else {
+      baseline_args.push_back(arg);
+    }
+  }
+  const int32_t min_r = first ? first->policy.min_replicas : 1;
+  const int32_t max_r = first ? first->policy.max_replicas : 64;
+  for (const std::string& arg : baseline_args) {
+    absl::StatusOr<std::vector<policy::BaselineSpec>> family =
+        policy::ParseBaselineFamily(arg, min_r, max_r);
+    if (!family.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--policy ", arg, ": ", family.status().message(),
+                                                     " (or give a .yaml manifest)"));
+    }
+    for (const policy::BaselineSpec& spec : *family) {
+      PolicyEntry e;
+      e.min_replicas = spec.min_replicas;
+      e.router = first ? first->twin.router : sim::RouterKind::kLeastRequests;
+      e.autoscaler = std::make_unique<replay::BaselineAutoscaler>(spec);
+      policies.push_back(std::move(e));
+    }
+  }
+
+  // Deployment and SLO.
+  sim::DeploymentSpec deployment;
+  if (!absl::GetFlag(FLAGS_profile).empty()) {
+    TS_ASSIGN_OR_RETURN(deployment, profiles.Resolve(absl::GetFlag(FLAGS_profile), {}));
+  } else if (first) {
+    deployment = first->deployment;
+  } else {
+    TS_ASSIGN_OR_RETURN(deployment, profiles.Resolve(kDefaultProfile, {}));
+  }
+  sim::TtftSlo slo;
+  if (first) {
+    slo.threshold = sim::SimDuration::FromAbsl(first->policy.ttft_threshold);
+    slo.per_prompt_token = sim::SimDuration::FromAbsl(first->policy.ttft_per_prompt_token);
+    slo.percentile = first->policy.percentile;
+  }
+  if (absl::GetFlag(FLAGS_slo_ttft_ms) > 0) {
+    slo.threshold = sim::SimDuration::FromSecondsF(absl::GetFlag(FLAGS_slo_ttft_ms) / 1000);
+  }
+  if (absl::GetFlag(FLAGS_slo_ttft_per_prompt_token_ms) >= 0) {
+    slo.per_prompt_token =
+        sim::SimDuration::FromSecondsF(absl::GetFlag(FLAGS_slo_ttft_per_prompt_token_ms) / 1000);
+  }
+
+  // Trace.
+  sim::TraceReadOptions ro;
+  TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
+  ro.seed = absl::GetFlag(FLAGS_seed);
+  const std::string trace_path = absl::GetFlag(FLAGS_trace).empty()
+                                     ? "tests/data/traces/AzureLLMInferenceTrace_conv.csv"
+                                     : absl::GetFlag(FLAGS_trace);
+  TS_ASSIGN_OR_RETURN(sim::Trace trace, sim::ReadTraceFile(trace_path, ro));
+  if (absl::GetFlag(FLAGS_time_scale) != 1.0) {
+    TS_ASSIGN_OR_RETURN(trace, sim::ScaleTime(trace, absl::GetFlag(FLAGS_time_scale)));
+  }
+  if (absl::GetFlag(FLAGS_rate_scale) != 1.0) {
+    TS_ASSIGN_OR_RETURN(trace, sim::ScaleRate(trace, absl::GetFlag(FLAGS_rate_scale),
+                                              absl::GetFlag(FLAGS_seed)));
+  }
+  auto shared_trace = std::make_shared<const sim::Trace>(std::move(trace));
+  TS_ASSIGN_OR_RETURN(replay::Truth truth, replay::ParseTruth(absl::GetFlag(FLAGS_truth)));
+
+  ProgressMode mode = ProgressMode::kAuto;
+  if (absl::GetFlag(FLAGS_progress) == "always") mode = ProgressMode::kAlways;
+  if (absl::GetFlag(FLAGS_progress) == "never") mode = ProgressMode::kNever;
+  RealClock clock;
+  const sim::TraceSummary ts = sim::Summarize(*shared_trace);
+
+  std::optional<replay::OracleResult> oracle;
+  if (absl::GetFlag(FLAGS_oracle)) {
+    replay::OracleOptions oo;
+    oo.min_replicas = min_r;
+    oo.max_replicas = std::max(max_r, 256);
+    oo.router = first ? first->twin.router : sim::RouterKind::kLeastRequests;
+    absl::StatusOr<replay::OracleResult> o =
+        replay::Oracle(*shared_trace, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);
+    if (!o.ok()) return o.status();
+    oracle = std::move(*o);
+  }
+
+  std::vector<replay::ReplayResult> results;
+  std::vector<replay::ReplaySummary> summaries;
+  for (PolicyEntry& p : policies) {
+    replay::ReplayConfig rc;
+    rc.trace = shared_trace;
+    rc.deployment = deployment;
+    rc.truth = truth;
+    rc.router = p.router;
+    rc.seed = absl::GetFlag(FLAGS_seed);
+    rc.slo = slo;
+    int32_t initial = absl::GetFlag(FLAGS_initial_replicas);
+    if (initial <= 0) {
+      initial = oracle && !oracle->minutes.empty() ? oracle->minutes.front().replicas
+                                                   : p.min_replicas;
+    }
+    rc.initial_replicas = std::max(initial, p.min_replicas);
+    ProgressBar bar(clock, absl::StrCat("replay ", p.autoscaler->Name()),
+                    absl::Seconds(ts.span_seconds), mode);
+    rc.progress = [&bar](absl::Duration d) { bar.Update(d); };
+    absl::StatusOr<replay::ReplayResult> r = replay::RunReplay(rc, *p.autoscaler, &clock);
+    bar.Finish();
+    if (!r.ok()) return r.status();
+    summaries.push_back(r->summary);
+    results.push_back(std::move(*r));
+  }
+
+  replay::ReportHeader header;
+  header.trace = absl::StrCat(trace_path, " x", absl::GetFlag(FLAGS_rate_scale));
+  header.requests = ts.requests;
+  header.span_seconds = ts.span_seconds;
+  header.deployment = deployment.name;
+  header.truth = replay::Describe(truth);
+  header.seed = absl::GetFlag(FLAGS_seed);
+  header.slo = slo;
+  const replay::OracleResult* oracle_ptr = oracle ? &*oracle : nullptr;
+  std::cout << replay::FormatTable(header, summaries, oracle_ptr);
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (!out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec) return absl::UnavailableError(absl::StrCat("--out ", out, ": ", ec.message()));
+    TS_RETURN_IF_ERROR(replay::WriteSummaryJson(out, header, summaries, oracle_ptr));
+    TS_RETURN_IF_ERROR(replay::WriteTimelineCsv(out, results));
+    std::cout << "\nwrote " << out << "/summary.json and " << out << "/timeline.csv\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int RunReplayCommand() {
+  const absl::Status s = Run();
+  if (!s.ok()) {
+    std::cerr << "twinscale replay: " << s.message() << "\n";
+    return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}
+
+}  // namespace twinscale::cli

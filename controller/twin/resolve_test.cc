@@ -1,0 +1,41 @@
+// Resolution of a spec against the profiles: the sample manifest's numbers reach the policy, the
+// warm-up comes from the profile's lifecycle when the spec leaves it out, and errors name the field.
+#include "controller/twin/resolve.h"
+
+#include <gtest/gtest.h>
+
+#include "controller/policy/spec_loader.h"
+
+namespace twinscale::twin {
+namespace {
+
+TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
+  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/llama-3.1-8b-h100.yaml");
+  ASSERT_TRUE(ias.ok()) << ias.status();
+  auto profiles = sim::ProfileRegistry::LoadEmbedded();
+  ASSERT_TRUE(profiles.ok());
+  auto r = Resolve(ias->spec, *profiles);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->deployment.name, "llama-3.1-8b-h100-sxm-tp1");
+  EXPECT_EQ(r->policy.ttft_threshold, absl::Milliseconds(500));
+  EXPECT_EQ(r->policy.percentile, 90);
+  EXPECT_EQ(r->policy.max_replicas, ias->spec.max_replicas);
+  // The profile's lifecycle medians: provisioning 0 s + loading 20 s + warming up 25 s = 45 s.
+  EXPECT_EQ(r->policy.warmup_expected, absl::Seconds(45));
+  // p99 per stage = median x ratio^(2.326/1.2816): 20 x 1.5^1.815 + 25 x 1.6^1.815 = 41.7 + 58.9.
+  EXPECT_NEAR(absl::ToDoubleSeconds(P99Warmup(r->deployment.lifecycle)), 100.6, 0.5);
+}
+
+TEST(ResolveTest, AnUnknownProfileNamesTheField) {
+  policy::InferenceAutoscalerSpec spec;
+  spec.model.profile = "no-such-profile";
+  spec.max_replicas = 3;
+  auto profiles = sim::ProfileRegistry::LoadEmbedded();
+  ASSERT_TRUE(profiles.ok());
+  auto r = Resolve(spec, *profiles);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("spec.model.profile"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace twinscale::twin

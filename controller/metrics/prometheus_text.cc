@@ -3,11 +3,19 @@
 #include "controller/metrics/prometheus_text.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
 #include <system_error>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -37,13 +45,36 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+// Character classes, one table lookup per byte on the hot path.
+enum : uint8_t {
+  kBlankBit = 1,
+  kMetricNameStartBit = 2,  // [a-zA-Z_:]
+  kMetricNameCharBit = 4,   // [a-zA-Z0-9_:]
+  kLabelNameStartBit = 8,   // [a-zA-Z_]
+  kLabelNameCharBit = 16,   // [a-zA-Z0-9_]
+};
+
+constexpr std::array<uint8_t, 256> kCharClass = [] {
+  std::array<uint8_t, 256> t{};
+  t[' '] = t['\t'] = kBlankBit;
+  for (int c = 0; c < 256; ++c) {
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    const bool digit = c >= '0' && c <= '9';
+    if (alpha || c == '_' || c == ':') t[c] |= kMetricNameStartBit;
+    if (alpha || digit || c == '_' || c == ':') t[c] |= kMetricNameCharBit;
+    if (alpha || c == '_') t[c] |= kLabelNameStartBit;
+    if (alpha || digit || c == '_') t[c] |= kLabelNameCharBit;
+  }
+  return t;
+}();
+
+bool HasClass(char c, uint8_t bit) { return (kCharClass[static_cast<unsigned char>(c)] & bit) != 0; }
+bool IsBlank(char c) { return HasClass(c, kBlankBit); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsMetricNameStart(char c) { return IsAlpha(c) || c == '_' || c == ':'; }
-bool IsMetricNameChar(char c) { return IsMetricNameStart(c) || IsDigit(c); }
-bool IsLabelNameStart(char c) { return IsAlpha(c) || c == '_'; }
-bool IsLabelNameChar(char c) { return IsLabelNameStart(c) || IsDigit(c); }
+bool IsMetricNameStart(char c) { return HasClass(c, kMetricNameStartBit); }
+bool IsMetricNameChar(char c) { return HasClass(c, kMetricNameCharBit); }
+bool IsLabelNameStart(char c) { return HasClass(c, kLabelNameStartBit); }
+bool IsLabelNameChar(char c) { return HasClass(c, kLabelNameCharBit); }
 
 std::string Quote(std::string_view s) {
   if (s.size() <= kMaxQuoted) return absl::StrCat("'", absl::CHexEscape(Av(s)), "'");
@@ -112,6 +143,57 @@ bool Underflows(std::string_view body) {
   return exponent - static_cast<int64_t>(zeros) < 0;
 }
 
+// Clinger's fast path, for the decimals exporters print ("0.0", "1.7e+09", "0.025", "4096"):
+// digits with at most one '.', at most 19 of them, an optional exponent. When the digits' value is
+// at most 2^53 and the decimal exponent within +-22, both operands below are exact doubles, so one
+// IEEE multiplication or division gives the correctly rounded result: the double from_chars gives.
+// False for anything else (and on a platform evaluating doubles in excess precision), which then
+// goes the general way.
+bool ParseShortDecimal(std::string_view s, double* out) {
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  constexpr int kMaxDigits = 19;  // below 2^64
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  uint64_t mantissa = 0;
+  int digits = 0;
+  int exp10 = 0;
+  for (; p != end && IsDigit(*p); ++p) {
+    if (++digits > kMaxDigits) return false;
+    mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
+  }
+  if (p != end && *p == '.') {
+    for (++p; p != end && IsDigit(*p); ++p) {
+      if (++digits > kMaxDigits) return false;
+      mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
+      --exp10;
+    }
+  }
+  if (digits == 0) return false;
+  if (p != end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    bool negative = false;
+    if (p != end && (*p == '+' || *p == '-')) negative = *p++ == '-';
+    int exponent = 0;
+    int exponent_digits = 0;
+    for (; p != end && IsDigit(*p); ++p) {
+      if (++exponent_digits > 4) return false;
+      exponent = exponent * 10 + (*p - '0');
+    }
+    if (exponent_digits == 0) return false;
+    exp10 += negative ? -exponent : exponent;
+  }
+  if (p != end || mantissa > (uint64_t{1} << 53) || exp10 < -22 || exp10 > 22) return false;
+  const double m = static_cast<double>(mantissa);
+  *out = exp10 < 0 ? m / kPow10[-exp10] : m * kPow10[exp10];
+  return true;
+#else
+  return false;
+#endif
+}
+
 // A sample value or an `le`/`quantile` label: Go's strconv.ParseFloat minus hex floats and
 // out-of-range magnitudes (see the header).
 bool ParseFloatValue(std::string_view s, double* out) {
@@ -125,6 +207,10 @@ bool ParseFloatValue(std::string_view s, double* out) {
   if (body[0] == '+' || body[0] == '-') {
     if (body[0] == '-') sign = -1;
     body.remove_prefix(1);
+  }
+  if (double v = 0; ParseShortDecimal(body, &v)) {
+    *out = sign * v;
+    return true;
   }
   if (EqualsIgnoreCase(body, "inf") || EqualsIgnoreCase(body, "infinity")) {
     *out = sign * std::numeric_limits<double>::infinity();
@@ -156,12 +242,11 @@ bool ParseTimestamp(std::string_view s, int64_t* out) {
 }
 
 std::optional<MetricType> ParseType(std::string_view s) {
-  const std::string lower = absl::AsciiStrToLower(Av(s));
-  if (lower == "counter") return MetricType::kCounter;
-  if (lower == "gauge") return MetricType::kGauge;
-  if (lower == "histogram") return MetricType::kHistogram;
-  if (lower == "summary") return MetricType::kSummary;
-  if (lower == "untyped") return MetricType::kUntyped;
+  if (EqualsIgnoreCase(s, "counter")) return MetricType::kCounter;
+  if (EqualsIgnoreCase(s, "gauge")) return MetricType::kGauge;
+  if (EqualsIgnoreCase(s, "histogram")) return MetricType::kHistogram;
+  if (EqualsIgnoreCase(s, "summary")) return MetricType::kSummary;
+  if (EqualsIgnoreCase(s, "untyped")) return MetricType::kUntyped;
   return std::nullopt;
 }
 
@@ -188,38 +273,65 @@ bool Covers(const MetricFamily& family, std::string_view sample) {
 // A read position in one line.
 class Cursor {
  public:
-  explicit Cursor(std::string_view s) : s_(s) {}
-  bool AtEnd() const { return pos_ >= s_.size(); }
-  char Peek() const { return AtEnd() ? '\0' : s_[pos_]; }
-  void Advance() { ++pos_; }
+  explicit Cursor(std::string_view s) : p_(s.data()), end_(s.data() + s.size()) {}
+  bool AtEnd() const { return p_ == end_; }
+  char Peek() const { return AtEnd() ? '\0' : *p_; }
+  void Advance() { ++p_; }
+  // The loops run on locals: a store through p_ inside them would be reloaded after every char
+  // read (a char may alias anything), which costs a third of the parse.
   void SkipBlanks() {
-    while (!AtEnd() && IsBlank(s_[pos_])) ++pos_;
+    const char* p = p_;
+    while (p != end_ && IsBlank(*p)) ++p;
+    p_ = p;
   }
   // Reads while `pred` holds.
   template <typename Pred>
   std::string_view ReadWhile(Pred pred) {
-    const size_t start = pos_;
-    while (!AtEnd() && pred(s_[pos_])) ++pos_;
-    return s_.substr(start, pos_ - start);
+    const char* const start = p_;
+    const char* p = start;
+    while (p != end_ && pred(*p)) ++p;
+    p_ = p;
+    return std::string_view(start, static_cast<size_t>(p - start));
   }
   std::string_view ReadToken() {
     return ReadWhile([](char c) { return !IsBlank(c); });
   }
-  std::string_view Rest() const { return AtEnd() ? std::string_view() : s_.substr(pos_); }
+  std::string_view Rest() const { return std::string_view(p_, static_cast<size_t>(end_ - p_)); }
+
+  // Raw access for the label value scan.
+  const char* pos() const { return p_; }
+  const char* end() const { return end_; }
+  void set_pos(const char* p) { p_ = p; }
 
  private:
-  std::string_view s_;
-  size_t pos_ = 0;
+  const char* p_;
+  const char* end_;
+};
+
+// One label of the sample being parsed, before it is copied into the Sample: the name and, when
+// the value had no escapes, the value as views into the line; else the value is in the parser's
+// unescaped_[unescaped].
+struct LabelText {
+  std::string_view name;
+  std::string_view value;
+  int unescaped = -1;
 };
 
 struct FamilyState {
   bool has_type = false;
   bool has_help = false;
+  size_t num_samples = 0;
 };
+
+// A typical sample line is about 100 bytes; the sample list starts with room for one per this
+// many bytes of input, so it rarely grows and never reserves more than the input's own size.
+constexpr size_t kBytesPerSampleGuess = 128;
 
 class Parser {
  public:
   absl::StatusOr<Exposition> Run(std::string_view text) {
+    samples_.reserve(text.size() / kBytesPerSampleGuess);
+    sample_family_.reserve(text.size() / kBytesPerSampleGuess);
     size_t start = 0;
     while (start < text.size()) {
       ++line_;
@@ -229,6 +341,13 @@ class Parser {
       start = end + 1;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (absl::Status s = ParseLine(line); !s.ok()) return s;
+    }
+    // Samples were kept in one list in text order; each family's vector is now allocated once.
+    for (size_t i = 0; i < out_.families.size(); ++i) {
+      out_.families[i].samples.reserve(states_[i].num_samples);
+    }
+    for (size_t k = 0; k < samples_.size(); ++k) {
+      out_.families[sample_family_[k]].samples.push_back(std::move(samples_[k]));
     }
     return std::move(out_);
   }
@@ -279,7 +398,7 @@ class Parser {
       return Error(absl::StrCat("unknown metric type ", Quote(type_word), " for ", Quote(name)));
     }
     if (state.has_type) return Error(absl::StrCat("second TYPE line for ", Quote(name)));
-    if (!family.samples.empty()) {
+    if (state.num_samples != 0) {
       return Error(absl::StrCat("TYPE line for ", Quote(name), " after its samples"));
     }
     state.has_type = true;
@@ -291,8 +410,10 @@ class Parser {
     // HELP text keeps its own trailing blanks only if escaped; blanks before a line end are noise.
     while (!raw.empty() && IsBlank(raw.back())) raw.remove_suffix(1);
     help->clear();
-    help->reserve(raw.size());
-    for (size_t i = 0; i < raw.size(); ++i) {
+    size_t i = raw.find('\\');
+    help->assign(raw.data(), std::min(i, raw.size()));  // the usual case: no escapes at all
+    if (i == std::string_view::npos) return absl::OkStatus();
+    for (; i < raw.size(); ++i) {
       if (raw[i] != '\\') {
         help->push_back(raw[i]);
         continue;
@@ -352,23 +473,26 @@ class Parser {
     if (name.empty() || !IsMetricNameStart(name[0])) {
       return Error(absl::StrCat("invalid metric name at ", Quote(c.Rest())));
     }
-    Sample sample;
-    sample.name = std::string(name);
+    labels_.clear();
+    unescaped_.clear();
     const bool blank_after_name = IsBlank(c.Peek());
     c.SkipBlanks();
     if (c.Peek() == '{') {
       c.Advance();
-      if (absl::Status s = ParseLabels(c, &sample); !s.ok()) return s;
+      if (absl::Status s = ParseLabels(c, name); !s.ok()) return s;
       c.SkipBlanks();  // Go's parser doesn't insist on a blank between '}' and the value either
     } else if (!c.AtEnd() && !blank_after_name) {
       return Error(absl::StrCat("invalid character ", Quote(c.Rest().substr(0, 1)),
                                 " after metric name ", Quote(name)));
     }
     if (c.AtEnd()) return Error(absl::StrCat("missing value for sample ", Quote(name)));
-    const std::string_view value = c.ReadToken();
-    if (!ParseFloatValue(value, &sample.value)) {
-      return Error(absl::StrCat("bad number ", Quote(value), " as the value of ", Quote(name)));
+    const std::string_view value_text = c.ReadToken();
+    double value = 0;
+    if (!ParseFloatValue(value_text, &value)) {
+      return Error(
+          absl::StrCat("bad number ", Quote(value_text), " as the value of ", Quote(name)));
     }
+    std::optional<int64_t> timestamp_ms;
     c.SkipBlanks();
     if (!c.AtEnd()) {
       const std::string_view ts = c.ReadToken();
@@ -377,20 +501,37 @@ class Parser {
         return Error(absl::StrCat("bad timestamp ", Quote(ts), " (want integer milliseconds) for ",
                                   Quote(name)));
       }
-      sample.timestamp_ms = ms;
+      timestamp_ms = ms;
       c.SkipBlanks();
       if (!c.AtEnd()) {
         return Error(absl::StrCat("unexpected text after the timestamp: ", Quote(c.Rest())));
       }
     }
-    MetricFamily& family = out_.families[FamilyForSample(name)];
-    if (absl::Status s = CheckTypedLabels(family, sample); !s.ok()) return s;
-    family.samples.push_back(std::move(sample));
+    const size_t family = FamilyForSample(name);
+    if (absl::Status s = CheckTypedLabels(out_.families[family], name); !s.ok()) return s;
+    ++states_[family].num_samples;
+    sample_family_.push_back(family);
+    // Only now, with the line known good, are the sample's strings allocated: each exactly once.
+    Sample& sample = samples_.emplace_back();
+    sample.name.assign(name.data(), name.size());
+    sample.labels.reserve(labels_.size());
+    for (const LabelText& l : labels_) {
+      if (l.unescaped < 0) {
+        sample.labels.emplace_back(std::piecewise_construct,
+                                   std::forward_as_tuple(l.name.data(), l.name.size()),
+                                   std::forward_as_tuple(l.value.data(), l.value.size()));
+      } else {
+        sample.labels.emplace_back(std::string(l.name), std::move(unescaped_[l.unescaped]));
+      }
+    }
+    sample.value = value;
+    sample.timestamp_ms = timestamp_ms;
     return absl::OkStatus();
   }
 
-  // After "{": label pairs up to and including "}".
-  absl::Status ParseLabels(Cursor& c, Sample* sample) {
+  // After "{": label pairs up to and including "}", into labels_ (views into the line; a value
+  // with escapes is unescaped into unescaped_).
+  absl::Status ParseLabels(Cursor& c, std::string_view sample_name) {
     while (true) {
       c.SkipBlanks();
       if (c.AtEnd()) return Error("missing '}' at the end of the label set");
@@ -401,15 +542,15 @@ class Parser {
       const std::string_view label = c.ReadWhile(IsLabelNameChar);
       if (label.empty() || !IsLabelNameStart(label[0])) {
         return Error(
-            absl::StrCat("invalid label name at ", Quote(c.Rest()), " in ", Quote(sample->name)));
+            absl::StrCat("invalid label name at ", Quote(c.Rest()), " in ", Quote(sample_name)));
       }
       if (label == "__name__") {
-        return Error(absl::StrCat("label name '__name__' is reserved, in ", Quote(sample->name)));
+        return Error(absl::StrCat("label name '__name__' is reserved, in ", Quote(sample_name)));
       }
       c.SkipBlanks();
       if (c.Peek() != '=') {
         return Error(absl::StrCat("expected '=' after label name ", Quote(label), " in ",
-                                  Quote(sample->name)));
+                                  Quote(sample_name)));
       }
       c.Advance();
       c.SkipBlanks();
@@ -417,36 +558,7 @@ class Parser {
         return Error(absl::StrCat("value of label ", Quote(label), " must be in double quotes"));
       }
       c.Advance();
-      std::string value;
-      bool closed = false;
-      while (!c.AtEnd()) {
-        const char ch = c.Peek();
-        c.Advance();
-        if (ch == '"') {
-          closed = true;
-          break;
-        }
-        if (ch != '\\') {
-          value.push_back(ch);
-          continue;
-        }
-        if (c.AtEnd()) break;
-        const char e = c.Peek();
-        c.Advance();
-        if (e == '\\' || e == '"') {
-          value.push_back(e);
-        } else if (e == 'n') {
-          value.push_back('\n');
-        } else {
-          return Error(absl::StrCat("invalid escape sequence ", Quote(std::string{'\\', e}),
-                                    " in the value of label ", Quote(label)));
-        }
-      }
-      if (!closed) return Error(absl::StrCat("unterminated value of label ", Quote(label)));
-      if (!IsValidUtf8(value)) {
-        return Error(absl::StrCat("value of label ", Quote(label), " is not valid UTF-8"));
-      }
-      sample->labels.emplace_back(std::string(label), std::move(value));
+      if (absl::Status s = ParseLabelValue(c, label); !s.ok()) return s;
       c.SkipBlanks();
       if (c.Peek() == ',') {
         c.Advance();
@@ -460,15 +572,74 @@ class Parser {
       return Error(absl::StrCat("expected ',' or '}' after label ", Quote(label), ", got ",
                                 Quote(c.Rest())));
     }
-    return CheckDuplicateLabels(*sample);
+    return CheckDuplicateLabels();
   }
 
-  absl::Status CheckDuplicateLabels(const Sample& sample) {
-    const auto& labels = sample.labels;
+  // After a label's opening quote: its value up to and including the closing quote, appended to
+  // labels_ under `label`.
+  absl::Status ParseLabelValue(Cursor& c, std::string_view label) {
+    // Fast path: no escapes, so the value is a slice of the line (checked for UTF-8 only when it
+    // has a non-ASCII byte).
+    const char* const start = c.pos();
+    const char* p = start;
+    unsigned char high = 0;
+    while (p != c.end() && *p != '"' && *p != '\\') high |= static_cast<unsigned char>(*p++);
+    if (p != c.end() && *p == '"') {
+      const std::string_view value(start, static_cast<size_t>(p - start));
+      c.set_pos(p + 1);
+      if ((high & 0x80) != 0 && !IsValidUtf8(value)) {
+        return Error(absl::StrCat("value of label ", Quote(label), " is not valid UTF-8"));
+      }
+      labels_.push_back(LabelText{label, value, -1});
+      return absl::OkStatus();
+    }
+    // An escape (or no closing quote): unescape from here on.
+    std::string value(start, static_cast<size_t>(p - start));
+    c.set_pos(p);
+    bool closed = false;
+    while (!c.AtEnd()) {
+      const char ch = c.Peek();
+      c.Advance();
+      if (ch == '"') {
+        closed = true;
+        break;
+      }
+      if (ch != '\\') {
+        value.push_back(ch);
+        continue;
+      }
+      if (c.AtEnd()) break;
+      const char e = c.Peek();
+      c.Advance();
+      if (e == '\\' || e == '"') {
+        value.push_back(e);
+      } else if (e == 'n') {
+        value.push_back('\n');
+      } else {
+        return Error(absl::StrCat("invalid escape sequence ", Quote(std::string{'\\', e}),
+                                  " in the value of label ", Quote(label)));
+      }
+    }
+    if (!closed) return Error(absl::StrCat("unterminated value of label ", Quote(label)));
+    if (!IsValidUtf8(value)) {
+      return Error(absl::StrCat("value of label ", Quote(label), " is not valid UTF-8"));
+    }
+    labels_.push_back(LabelText{label, std::string_view(), static_cast<int>(unescaped_.size())});
+    unescaped_.push_back(std::move(value));
+    return absl::OkStatus();
+  }
+
+  // The value of a label in labels_, unescaped.
+  std::string_view Value(const LabelText& l) const {
+    return l.unescaped < 0 ? l.value : std::string_view(unescaped_[l.unescaped]);
+  }
+
+  absl::Status CheckDuplicateLabels() {
+    const std::vector<LabelText>& labels = labels_;
     if (labels.size() <= 16) {  // the usual case: a few labels, no allocation
       for (size_t i = 1; i < labels.size(); ++i) {
         for (size_t j = 0; j < i; ++j) {
-          if (labels[i].first == labels[j].first) return DuplicateLabel(labels[i].first);
+          if (labels[i].name == labels[j].name) return DuplicateLabel(labels[i].name);
         }
       }
       return absl::OkStatus();
@@ -476,7 +647,7 @@ class Parser {
     // Sorting keeps a line with thousands of labels (a fuzzer's favourite) linearithmic.
     std::vector<std::string_view> names;
     names.reserve(labels.size());
-    for (const auto& [k, v] : labels) names.push_back(k);
+    for (const LabelText& l : labels) names.push_back(l.name);
     std::sort(names.begin(), names.end());
     const auto dup = std::adjacent_find(names.begin(), names.end());
     if (dup != names.end()) return DuplicateLabel(*dup);
@@ -489,7 +660,8 @@ class Parser {
 
   // In a declared histogram an `le` label, in a summary a `quantile` label, must be a number: the
   // family can't be read otherwise. (Their absence is tolerated, as Go's parser tolerates it.)
-  absl::Status CheckTypedLabels(const MetricFamily& family, const Sample& sample) {
+  // Reads labels_, the labels of the sample `sample_name` being parsed.
+  absl::Status CheckTypedLabels(const MetricFamily& family, std::string_view sample_name) {
     std::string_view key;
     if (family.type == MetricType::kHistogram) {
       key = "le";
@@ -498,10 +670,14 @@ class Parser {
     } else {
       return absl::OkStatus();
     }
-    double bound = 0;
-    if (sample.HasLabel(key) && !ParseFloatValue(sample.Label(key), &bound)) {
-      return Error(absl::StrCat("bad number ", Quote(sample.Label(key)), " in label '", Av(key),
-                                "' of ", Quote(sample.name)));
+    for (const LabelText& l : labels_) {  // label names are unique by now
+      if (l.name != key) continue;
+      double bound = 0;
+      if (!ParseFloatValue(Value(l), &bound)) {
+        return Error(absl::StrCat("bad number ", Quote(Value(l)), " in label '", Av(key), "' of ",
+                                  Quote(sample_name)));
+      }
+      break;
     }
     return absl::OkStatus();
   }
@@ -511,6 +687,13 @@ class Parser {
   absl::flat_hash_map<std::string, size_t> by_name_;  // lookups only; never iterated
   std::optional<size_t> current_;
   int64_t line_ = 0;
+  // Scratch for the sample being parsed, reused from line to line so the hot path allocates only
+  // the strings the Sample keeps.
+  std::vector<LabelText> labels_;
+  std::vector<std::string> unescaped_;  // values of labels_ that had escapes
+  // All samples in text order, and the family of each; moved into their families at the end.
+  std::vector<Sample> samples_;
+  std::vector<size_t> sample_family_;
 };
 
 }  // namespace

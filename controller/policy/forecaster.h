@@ -12,6 +12,15 @@
 
 namespace twinscale::policy {
 
+// The shape of a length distribution as observed (vLLM's request_prompt_tokens /
+// request_generation_tokens histograms over the window): per-bucket weights over the buckets'
+// upper bounds (the last weight is the +Inf bucket). Empty: exponential with the given mean.
+struct LengthShape {
+  std::vector<double> upper_bounds;
+  std::vector<double> weights;  // size upper_bounds + 1
+  bool empty() const { return weights.empty(); }
+};
+
 // A Ready replica as observed.
 struct ReplicaStart {
   double waiting = 0;
@@ -28,6 +37,7 @@ struct ForecastQuestion {
   double arrival_cv = 1;                          // of inter-arrival times (1: Poisson)
   double prompt_tokens_mean = 512;
   double output_tokens_mean = 256;
+  LengthShape prompt_shape, output_shape;         // rescaled to the means above
   absl::Duration horizon = absl::Minutes(2);
   // Only requests arriving at or after this are judged: a scale-up can't change what happens
   // before its replicas are ready, so it is judged on the time after the warm-up.

@@ -3,14 +3,29 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "controller/policy/hpa_algorithm.h"
+#include "controller/policy/replica_search.h"
 
 namespace twinscale::policy {
 namespace {
 
 using state::PodView;
+
+LengthShape ShapeOf(const std::optional<metrics::CumulativeHistogram>& h) {
+  LengthShape s;
+  if (!h || h->count <= 0 || h->cumulative.size() != h->upper_bounds.size() + 1) return s;
+  s.upper_bounds = h->upper_bounds;
+  double prev = 0;
+  for (double c : h->cumulative) {
+    s.weights.push_back(std::max(0.0, c - prev));
+    prev = c;
+  }
+  return s;
+}
 
 // The forecast question for the observed fleet, without the candidate size.
 ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConfig& c,
@@ -43,6 +58,8 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
       w.prompt_tokens_mean.usable() ? w.prompt_tokens_mean.value() : c.default_prompt_tokens;
   q.output_tokens_mean =
       w.output_tokens_mean.usable() ? w.output_tokens_mean.value() : c.default_output_tokens;
+  q.prompt_shape = ShapeOf(w.prompt_lengths);
+  q.output_shape = ShapeOf(w.output_lengths);
   q.new_replica_warmup = c.warmup_expected;
   // Long enough after the warm-up to judge the new fleet on a minute or more of traffic.
   q.horizon = c.warmup_expected + std::max(4 * c.interval, absl::Seconds(60));
@@ -66,16 +83,18 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   ForecastQuestion q = BaseQuestion(snap, c, now, d.reasons, stuck);
   const int32_t base = std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
 
+  // Keeping or adding capacity is judged after the warm-up (before it, the fleet already ordered
+  // is all there is); removing capacity is judged from now (CandidateQuestion). The forecaster is
+  // deterministic for a question, so a size already asked about at a margin is not asked again
+  // (the final forecast at the decision is usually one the search already ran).
+  std::vector<std::pair<std::pair<int32_t, double>, Forecast>> asked;
   auto evaluate = [&](int32_t n, double margin) {
-    ForecastQuestion x = q;
-    x.candidate_replicas = std::max(1, n - stuck);
-    // Keeping or adding capacity is judged after the warm-up (before it, the fleet already ordered
-    // is all there is); removing capacity is judged from now.
-    x.judge_from = n >= base ? q.new_replica_warmup : absl::ZeroDuration();
-    x.ttft_threshold = c.ttft_threshold * margin;
-    x.ttft_per_prompt_token = c.ttft_per_prompt_token * margin;
+    for (const auto& [key, f] : asked) {
+      if (key.first == n && key.second == margin) return f;
+    }
     ++d.forecasts;
-    return forecaster.Evaluate(x);
+    asked.push_back({{n, margin}, forecaster.Evaluate(CandidateQuestion(q, n, base, stuck, margin))});
+    return asked.back().second;
   };
 
   // No usable arrival rate: nothing to forecast with. Hold (and never scale in).
@@ -97,22 +116,12 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                            kv > c.kv_cache_utilization;
 
   if (!d.forecast_at_current.meets_slo) {
-    // Scale up: the smallest N that meets the SLO over the horizon, warm-up included.
-    int32_t lo = base, hi = -1;
-    Forecast at_hi;
-    // Doubling steps above the current size, then bisection between the last miss and the hit.
-    for (int32_t step = 1;; step *= 2) {
-      const int32_t n = std::min(c.max_replicas, base + step);
-      if (n <= lo) break;  // already at maxReplicas
-      const Forecast f = evaluate(n, 1.0);
-      if (f.meets_slo) {
-        hi = n;
-        at_hi = f;
-        break;
-      }
-      lo = n;
-      if (n >= c.max_replicas) break;
-    }
+    // Scale up: the smallest N that meets the SLO over the horizon, warm-up included (doubling
+    // steps above the current size, then bisection between the last miss and the hit).
+    const ReplicaSearch up =
+        SearchUp(base, c.max_replicas, [&](int32_t n) { return evaluate(n, 1.0); });
+    const int32_t hi = up.met ? up.replicas : -1;
+    const Forecast& at_hi = up.forecast;
     if (hi < 0) {
       recommendation = c.max_replicas;
       d.slo_at_risk = true;
@@ -123,16 +132,6 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                            c.max_replicas, 100 * d.forecast_at_current.attainment, c.percentile,
                            q.arrival_rate)});
     } else {
-      while (hi - lo > 1) {
-        const int32_t mid = lo + (hi - lo) / 2;
-        const Forecast f = evaluate(mid, 1.0);
-        if (f.meets_slo) {
-          hi = mid;
-          at_hi = f;
-        } else {
-          lo = mid;
-        }
-      }
       recommendation = hi;
       d.reasons.push_back(
           {"ForecastMissesSlo",
@@ -158,25 +157,19 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                          queue_per_replica, c.queue_depth_per_replica, 100 * kv,
                          100 * c.kv_cache_utilization)});
   } else if (base > c.min_replicas) {
-    // Scale in: the smallest N the twin says holds the SLO at the safety margin (bisection over
-    // [min, base - 1]; N = base is known to hold at the full threshold, so check base - 1 first).
-    const Forecast one_less = evaluate(base - 1, c.safety_margin);
-    if (one_less.meets_slo) {
-      int32_t lo = c.min_replicas - 1, hi = base - 1;
-      while (hi - lo > 1) {
-        const int32_t mid = lo + (hi - lo) / 2;
-        if (evaluate(mid, c.safety_margin).meets_slo) {
-          hi = mid;
-        } else {
-          lo = mid;
-        }
-      }
-      recommendation = hi;
+    // Scale in: the smallest N the twin says holds the SLO at the safety margin. N = base is
+    // known to hold at the full threshold, so base - 1 is checked first, then smaller sizes
+    // (galloping down, then bisection: SearchDown).
+    const ReplicaSearch down = SearchDown(std::max(c.min_replicas, 1), base, [&](int32_t n) {
+      return evaluate(n, c.safety_margin);
+    });
+    if (down.met) {
+      recommendation = down.replicas;
       d.reasons.push_back(
           {"ScaleInSafe",
            absl::StrFormat("the twin shows the SLO held at %.0f%% of the threshold with %d "
                            "replicas (%.1f req/s)",
-                           100 * c.safety_margin, hi, q.arrival_rate)});
+                           100 * c.safety_margin, down.replicas, q.arrival_rate)});
     } else {
       d.reasons.push_back({"Steady", absl::StrFormat("%d replicas meet the SLO; %d would not at "
                                                      "the %.0f%% safety margin",

@@ -104,16 +104,58 @@ const absl::StatusOr<Schemas>& GetSchemas() {
   return *kSchemas;
 }
 
-// "source:12: " (1-based line; yaml-cpp's marks are 0-based), or "source: " without a mark.
-std::string Where(std::string_view source, const YAML::Mark& mark) {
-  if (mark.is_null() || mark.line < 0) return absl::StrCat(Sv(source), ": ");
-  return absl::StrCat(Sv(source), ":", mark.line + 1, ": ");
+// One document of the input: the input's name, and where the document starts in it (each document
+// is parsed on its own, so yaml-cpp's marks count from its first line).
+struct Source {
+  std::string_view name;
+  int first_line = 0;  // 0-based line of the input where the document starts
+};
+
+// "source:12: " (1-based line of the whole input; yaml-cpp's marks are 0-based and per document),
+// or "source: " without a mark.
+std::string Where(const Source& source, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return absl::StrCat(Sv(source.name), ": ");
+  return absl::StrCat(Sv(source.name), ":", source.first_line + mark.line + 1, ": ");
+}
+
+// Splits a multi-document stream before each line that starts with the document marker "---" and
+// after each line that starts with "..." (followed by whitespace or nothing), as kubectl's YAML
+// reader does; YAML forbids both markers at the start of a line inside any scalar, so this never
+// cuts a value. Each piece is then parsed with YAML::Load: yaml-cpp 0.7's LoadAll can loop forever,
+// allocating, on some malformed input (fixed upstream after 0.7, jbeder/yaml-cpp#1319).
+struct Piece {
+  std::string text;
+  int first_line = 0;
+};
+std::vector<Piece> SplitDocuments(std::string_view text) {
+  const auto is_marker = [](std::string_view line, std::string_view marker) {
+    if (line.substr(0, 3) != marker) return false;
+    return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r';
+  };
+  std::vector<Piece> pieces(1);
+  int line_number = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    end = end == std::string_view::npos ? text.size() : end + 1;
+    const std::string_view line = text.substr(start, end - start);
+    const std::string_view bare = line.substr(0, line.find_first_of("\r\n"));
+    if (is_marker(bare, "---") && !pieces.back().text.empty()) {
+      pieces.push_back(Piece{"", line_number});
+    }
+    if (pieces.back().text.empty()) pieces.back().first_line = line_number;
+    pieces.back().text.append(line);
+    if (is_marker(bare, "...")) pieces.push_back(Piece{"", line_number + 1});
+    ++line_number;
+    start = end;
+  }
+  return pieces;
 }
 
 // Problems found in one object, each with its place in the input.
 class Problems {
  public:
-  explicit Problems(std::string_view source) : source_(source) {}
+  explicit Problems(const Source& source) : source_(source) {}
 
   void Add(const YAML::Mark& mark, std::string_view field, std::string_view message) {
     lines_.push_back(absl::StrCat(Where(source_, mark), field.empty() ? "" : Sv(field),
@@ -135,7 +177,7 @@ class Problems {
   }
 
  private:
-  std::string source_;
+  Source source_;
   std::vector<std::string> lines_;
 };
 
@@ -406,7 +448,7 @@ class SpecConverter {
 // ---- Documents -----------------------------------------------------------------------------
 
 // One InferenceAutoscaler object (apiVersion and kind already checked).
-absl::StatusOr<InferenceAutoscaler> ReadObject(const YAML::Node& obj, std::string_view source,
+absl::StatusOr<InferenceAutoscaler> ReadObject(const YAML::Node& obj, const Source& source,
                                                const Schemas& schemas) {
   Problems problems(source);
   static constexpr std::string_view kTopLevel[] = {"apiVersion", "kind", "metadata", "spec",
@@ -465,7 +507,7 @@ absl::StatusOr<InferenceAutoscaler> ReadObject(const YAML::Node& obj, std::strin
 }
 
 // Appends `obj` to `out` if it is an InferenceAutoscaler, reads a List's items, skips other kinds.
-absl::Status ReadDocument(const YAML::Node& obj, std::string_view source, const Schemas& schemas,
+absl::Status ReadDocument(const YAML::Node& obj, const Source& source, const Schemas& schemas,
                           bool in_list, std::vector<InferenceAutoscaler>& out) {
   if (!Present(obj)) return absl::OkStatus();  // an empty document, e.g. after a final "---"
   if (!obj.IsMap()) {
@@ -525,32 +567,33 @@ absl::StatusOr<std::vector<InferenceAutoscaler>> ParseInferenceAutoscalers(
     return absl::InternalError(absl::StrCat("the embedded InferenceAutoscaler CRD is broken: ",
                                             schemas.status().message()));
   }
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(yaml));
-  } catch (const YAML::ParserException& e) {
-    if (e.mark.is_null()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Sv(source_name), ": YAML syntax error: ", e.msg));
-    }
-    return absl::InvalidArgumentError(absl::StrCat(Sv(source_name), ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": YAML syntax error: ",
-                                                   e.msg));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(Sv(source_name), ": ", e.what()));
-  }
   std::vector<InferenceAutoscaler> out;
-  try {
-    for (const YAML::Node& doc : documents) {
+  for (const Piece& piece : SplitDocuments(yaml)) {
+    const Source source{source_name, piece.first_line};
+    YAML::Node doc;
+    try {
+      doc = YAML::Load(piece.text);
+    } catch (const YAML::ParserException& e) {
+      if (e.mark.is_null()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Sv(source_name), ": YAML syntax error: ", e.msg));
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat(Sv(source_name), ":", piece.first_line + e.mark.line + 1, ":",
+                       e.mark.column + 1, ": YAML syntax error: ", e.msg));
+    } catch (const YAML::Exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(source, e.mark), e.what()));
+    }
+    try {
       if (CountNodes(doc, kMaxNodesPerDocument) > kMaxNodesPerDocument) {
         return absl::InvalidArgumentError(absl::StrCat(
-            Where(source_name, doc.Mark()), "document has more than ", kMaxNodesPerDocument,
+            Where(source, doc.Mark()), "document has more than ", kMaxNodesPerDocument,
             " nodes once YAML aliases are expanded"));
       }
-      if (absl::Status s = ReadDocument(doc, source_name, *schemas, false, out); !s.ok()) return s;
+      if (absl::Status s = ReadDocument(doc, source, *schemas, false, out); !s.ok()) return s;
+    } catch (const YAML::Exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(source, e.mark), e.what()));
     }
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(Sv(source_name), ": ", e.what()));
   }
   return out;
 }

@@ -96,7 +96,7 @@ TEST(SpecLoaderSamples, Llama8bH100) {
   EXPECT_EQ(ias->spec.target_ref.name, "vllm-llama-3-1-8b");
   EXPECT_EQ(ias->spec.mode, Mode::kRecommend);
   EXPECT_EQ(ias->spec.min_replicas, 1);
-  EXPECT_EQ(ias->spec.max_replicas, 16);
+  EXPECT_EQ(ias->spec.max_replicas, 48);
   EXPECT_EQ(ias->spec.model.profile, "llama-3.1-8b-h100-sxm-tp1");
   EXPECT_EQ(ias->spec.slo.ttft.threshold, absl::Milliseconds(500));
   EXPECT_EQ(ias->spec.slo.ttft.percentile, 90);
@@ -395,6 +395,56 @@ TEST(SpecLoaderDocuments, ListOfItemsAsKubectlGetWritesIt) {
   EXPECT_EQ(m.generation, 3);
   EXPECT_EQ(m.resource_version, "81234");
   EXPECT_EQ(m.annotations.at("note"), "hello");
+}
+
+TEST(SpecLoaderDocuments, ErrorLinesCountFromTheStartOfTheFile) {
+  // Documents are parsed one at a time; the line must still be the file's, not the document's.
+  const std::string yaml = absl::StrCat(
+      "# a comment\n"                                                     // 1
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\n",  // 2-4
+      "---\n",                                                            // 5
+      Manifest("maxReplicas: 8\nminReplicas: 0"));                        // 6-14: minReplicas on 14
+  absl::StatusOr<std::vector<InferenceAutoscaler>> got = ParseInferenceAutoscalers(yaml, "f.yaml");
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr("f.yaml:14: spec.minReplicas: must be >= 1, got 0"));
+  // And a syntax error in the second document.
+  const std::string broken = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\na: [1,\n";
+  got = ParseInferenceAutoscalers(broken, "f.yaml");
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr("f.yaml:6:1: YAML syntax error"));
+}
+
+TEST(SpecLoaderDocuments, DocumentEndMarkersSplitToo) {
+  // "..." ends a document; what follows is another document, never silently dropped.
+  const std::string yaml = absl::StrCat(Manifest("maxReplicas: 8"), "...\n# nothing more\n");
+  absl::StatusOr<std::vector<InferenceAutoscaler>> got = ParseInferenceAutoscalers(yaml, "e.yaml");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->size(), 1u);
+  got = ParseInferenceAutoscalers(absl::StrCat(Manifest("maxReplicas: 8"), "...\nstray: 1\n"),
+                                  "e.yaml");
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr("e.yaml:10: a Kubernetes object needs string apiVersion and kind"));
+  // "--- " with content on the marker line starts a document too, and a block scalar whose
+  // lines merely contain dashes is not cut.
+  got = ParseInferenceAutoscalers(
+      absl::StrCat("--- # first\n", Manifest("maxReplicas: 8"), "--- {apiVersion: v1, kind: "
+                   "ConfigMap, metadata: {name: c}, data: {k: \"a\\n---b\"}}\n"),
+      "e.yaml");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->size(), 1u);
+}
+
+TEST(SpecLoaderDocuments, InputsThatHangYamlCppLoadAllReturn) {
+  // yaml-cpp 0.7's LoadAll loops forever, allocating, on these (jbeder/yaml-cpp#1319, falco#3281);
+  // the loader must return, with whatever verdict.
+  for (const std::string& yaml :
+       {std::string(",\n"),
+        std::string("- macro: m\n  condition:\n    (a in (\n\"x\",\n    \"y\"\n    )  )  \n    )")}) {
+    SCOPED_TRACE(yaml);
+    (void)ParseInferenceAutoscalers(yaml, "hang.yaml");
+  }
 }
 
 TEST(SpecLoaderDocuments, MissingFileIsNotFound) {

@@ -1,15 +1,18 @@
 // twinscale's own policy behind replay's Autoscaler interface: each sync it builds a FleetSnapshot
 // from the scraped view (state::SnapshotBuilder), asks Recommend with the twin as forecaster, and
-// records the decision in its history — the same pieces the live reconciler wires together.
+// records the decision in its history — the same pieces the live reconciler wires together. Before
+// each decision the calibrator fits the twin's speed to the inter-token latency the fleet showed.
 #ifndef TWINSCALE_CONTROLLER_REPLAY_TWINSCALE_AUTOSCALER_H_
 #define TWINSCALE_CONTROLLER_REPLAY_TWINSCALE_AUTOSCALER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "controller/policy/recommend.h"
 #include "controller/replay/autoscaler.h"
 #include "controller/state/fleet_snapshot.h"
+#include "controller/twin/calibration.h"
 #include "controller/twin/twin_forecaster.h"
 
 namespace twinscale::replay {
@@ -23,12 +26,23 @@ class TwinscaleAutoscaler : public Autoscaler {
   std::string LastReason() const override { return last_reason_; }
   // Every decision taken, in order (for reports and the decision corpus).
   const std::vector<policy::Decision>& decisions() const { return decisions_; }
+  // The calibrated speed factor after each decision, and the prediction error of each window:
+  // the twin's p90 TTFT forecast for the window (made at the previous decision, from the fleet
+  // as it stood) minus the observed p90 (ms; NaN when unknown).
+  const std::vector<double>& speed_history() const { return speed_history_; }
+  const std::vector<double>& prediction_error_ms() const { return prediction_error_ms_; }
+  void set_calibration(bool on) { calibrate_ = on; }
 
  private:
   std::string name_;
   policy::PolicyConfig config_;
   twin::TwinForecaster forecaster_;
   state::SnapshotBuilder snapshots_;
+  twin::Calibrator calibrator_;
+  bool calibrate_ = true;
+  std::vector<double> speed_history_;
+  std::vector<double> prediction_error_ms_;
+  std::optional<double> next_window_p90_ms_;
   policy::PolicyHistory history_;
   std::vector<policy::Decision> decisions_;
   std::string last_reason_;

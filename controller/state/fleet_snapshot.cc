@@ -69,7 +69,7 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   double arrivals = 0;  // over pods seen fresh both now and before
   bool any_fresh = false;
   bool arrivals_known = false;
-  std::optional<metrics::CumulativeHistogram> ttft_inc, prompt_inc, output_inc;
+  std::optional<metrics::CumulativeHistogram> ttft_inc, prompt_inc, output_inc, itl_inc;
   std::map<std::string, PodMemory> current;
 
   for (const PodView& pod : view.pods) {
@@ -114,6 +114,7 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
       mem.prompt_tokens = PodHistogram(pod.observation, &metrics::EngineObservation::prompt_tokens);
       mem.generation_tokens =
           PodHistogram(pod.observation, &metrics::EngineObservation::generation_tokens);
+      mem.itl = PodHistogram(pod.observation, &metrics::EngineObservation::itl);
 
       auto prev = previous_.find(pod.name);
       if (prev != previous_.end()) {
@@ -131,6 +132,7 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
         inc(prev->second.ttft, mem.ttft, ttft_inc);
         inc(prev->second.prompt_tokens, mem.prompt_tokens, prompt_inc);
         inc(prev->second.generation_tokens, mem.generation_tokens, output_inc);
+        inc(prev->second.itl, mem.itl, itl_inc);
       } else if (last_build_.has_value()) {
         // A pod new since the last decision: everything it has seen arrived in this window.
         arrivals += finished + in_flight;
@@ -176,10 +178,31 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     if (!h || h->count <= 0 || !std::isfinite(h->sum)) return std::nullopt;
     return h->sum / h->count;
   };
-  if (auto m = mean_of(prompt_inc)) last_prompt_mean_ = *m;
-  if (auto m = mean_of(output_inc)) last_output_mean_ = *m;
+  if (auto m = mean_of(prompt_inc)) {
+    last_prompt_mean_ = *m;
+    last_prompt_hist_ = prompt_inc;
+  }
+  if (auto m = mean_of(output_inc)) {
+    last_output_mean_ = *m;
+    last_output_hist_ = output_inc;
+  }
+  w.prompt_lengths = last_prompt_hist_;
+  w.output_lengths = last_output_hist_;
   if (last_prompt_mean_) w.prompt_tokens_mean = Input<double>::Value(*last_prompt_mean_);
   if (last_output_mean_) w.output_tokens_mean = Input<double>::Value(*last_output_mean_);
+  if (auto m = mean_of(itl_inc)) w.itl_mean_seconds = Input<double>::Value(*m);
+  {
+    double running = 0, kv = 0;
+    int32_t n = 0;
+    for (const ReplicaState& r : snap.replicas) {
+      if (r.stage != PodView::Stage::kReady || !r.fresh) continue;
+      running += r.running;
+      kv += r.kv_usage;
+      ++n;
+    }
+    w.running_per_ready = n > 0 ? running / n : 0;
+    w.kv_usage_mean = n > 0 ? kv / n : 0;
+  }
   if (ttft_inc && ttft_inc->count > 0) {
     w.ttft_window = ttft_inc;
     w.ttft_p90_seconds = Input<double>::Value(metrics::HistogramQuantile(0.9, *ttft_inc));

@@ -47,6 +47,13 @@ struct WorkloadEstimate {
   Input<double> ttft_p90_seconds = Input<double>::Stale("no data yet");  // observed, last window
   Input<double> ttft_attainment = Input<double>::Stale("no data yet");   // share <= SLO threshold
   std::optional<metrics::CumulativeHistogram> ttft_window;  // fleet-wide TTFT increase
+  // Fleet-wide request length histograms of the latest window that saw requests finish.
+  std::optional<metrics::CumulativeHistogram> prompt_lengths, output_lengths;
+  // Mean inter-token latency over the window (fleet-wide), and the mean running batch per Ready
+  // replica: what calibration fits the twin's speed against.
+  Input<double> itl_mean_seconds = Input<double>::Stale("no data yet");
+  double running_per_ready = 0;
+  double kv_usage_mean = 0;
 };
 
 struct FleetSnapshot {
@@ -81,7 +88,7 @@ class SnapshotBuilder {
   struct PodMemory {
     absl::Time scraped_at;
     double finished = 0, in_flight = 0;
-    std::optional<metrics::CumulativeHistogram> ttft, prompt_tokens, generation_tokens;
+    std::optional<metrics::CumulativeHistogram> ttft, prompt_tokens, generation_tokens, itl;
   };
   SnapshotOptions options_;
   std::map<std::string, PodMemory> previous_;  // by pod name (ordered: deterministic)
@@ -89,6 +96,7 @@ class SnapshotBuilder {
   std::optional<absl::Time> last_build_;
   // The last usable length means: lengths change slowly and a quiet window says nothing new.
   std::optional<double> last_prompt_mean_, last_output_mean_;
+  std::optional<metrics::CumulativeHistogram> last_prompt_hist_, last_output_hist_;
 };
 
 }  // namespace twinscale::state

@@ -17,6 +17,71 @@ namespace {
 using sim::SimDuration;
 using sim::SimTime;
 
+// Request lengths: the observed histogram's shape (a bucket by its weight, then uniform inside it;
+// the +Inf bucket spans [last bound, 2 x last bound]) rescaled so its mean is the observed mean,
+// or an exponential with that mean when no histogram was seen. Coarse buckets (vLLM's 1-2-5
+// ladder) keep the spread of the real lengths, which decides the TTFT tail, without inventing the
+// exponential's much heavier one.
+class LengthSampler {
+ public:
+  LengthSampler(const policy::LengthShape& shape, double mean, int32_t max_tokens)
+      : mean_(std::max(1.0, mean)), max_(max_tokens) {
+    double total = 0;
+    for (double w : shape.weights) total += w;
+    if (shape.empty() || total <= 0 || shape.weights.size() != shape.upper_bounds.size() + 1) {
+      return;
+    }
+    double lo = 0, acc = 0, dist_mean = 0;
+    for (size_t i = 0; i < shape.weights.size(); ++i) {
+      const double hi = i < shape.upper_bounds.size() ? shape.upper_bounds[i] : 2 * lo;
+      const double p = shape.weights[i] / total;
+      if (p > 0 && hi > lo) {
+        acc += p;
+        buckets_.push_back({acc, lo, hi});
+        dist_mean += p * (lo + hi) / 2;
+      }
+      lo = hi;
+    }
+    if (buckets_.empty() || dist_mean <= 0) {
+      buckets_.clear();
+      return;
+    }
+    buckets_.back().cdf = 1.0;
+    scale_ = mean_ / dist_mean;
+  }
+  int32_t Sample(sim::Rng& rng) const {
+    double x;
+    if (buckets_.empty()) {
+      x = sim::SampleExponential(rng, mean_);
+    } else {
+      const double u = rng.Uniform01();
+      size_t i = 0;
+      while (i + 1 < buckets_.size() && buckets_[i].cdf < u) ++i;
+      x = scale_ * (buckets_[i].lo + rng.Uniform01() * (buckets_[i].hi - buckets_[i].lo));
+    }
+    return static_cast<int32_t>(std::clamp(std::round(x), 1.0, static_cast<double>(max_)));
+  }
+  // A length drawn with probability proportional to the length (what a running request is).
+  int32_t SampleLengthBiased(sim::Rng& rng) const {
+    // Rejection from Sample with acceptance x / cap: exact, and cheap for these spreads.
+    const double cap = buckets_.empty() ? 10 * mean_ : scale_ * buckets_.back().hi;
+    for (int i = 0; i < 64; ++i) {
+      const int32_t x = Sample(rng);
+      if (rng.Uniform01() * cap <= x) return x;
+    }
+    return Sample(rng);
+  }
+
+ private:
+  struct Bucket {
+    double cdf, lo, hi;
+  };
+  double mean_;
+  int32_t max_;
+  double scale_ = 1;
+  std::vector<Bucket> buckets_;
+};
+
 // Arrivals whose rate is piecewise constant in time, with gamma inter-arrival times of a given CV
 // in operational time (time change), and exponential lengths clamped to [1, max]. The unit-rate
 // process and the lengths depend only on the seed, so every candidate sees the same draws.
@@ -26,14 +91,13 @@ class PiecewiseSource : public sim::RequestSource {
     double start_s;
     double rate;  // requests per second from start_s on
   };
-  PiecewiseSource(std::vector<Segment> segments, double end_s, double cv, double prompt_mean,
-                  double output_mean, int32_t max_tokens, uint64_t seed)
+  PiecewiseSource(std::vector<Segment> segments, double end_s, double cv,
+                  const LengthSampler& prompt, const LengthSampler& output, uint64_t seed)
       : segments_(std::move(segments)),
         end_s_(end_s),
         cv_(std::clamp(cv, 0.2, 4.0)),
-        prompt_mean_(std::max(1.0, prompt_mean)),
-        output_mean_(std::max(1.0, output_mean)),
-        max_tokens_(max_tokens),
+        prompt_(prompt),
+        output_(output),
         arrivals_(seed, 0, sim::Stream::kArrivals),
         prompts_(seed, 0, sim::Stream::kPromptLengths),
         outputs_(seed, 0, sim::Stream::kOutputLengths) {}
@@ -46,17 +110,13 @@ class PiecewiseSource : public sim::RequestSource {
     if (!(t < end_s_)) return false;
     out.id = next_id_++;
     out.arrival = SimTime::FromSecondsF(t);
-    out.prompt_tokens = Length(prompts_, prompt_mean_);
-    out.output_tokens = Length(outputs_, output_mean_);
+    out.prompt_tokens = prompt_.Sample(prompts_);
+    out.output_tokens = output_.Sample(outputs_);
     out.prefix_hashes.clear();
     return true;
   }
 
  private:
-  int32_t Length(sim::Rng& rng, double mean) {
-    const double x = std::round(sim::SampleExponential(rng, mean));
-    return static_cast<int32_t>(std::clamp(x, 1.0, static_cast<double>(max_tokens_)));
-  }
   double InverseCumulative(double s) const {
     double acc = 0;
     for (size_t i = 0; i < segments_.size(); ++i) {
@@ -70,8 +130,9 @@ class PiecewiseSource : public sim::RequestSource {
   }
 
   std::vector<Segment> segments_;
-  double end_s_, cv_, prompt_mean_, output_mean_;
-  int32_t max_tokens_;
+  double end_s_, cv_;
+  const LengthSampler& prompt_;
+  const LengthSampler& output_;
   sim::Rng arrivals_, prompts_, outputs_;
   double op_ = 0;
   uint64_t next_id_ = 1;
@@ -183,6 +244,8 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   sim::Rng seed_rng(seed, 1, sim::Stream::kLifecycle);
   const int64_t capacity = sim::KvCapacityTokens(options_.deployment);
   const double out_mean = std::max(1.0, q.output_tokens_mean);
+  const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, 32768);
+  const LengthSampler output_lengths(q.output_shape, out_mean, 32768);
   uint64_t id = 1ULL << 40;
   for (size_t r = 0; r < seeded.size(); ++r) {
     if (seeded[r] < 0) continue;
@@ -192,8 +255,8 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     const double context =
         running > 0 && kv_tokens > 0 ? kv_tokens / running : q.prompt_tokens_mean + out_mean / 2;
     for (int32_t j = 0; j < running; ++j) {
-      // Length-biased output length (exponential lengths: Gamma(2, mean)), uniform progress.
-      const double total = std::max(2.0, std::round(sim::SampleGamma(seed_rng, 2.0, out_mean)));
+      // A running request's output length is length-biased; its progress is uniform.
+      const double total = std::max(2.0, static_cast<double>(output_lengths.SampleLengthBiased(seed_rng)));
       const int32_t generated =
           static_cast<int32_t>(std::clamp(std::floor(seed_rng.Uniform01() * total), 1.0, total - 1));
       sim::RequestSpec req;
@@ -206,14 +269,14 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     for (int32_t j = 0; j < waiting; ++j) {
       sim::RequestSpec req;
       req.id = id++;
-      req.prompt_tokens = static_cast<int32_t>(std::max(1.0, std::round(q.prompt_tokens_mean)));
-      req.output_tokens = static_cast<int32_t>(std::max(1.0, std::round(out_mean)));
+      req.prompt_tokens = prompt_lengths.Sample(seed_rng);
+      req.output_tokens = output_lengths.Sample(seed_rng);
       fleet.InjectTo(static_cast<int32_t>(r), req);
     }
   }
 
-  PiecewiseSource source(std::move(segments), horizon_s, q.arrival_cv, q.prompt_tokens_mean,
-                         out_mean, 32768, seed);
+  PiecewiseSource source(std::move(segments), horizon_s, q.arrival_cv, prompt_lengths,
+                         output_lengths, seed);
   fleet.AttachSource(&source);
   // Every request that arrived by the horizon is judged: one still without a first token when the
   // run stops has waited longer than any target it could have, so it is a miss.

@@ -8,7 +8,8 @@
 // and new ones as their warm-up ends). For Random routing this is exact in distribution for Poisson
 // arrivals (a thinned Poisson stream is Poisson); for LeastRequests a small group balances worse
 // than the full fleet, which errs on the safe side. Running requests are adopted already decoding,
-// with lengths drawn from the length-biased residual of the output distribution and contexts
+// with lengths drawn from the length-biased residual of the observed output distribution (new
+// requests draw both lengths from the observed histograms, rescaled to the observed means) and contexts
 // consistent with the observed KV use; waiting requests are queued at t = 0.
 //
 // Every candidate N uses the same seed: the same unit-rate arrival process and the same lengths

@@ -1,0 +1,58 @@
+// The searches over fleet sizes behind Recommend, as pure helpers, so that an offline check (the
+// decision corpus, controller/replay/decision_corpus.h) asks exactly the questions a decision asks.
+//
+// Both searches assume the forecast is monotone in the fleet size (more replicas never forecast
+// worse; the twin's common random numbers make it so up to noise) and return the smallest size
+// that meets the SLO. Under monotonicity that answer does not depend on the order in which sizes
+// are tried, so they gallop away from the size already known (the current one), where the answer
+// usually is: a decision near the current size costs two or three what-ifs instead of a
+// bisection over [minReplicas, maxReplicas], whose low end (an overloaded fleet) is also the most
+// expensive to simulate.
+//
+// Pure: no I/O, no clock. Thread-safe as far as the forecaster and callback are.
+#ifndef TWINSCALE_CONTROLLER_POLICY_REPLICA_SEARCH_H_
+#define TWINSCALE_CONTROLLER_POLICY_REPLICA_SEARCH_H_
+
+#include <cstdint>
+
+#include "absl/functional/function_ref.h"
+#include "controller/policy/forecaster.h"
+
+namespace twinscale::policy {
+
+// The question Recommend asks about fleet size `n` when the current (base) size is `base`:
+// `not_counted` starting pods hold slots without capacity, so the twin simulates n - not_counted
+// (at least 1); keeping or adding capacity is judged from the warm-up on (before it, the fleet
+// already ordered is all there is), removing capacity from now; and the TTFT targets are scaled by
+// `margin` (1 for the SLO itself, the safety margin for scale-in). `base_question` carries the
+// configured targets and everything else (candidate_replicas and judge_from are overwritten).
+ForecastQuestion CandidateQuestion(const ForecastQuestion& base_question, int32_t n, int32_t base,
+                                   int32_t not_counted, double margin);
+
+struct ReplicaSearch {
+  int32_t replicas = 0;   // the answer (see each search for the value when nothing meets)
+  bool met = false;       // some size tried in the range met the SLO
+  Forecast forecast;      // the forecast at `replicas` when met
+  int32_t evaluations = 0;
+};
+
+// Scale-up: `miss` is known to miss the SLO. The smallest n in (miss, hi] that meets it: tries
+// miss + 1, miss + 2, miss + 4, ... (capped at hi) until one meets, then bisects between the last
+// miss and that hit. When even hi misses: replicas = hi, met = false.
+ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int32_t)> evaluate);
+
+// Scale-in: the smallest n in [lo, keep) that meets the SLO, `keep` being the size to stay at when
+// none does (replicas = keep, met = false). Tries keep - 1 first (the usual answer is "no"), then
+// keep - 2, keep - 4, ... (floored at lo) until one misses, then bisects between that miss and the
+// last hit. lo >= 1.
+ReplicaSearch SearchDown(int32_t lo, int32_t keep, absl::FunctionRef<Forecast(int32_t)> evaluate);
+
+// The smallest N in [lo, hi] whose forecast for `question` (candidate_replicas = N, every other
+// field as given) meets the SLO, starting at `start` (clamped to [lo, hi]): if it meets, search
+// down, else up. When even hi misses: replicas = hi, met = false. lo >= 1.
+ReplicaSearch SmallestMeetingReplicas(const ForecastQuestion& question, const Forecaster& forecaster,
+                                      int32_t lo, int32_t hi, int32_t start);
+
+}  // namespace twinscale::policy
+
+#endif  // TWINSCALE_CONTROLLER_POLICY_REPLICA_SEARCH_H_

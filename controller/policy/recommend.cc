@@ -65,7 +65,7 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
   q.horizon = c.warmup_expected + std::max(4 * c.interval, absl::Seconds(60));
   q.ttft_threshold = c.ttft_threshold;
   q.ttft_per_prompt_token = c.ttft_per_prompt_token;
-  q.percentile = c.percentile;
+  q.percentile = std::min(99.5, c.percentile + c.forecast_headroom);
   q.seed = c.seed;
   (void)now;
   return q;

@@ -39,6 +39,11 @@ struct PolicyConfig {
   absl::Duration ttft_threshold = absl::Milliseconds(500);  // spec.slo.ttft.threshold [500ms]
   absl::Duration ttft_per_prompt_token = absl::ZeroDuration();  // [0ms]
   double percentile = 90;                                   // spec.slo.ttft.percentile [90]
+  // Percentage points of attainment the twin must show beyond `percentile` before the current
+  // size counts as enough: the SLO is judged per minute on real traffic and a forecast over a
+  // few minutes has sampling error, so aiming exactly at the percentile misses about half the
+  // minutes that sit on the edge. Capped at 99.5%.
+  double forecast_headroom = 3;
   ScalingRules scale_up = HpaDefaultScaleUp();              // spec.scaleUp
   ScalingRules scale_down = TwinscaleDefaultScaleDown();    // spec.scaleDown
   double safety_margin = 0.8;                               // spec.scaleDown.safetyMargin [0.8]

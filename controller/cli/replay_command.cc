@@ -47,6 +47,9 @@ ABSL_FLAG(int32_t, initial_replicas, 0,
           "Replicas Ready at the start for every policy (0: the oracle's first minute, else the "
           "policy's minimum).");
 ABSL_FLAG(std::string, out, "", "Directory for summary.json and timeline.csv (created).");
+ABSL_FLAG(bool, calibrate, true,
+          "Fit twinscale's twin speed to the inter-token latency the fleet shows (off: the "
+          "profile's speed throughout).");
 ABSL_FLAG(bool, oracle, true, "Compute the zero-lag oracle (the GPU-hours lower bound).");
 
 namespace twinscale::cli {
@@ -88,8 +91,10 @@ absl::Status Run() {
       PolicyEntry e;
       e.min_replicas = r.policy.min_replicas;
       e.router = r.twin.router;
-      e.autoscaler = std::make_unique<replay::TwinscaleAutoscaler>(
+      auto a = std::make_unique<replay::TwinscaleAutoscaler>(
           absl::StrCat("twinscale:", ias.metadata.name), r.policy, r.twin);
+      a->set_calibration(absl::GetFlag(FLAGS_calibrate));
+      e.autoscaler = std::move(a);
       policies.push_back(std::move(e));
       if (!first) first = std::move(r);
     } else {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -297,6 +298,8 @@ class Cursor {
     return ReadWhile([](char c) { return !IsBlank(c); });
   }
   std::string_view Rest() const { return std::string_view(p_, static_cast<size_t>(end_ - p_)); }
+  // Precondition: n <= Rest().size().
+  void Skip(size_t n) { p_ += n; }
 
   // Raw access for the label value scan.
   const char* pos() const { return p_; }
@@ -444,7 +447,7 @@ class Parser {
       family.name = std::string(name);
       out_.families.push_back(std::move(family));
       states_.push_back(FamilyState{});
-      by_name_.emplace(std::string(name), index);
+      by_name_.emplace(Av(name), index);
     }
     current_ = index;
     return index;
@@ -469,9 +472,20 @@ class Parser {
   }
 
   absl::Status ParseSample(Cursor& c) {
-    const std::string_view name = c.ReadWhile(IsMetricNameChar);
-    if (name.empty() || !IsMetricNameStart(name[0])) {
-      return Error(absl::StrCat("invalid metric name at ", Quote(c.Rest())));
+    std::string_view name;
+    if (const std::string_view rest = c.Rest();
+        !last_name_.empty() && rest.starts_with(last_name_) &&
+        (rest.size() == last_name_.size() || !IsMetricNameChar(rest[last_name_.size()]))) {
+      // The previous sample's name again (a histogram's buckets, a counter's series): it is
+      // already known to be valid, so one compare replaces the scan.
+      name = rest.substr(0, last_name_.size());
+      c.Skip(name.size());
+    } else {
+      name = c.ReadWhile(IsMetricNameChar);
+      if (name.empty() || !IsMetricNameStart(name[0])) {
+        return Error(absl::StrCat("invalid metric name at ", Quote(c.Rest())));
+      }
+      last_name_ = name;
     }
     labels_.clear();
     unescaped_.clear();
@@ -579,9 +593,21 @@ class Parser {
   // labels_ under `label`.
   absl::Status ParseLabelValue(Cursor& c, std::string_view label) {
     // Fast path: no escapes, so the value is a slice of the line (checked for UTF-8 only when it
-    // has a non-ASCII byte).
+    // has a non-ASCII byte). Eight bytes at a time while none of them is '"', '\\' or non-ASCII,
+    // then byte by byte.
     const char* const start = c.pos();
     const char* p = start;
+    constexpr uint64_t kOnes = 0x0101010101010101;
+    constexpr uint64_t kHigh = 0x8080808080808080;
+    while (c.end() - p >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, sizeof w);
+      const uint64_t quote = w ^ (kOnes * '"');
+      const uint64_t backslash = w ^ (kOnes * '\\');
+      // A zero byte in `quote` or `backslash` sets its high bit here (the usual SWAR test).
+      if ((((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | w) & kHigh) break;
+      p += 8;
+    }
     unsigned char high = 0;
     while (p != c.end() && *p != '"' && *p != '\\') high |= static_cast<unsigned char>(*p++);
     if (p != c.end() && *p == '"') {
@@ -684,7 +710,9 @@ class Parser {
 
   Exposition out_;
   std::vector<FamilyState> states_;                   // parallel to out_.families
-  absl::flat_hash_map<std::string, size_t> by_name_;  // lookups only; never iterated
+  // Family names as views into the text (which outlives the parse); lookups only, never iterated.
+  absl::flat_hash_map<absl::string_view, size_t> by_name_;
+  std::string_view last_name_;  // the last sample's name, valid; a view into the text
   std::optional<size_t> current_;
   int64_t line_ = 0;
   // Scratch for the sample being parsed, reused from line to line so the hot path allocates only

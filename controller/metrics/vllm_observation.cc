@@ -4,12 +4,20 @@
 // (engine, model_name) pair; a second pass turns the accumulated bucket samples into validated
 // CumulativeHistograms and attaches vllm:cache_config_info. Everything is keyed by ordered maps,
 // so the result never depends on hash order.
+//
+// Cost (replay scrapes every simulated pod every 15 s through here): the name dispatch and the
+// (engine, model_name) lookup are redone only when they change from one sample to the next, a
+// series' key is built without allocating when it has no labels besides le/engine/model_name,
+// and every histogram's vectors are allocated once, at their final size.
 #include "controller/metrics/vllm_observation.h"
 
 #include <algorithm>
 #include <array>
+#include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -113,52 +121,206 @@ constexpr HistSpec kHists[] = {
 
 enum class Part { kBucket, kSum, kCount };
 
-struct ScalarAcc {
-  std::optional<double> value;
-  std::set<std::string> label_sets;  // counters: the series seen, to refuse exact duplicates
+// What a vllm:* sample name is read as.
+struct Target {
+  enum class Kind { kIgnored, kCacheInfo, kScalar, kHistogram } kind = Kind::kIgnored;
+  const ScalarSpec* scalar = nullptr;
+  const HistSpec* hist = nullptr;
+  Part part = Part::kBucket;
 };
 
-// One histogram series as its samples arrive: finite buckets in text order, +Inf, _sum, _count.
+Target Classify(std::string_view name) {
+  Target t;
+  if (name == kCacheConfigInfo) {
+    t.kind = Target::Kind::kCacheInfo;
+    return t;
+  }
+  const auto scalar = std::find_if(std::begin(kScalars), std::end(kScalars),
+                                   [&](const ScalarSpec& sp) { return sp.sample == name; });
+  if (scalar != std::end(kScalars)) {
+    t.kind = Target::Kind::kScalar;
+    t.scalar = &*scalar;
+    return t;
+  }
+  for (const auto& [suffix, part] : {std::make_pair(std::string_view("_bucket"), Part::kBucket),
+                                     std::make_pair(std::string_view("_sum"), Part::kSum),
+                                     std::make_pair(std::string_view("_count"), Part::kCount)}) {
+    if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+    const std::string_view base = name.substr(0, name.size() - suffix.size());
+    const auto hist = std::find_if(std::begin(kHists), std::end(kHists),
+                                   [&](const HistSpec& sp) { return sp.base == base; });
+    if (hist != std::end(kHists)) {
+      t.kind = Target::Kind::kHistogram;
+      t.hist = &*hist;
+      t.part = part;
+    }
+    break;
+  }
+  return t;
+}
+
+struct ScalarAcc {
+  std::optional<double> value;
+  std::set<std::string, std::less<>> label_sets;  // counters: the series seen, to refuse repeats
+};
+
+// One histogram series as its samples arrive: +Inf, _sum and _count at once; the finite buckets
+// are counted here and kept in the extraction's one bucket list (BucketSample) until Finish
+// copies them into `h`, whose vectors are then allocated once at their final size.
 struct SeriesAcc {
-  std::vector<std::pair<double, double>> buckets;  // (le, cumulative count)
+  size_t num_buckets = 0;
   std::optional<double> inf, sum, count;
+  CumulativeHistogram h;  // upper_bounds and cumulative: the finite buckets in text order
+};
+
+// A finite bucket sample: (le, cumulative count) of `series`.
+struct BucketSample {
+  SeriesAcc* series;
+  double le;
+  double value;
 };
 
 // The samples of one (engine, model_name) pair.
 struct Builder {
   std::array<ScalarAcc, kNumScalars> scalars;
   // Per histogram, its series keyed by their labels other than le, engine and model_name.
-  std::array<std::map<std::string, SeriesAcc>, kNumHists> hists;
+  std::array<std::map<std::string, SeriesAcc, std::less<>>, kNumHists> hists;
   bool has_cache_info = false;
   std::optional<int64_t> num_gpu_blocks, block_size;
 };
 
 using Key = std::pair<std::string, std::string>;  // (engine, model_name)
+using KeyView = std::pair<std::string_view, std::string_view>;
+
+// Orders Keys as std::less<Key> does, and finds them by KeyView without building strings.
+struct KeyLess {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    const int c = std::string_view(a.first).compare(std::string_view(b.first));
+    if (c != 0) return c < 0;
+    return std::string_view(a.second) < std::string_view(b.second);
+  }
+};
 
 std::string Where(std::string_view family, const Key& key) {
   return absl::StrCat(Av(family), " (engine ", Quote(key.first), ", model_name ", Quote(key.second),
                       ")");
 }
 
-// The sample's labels other than `le`, `engine` and `model_name`, sorted: the identity of a
-// series inside one engine (label order in the text doesn't change the series).
-std::string OtherLabels(const Sample& s) {
-  std::vector<std::pair<std::string_view, std::string_view>> labels;
+// Whether absl::CHexEscape would leave `v` as it is (printable ASCII, no quote or backslash).
+bool NeedsNoEscape(std::string_view v) {
+  return std::all_of(v.begin(), v.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\'' && c != '\\';
+  });
+}
+
+// Whether `s` is the literal `lit`; the fixed-size compare compiles to a load or two, not a call.
+template <size_t N>
+bool Is(const std::string& s, const char (&lit)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
+// What one pass over a sample's labels finds: the first engine, model_name and le label (as
+// Sample::Label would), and how many labels are none of those three.
+struct LabelsRead {
+  std::string_view engine, model, le;
+  bool has_le = false;
+  size_t others = 0;
+};
+
+LabelsRead ReadLabels(const Sample& s) {
+  LabelsRead r;
+  bool has_engine = false, has_model = false;
   for (const auto& [k, v] : s.labels) {
-    if (k == "le" || k == "engine" || k == "model_name") continue;
-    labels.emplace_back(k, v);
+    if (Is(k, "engine")) {
+      if (!has_engine) r.engine = v, has_engine = true;
+    } else if (Is(k, "model_name")) {
+      if (!has_model) r.model = v, has_model = true;
+    } else if (Is(k, "le")) {
+      if (!r.has_le) r.le = v, r.has_le = true;
+    } else {
+      ++r.others;
+    }
+  }
+  return r;
+}
+
+// The sample's labels other than `le`, `engine` and `model_name`, sorted, into `key`: the
+// identity of a series inside one engine (label order in the text doesn't change the series).
+// vLLM's histograms have no other label, and its counters one (finished_reason).
+void OtherLabels(const Sample& s, const LabelsRead& read, std::string& key) {
+  key.clear();
+  const auto other = [](const std::string& k) {
+    return !Is(k, "le") && !Is(k, "engine") && !Is(k, "model_name");
+  };
+  const size_t n = read.others;
+  if (n == 0) return;
+  const auto append = [&key](std::string_view k, std::string_view v) {
+    // Label names can't contain '=' and values are escaped, so the key is unambiguous.
+    key.append(k);
+    key.push_back('=');
+    if (NeedsNoEscape(v)) {
+      key.append(v);
+    } else {
+      key.append(absl::CHexEscape(Av(v)));
+    }
+    key.push_back(',');
+  };
+  if (n == 1) {
+    for (const auto& [k, v] : s.labels) {
+      if (other(k)) append(k, v);
+    }
+    return;
+  }
+  std::vector<std::pair<std::string_view, std::string_view>> labels;
+  labels.reserve(n);
+  for (const auto& [k, v] : s.labels) {
+    if (other(k)) labels.emplace_back(k, v);
   }
   std::sort(labels.begin(), labels.end());
-  std::string key;
-  for (const auto& [k, v] : labels) {
-    // Label names can't contain '=' and values are escaped, so the key is unambiguous.
-    absl::StrAppend(&key, Av(k), "=", absl::CHexEscape(Av(v)), ",");
+  for (const auto& [k, v] : labels) append(k, v);
+}
+
+// Clinger's fast path for the `le` values exporters print ("0.001", "2560.0"): digits with an
+// optional fraction, at most 19 digits in all, whose value is at most 2^53. Both the digits and
+// the power of ten (at most 1e19) are then exact doubles, so one IEEE division gives the correctly
+// rounded result, the double absl::SimpleAtod returns. False for anything else, which takes the
+// general way. (prometheus_text.cc has the parser's own, wider version.)
+bool ParsePlainDecimal(std::string_view s, double* out) {
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
+                                      1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
+                                      1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
+  constexpr int kMaxDigits = 19;
+  uint64_t mantissa = 0;
+  int digits = 0;
+  int fraction_digits = 0;
+  size_t i = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    if (++digits > kMaxDigits) return false;
+    mantissa = mantissa * 10 + static_cast<uint64_t>(s[i] - '0');
   }
-  return key;
+  if (digits == 0) return false;
+  if (i < s.size() && s[i] == '.') {
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+      if (++digits > kMaxDigits) return false;
+      mantissa = mantissa * 10 + static_cast<uint64_t>(s[i] - '0');
+      ++fraction_digits;
+    }
+    if (fraction_digits == 0) return false;
+  }
+  if (i != s.size() || mantissa > (uint64_t{1} << 53)) return false;
+  *out = static_cast<double>(mantissa) / kPow10[fraction_digits];
+  return true;
+#else
+  return false;
+#endif
 }
 
 // An `le` value as Prometheus reads it: a float, "+Inf" in any case.
 std::optional<double> ParseLe(std::string_view text) {
+  if (double v = 0; ParsePlainDecimal(text, &v)) return v;
   std::string_view t = text;
   if (!t.empty() && t[0] == '+') t.remove_prefix(1);
   if (absl::EqualsIgnoreCase(Av(t), "inf") || absl::EqualsIgnoreCase(Av(t), "infinity")) {
@@ -184,64 +346,93 @@ absl::Status ParseInfoInt(const Sample& s, std::string_view label, const Key& ke
   return absl::OkStatus();
 }
 
-absl::Status AddScalar(const ScalarSpec& spec, const Sample& s, const Key& key, Builder& b) {
-  if (!std::isfinite(s.value) || s.value < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(Where(spec.sample, key), ": value ", s.value,
-                                                   " is not a finite non-negative number"));
-  }
-  ScalarAcc& acc = b.scalars[spec.scalar];
-  if (spec.gauge) {
-    if (acc.value.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Where(spec.sample, key), ": more than one series of a gauge"));
+// The extraction's working state: the builders, the cache_config_info samples, every finite
+// bucket sample, and a scratch string for series keys.
+struct Extraction {
+  std::map<Key, Builder, KeyLess> builders;
+  std::vector<const Sample*> cache_infos;
+  std::vector<BucketSample> buckets;
+  std::string series_key;
+
+  absl::Status AddScalar(const ScalarSpec& spec, const Sample& s, const LabelsRead& labels,
+                         const Key& key, Builder& b) {
+    if (!std::isfinite(s.value) || s.value < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(spec.sample, key), ": value ", s.value,
+                                                     " is not a finite non-negative number"));
     }
-    acc.value = s.value;
+    ScalarAcc& acc = b.scalars[spec.scalar];
+    if (spec.gauge) {
+      if (acc.value.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Where(spec.sample, key), ": more than one series of a gauge"));
+      }
+      acc.value = s.value;
+      return absl::OkStatus();
+    }
+    OtherLabels(s, labels, series_key);
+    if (!acc.label_sets.insert(series_key).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Where(spec.sample, key), ": the same series twice"));
+    }
+    acc.value = acc.value.value_or(0) + s.value;
     return absl::OkStatus();
   }
-  if (!acc.label_sets.insert(OtherLabels(s)).second) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Where(spec.sample, key), ": the same series twice"));
-  }
-  acc.value = acc.value.value_or(0) + s.value;
-  return absl::OkStatus();
-}
 
-absl::Status AddHistogramSample(const HistSpec& spec, Part part, const Sample& s, const Key& key,
-                                Builder& b) {
-  SeriesAcc& series = b.hists[spec.hist][OtherLabels(s)];
-  const auto duplicate = [&](std::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Where(spec.base, key), ": ", Av(what), " appears twice in one series"));
-  };
-  switch (part) {
-    case Part::kSum:
-      if (series.sum.has_value()) return duplicate("_sum");
-      series.sum = s.value;
-      return absl::OkStatus();
-    case Part::kCount:
-      if (series.count.has_value()) return duplicate("_count");
-      series.count = s.value;
-      return absl::OkStatus();
-    case Part::kBucket:
-      break;
+  absl::Status AddHistogramSample(const HistSpec& spec, Part part, const Sample& s,
+                                  const LabelsRead& labels, const Key& key, Builder& b) {
+    OtherLabels(s, labels, series_key);
+    auto& all = b.hists[spec.hist];
+    auto it = all.find(series_key);
+    if (it == all.end()) it = all.emplace(series_key, SeriesAcc()).first;
+    SeriesAcc& series = it->second;
+    const auto duplicate = [&](std::string_view what) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Where(spec.base, key), ": ", Av(what), " appears twice in one series"));
+    };
+    switch (part) {
+      case Part::kSum:
+        if (series.sum.has_value()) return duplicate("_sum");
+        series.sum = s.value;
+        return absl::OkStatus();
+      case Part::kCount:
+        if (series.count.has_value()) return duplicate("_count");
+        series.count = s.value;
+        return absl::OkStatus();
+      case Part::kBucket:
+        break;
+    }
+    if (!labels.has_le) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Where(spec.base, key), ": a _bucket sample without an le label"));
+    }
+    const std::optional<double> le = ParseLe(labels.le);
+    if (!le.has_value() || *le == -std::numeric_limits<double>::infinity()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(spec.base, key), ": le=", Quote(labels.le), " is not a bucket upper bound"));
+    }
+    if (std::isinf(*le)) {
+      if (series.inf.has_value()) return duplicate("le=\"+Inf\"");
+      series.inf = s.value;
+    } else {
+      ++series.num_buckets;
+      buckets.push_back(BucketSample{&series, *le, s.value});
+    }
+    return absl::OkStatus();
   }
-  if (!s.HasLabel("le")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Where(spec.base, key), ": a _bucket sample without an le label"));
+
+  // Hands each series its finite buckets, in text order, in vectors allocated once.
+  void DistributeBuckets() {
+    for (const BucketSample& b : buckets) {
+      CumulativeHistogram& h = b.series->h;
+      if (h.upper_bounds.capacity() == 0) {
+        h.upper_bounds.reserve(b.series->num_buckets);
+        h.cumulative.reserve(b.series->num_buckets + 1);  // and +Inf
+      }
+      h.upper_bounds.push_back(b.le);
+      h.cumulative.push_back(b.value);
+    }
   }
-  const std::optional<double> le = ParseLe(s.Label("le"));
-  if (!le.has_value() || *le == -std::numeric_limits<double>::infinity()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Where(spec.base, key), ": le=", Quote(s.Label("le")), " is not a bucket upper bound"));
-  }
-  if (std::isinf(*le)) {
-    if (series.inf.has_value()) return duplicate("le=\"+Inf\"");
-    series.inf = s.value;
-  } else {
-    series.buckets.emplace_back(*le, s.value);
-  }
-  return absl::OkStatus();
-}
+};
 
 // One series' samples as a validated histogram (see "Histogram completion" in the header).
 absl::StatusOr<CumulativeHistogram> FinishSeries(std::string_view family, const Key& key,
@@ -250,16 +441,26 @@ absl::StatusOr<CumulativeHistogram> FinishSeries(std::string_view family, const 
     return absl::InvalidArgumentError(absl::StrCat(
         Where(family, key), ": a series with neither a le=\"+Inf\" bucket nor _count"));
   }
-  std::stable_sort(series.buckets.begin(), series.buckets.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  CumulativeHistogram h;
-  for (const auto& [le, value] : series.buckets) {
-    if (!h.upper_bounds.empty() && h.upper_bounds.back() == le) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Where(family, key), ": bucket le=", le, " appears twice in one series"));
+  CumulativeHistogram h = std::move(series.h);
+  // Buckets sorted by le, equal ones in text order. Exporters print them sorted already.
+  if (!std::is_sorted(h.upper_bounds.begin(), h.upper_bounds.end())) {
+    std::vector<std::pair<double, double>> buckets;
+    buckets.reserve(h.upper_bounds.size());
+    for (size_t i = 0; i < h.upper_bounds.size(); ++i) {
+      buckets.emplace_back(h.upper_bounds[i], h.cumulative[i]);
     }
-    h.upper_bounds.push_back(le);
-    h.cumulative.push_back(value);
+    std::stable_sort(buckets.begin(), buckets.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      h.upper_bounds[i] = buckets[i].first;
+      h.cumulative[i] = buckets[i].second;
+    }
+  }
+  for (size_t i = 1; i < h.upper_bounds.size(); ++i) {
+    if (h.upper_bounds[i - 1] == h.upper_bounds[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(family, key), ": bucket le=", h.upper_bounds[i], " appears twice in one series"));
+    }
   }
   h.cumulative.push_back(series.inf.has_value() ? *series.inf : *series.count);
   h.count = series.count.has_value() ? *series.count : *series.inf;
@@ -272,15 +473,20 @@ absl::StatusOr<CumulativeHistogram> FinishSeries(std::string_view family, const 
 
 // All series of one histogram of one engine, summed; nullopt when the family was absent.
 absl::StatusOr<std::optional<CumulativeHistogram>> FinishHistogram(
-    std::string_view family, const Key& key, std::map<std::string, SeriesAcc>& all) {
+    std::string_view family, const Key& key, std::map<std::string, SeriesAcc, std::less<>>& all) {
   if (all.empty()) return std::optional<CumulativeHistogram>();
+  if (all.size() == 1) {
+    absl::StatusOr<CumulativeHistogram> h = FinishSeries(family, key, all.begin()->second);
+    if (!h.ok()) return h.status();
+    return std::optional<CumulativeHistogram>(*std::move(h));
+  }
   std::vector<CumulativeHistogram> parts;
+  parts.reserve(all.size());
   for (auto& [labels, series] : all) {
     absl::StatusOr<CumulativeHistogram> h = FinishSeries(family, key, series);
     if (!h.ok()) return h.status();
     parts.push_back(*std::move(h));
   }
-  if (parts.size() == 1) return std::optional<CumulativeHistogram>(std::move(parts[0]));
   absl::StatusOr<CumulativeHistogram> total = SumHistograms(parts);
   if (!total.ok()) {
     return absl::InvalidArgumentError(
@@ -361,76 +567,96 @@ absl::StatusOr<PodObservation> ExtractVllmObservation(const Exposition& expositi
     return absl::FailedPreconditionError("not a vLLM server: the page has no vllm:* family");
   }
 
-  std::map<Key, Builder> builders;
-  std::vector<const Sample*> cache_infos;
+  Extraction x;
+  size_t vllm_samples = 0;
+  for (const MetricFamily& family : exposition.families) {
+    if (StartsWith(family.name, kPrefix)) vllm_samples += family.samples.size();
+  }
+  x.buckets.reserve(vllm_samples);  // at most one per sample: no growth
+  // Consecutive samples mostly share their name and their (engine, model_name): both lookups
+  // are redone only when these change.
+  bool classified = false;
+  std::string_view last_name;
+  Target target;
+  std::string_view last_engine, last_model;
+  const Key* key = nullptr;
+  Builder* b = nullptr;
   for (const MetricFamily& family : exposition.families) {
     if (!StartsWith(family.name, kPrefix)) continue;
     for (const Sample& s : family.samples) {
       if (!StartsWith(s.name, kPrefix)) continue;
-      if (s.name == kCacheConfigInfo) {
-        cache_infos.push_back(&s);
+      if (!classified || s.name != last_name) {
+        classified = true;
+        last_name = s.name;
+        target = Classify(s.name);
+      }
+      if (target.kind == Target::Kind::kCacheInfo) {
+        x.cache_infos.push_back(&s);
         continue;
       }
-      const std::string_view model = s.Label("model_name");
+      const LabelsRead labels = ReadLabels(s);
+      const std::string_view engine = labels.engine;
+      const std::string_view model = labels.model;
       if (!model_name_filter.empty() && model != model_name_filter) continue;
-      const Key key(std::string(s.Label("engine")), std::string(model));
-      Builder& b = builders[key];
-
-      const auto scalar = std::find_if(std::begin(kScalars), std::end(kScalars),
-                                       [&](const ScalarSpec& sp) { return sp.sample == s.name; });
-      if (scalar != std::end(kScalars)) {
-        if (absl::Status st = AddScalar(*scalar, s, key, b); !st.ok()) return st;
-        continue;
-      }
-      for (const auto& [suffix, part] :
-           {std::make_pair(std::string_view("_bucket"), Part::kBucket),
-            std::make_pair(std::string_view("_sum"), Part::kSum),
-            std::make_pair(std::string_view("_count"), Part::kCount)}) {
-        const std::string_view name = s.name;
-        if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) {
-          continue;
+      if (b == nullptr || engine != last_engine || model != last_model) {
+        auto it = x.builders.find(KeyView(engine, model));
+        if (it == x.builders.end()) {
+          it = x.builders.try_emplace(Key(std::string(engine), std::string(model))).first;
         }
-        const std::string_view base = name.substr(0, name.size() - suffix.size());
-        const auto hist = std::find_if(std::begin(kHists), std::end(kHists),
-                                       [&](const HistSpec& sp) { return sp.base == base; });
-        if (hist == std::end(kHists)) break;
-        if (absl::Status st = AddHistogramSample(*hist, part, s, key, b); !st.ok()) return st;
-        break;
+        key = &it->first;
+        b = &it->second;
+        last_engine = engine;
+        last_model = model;
+      }
+      if (target.kind == Target::Kind::kScalar) {
+        if (absl::Status st = x.AddScalar(*target.scalar, s, labels, *key, *b); !st.ok()) {
+          return st;
+        }
+      } else if (target.kind == Target::Kind::kHistogram) {
+        if (absl::Status st =
+                x.AddHistogramSample(*target.hist, target.part, s, labels, *key, *b);
+            !st.ok()) {
+          return st;
+        }
       }
     }
   }
 
   // vllm:cache_config_info names only its engine: it joins every observation of that engine, or,
   // unfiltered, stands for an engine no other sample named.
-  for (const Sample* s : cache_infos) {
+  for (const Sample* s : x.cache_infos) {
     const std::string engine(s->Label("engine"));
     std::vector<std::pair<const Key, Builder>*> targets;
-    for (auto& entry : builders) {
+    for (auto& entry : x.builders) {
       if (entry.first.first == engine) targets.push_back(&entry);
     }
     if (targets.empty() && model_name_filter.empty()) {
-      targets.push_back(&*builders.try_emplace(Key(engine, "")).first);
+      targets.push_back(&*x.builders.try_emplace(Key(engine, "")).first);
     }
     for (auto* entry : targets) {
-      Builder& b = entry->second;
-      if (b.has_cache_info) {
+      Builder& builder = entry->second;
+      if (builder.has_cache_info) {
         return absl::InvalidArgumentError(
             absl::StrCat(Where(kCacheConfigInfo, entry->first), ": more than one series"));
       }
-      b.has_cache_info = true;
-      if (absl::Status st = ParseInfoInt(*s, "num_gpu_blocks", entry->first, b.num_gpu_blocks);
+      builder.has_cache_info = true;
+      if (absl::Status st =
+              ParseInfoInt(*s, "num_gpu_blocks", entry->first, builder.num_gpu_blocks);
           !st.ok()) {
         return st;
       }
-      if (absl::Status st = ParseInfoInt(*s, "block_size", entry->first, b.block_size); !st.ok()) {
+      if (absl::Status st = ParseInfoInt(*s, "block_size", entry->first, builder.block_size);
+          !st.ok()) {
         return st;
       }
     }
   }
 
+  x.DistributeBuckets();
   PodObservation pod;
-  for (auto& [key, builder] : builders) {
-    absl::StatusOr<EngineObservation> engine = Finish(key, builder);
+  pod.engines.reserve(x.builders.size());
+  for (auto& [k, builder] : x.builders) {
+    absl::StatusOr<EngineObservation> engine = Finish(k, builder);
     if (!engine.ok()) return engine.status();
     pod.engines.push_back(*std::move(engine));
   }

@@ -321,7 +321,7 @@ absl::Status SchemaError(std::string_view path, std::string_view message) {
 class SchemaParser {
  public:
   absl::StatusOr<std::unique_ptr<Node>> Parse(const YAML::Node& y, const std::string& path,
-                                               int depth) {
+                                              int depth) {
     if (depth > 64) return SchemaError(path, "nested too deeply");
     if (!y.IsMap()) return SchemaError(path, "a schema must be a mapping");
     auto node = std::make_unique<Node>();
@@ -374,7 +374,7 @@ class SchemaParser {
     if (key == "type") {
       auto s = String(v, at);
       if (!s.ok()) return s.status();
-      static const std::set<std::string, std::less<>> kTypes = {"object", "array",  "string",
+      static const std::set<std::string, std::less<>> kTypes = {"object",  "array",  "string",
                                                                 "integer", "number", "boolean"};
       if (!kTypes.contains(*s)) {
         return SchemaError(at, absl::StrCat("unknown type ", Quote(*s),
@@ -393,9 +393,9 @@ class SchemaParser {
         if (!p.first.IsScalar()) return SchemaError(at, "property names must be strings");
         const std::string name = p.first.Scalar();
         if (node.Property(name)) return SchemaError(at, absl::StrCat("duplicate property ", name));
-        auto child = Parse(p.second, absl::StrCat(path.empty() ? "" : path + ".", "properties[",
-                                                  name, "]"),
-                           depth + 1);
+        auto child =
+            Parse(p.second, absl::StrCat(path.empty() ? "" : path + ".", "properties[", name, "]"),
+                  depth + 1);
         if (!child.ok()) return child.status();
         node.properties.emplace_back(name, std::move(*child));
       }
@@ -443,8 +443,8 @@ class SchemaParser {
       }
       (key == "minimum" ? node.minimum : node.maximum) = s.number;
       (key == "minimum" ? node.minimum_text : node.maximum_text) = s.text;
-    } else if (key == "minLength" || key == "maxLength" || key == "minItems" ||
-               key == "maxItems" || key == "minProperties" || key == "maxProperties") {
+    } else if (key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems" ||
+               key == "minProperties" || key == "maxProperties") {
       auto c = Count(v, at);
       if (!c.ok()) return c.status();
       if (key == "minLength") node.min_length = *c;
@@ -483,8 +483,9 @@ class SchemaParser {
       if (*s != "granular" && *s != "atomic") return SchemaError(at, "must be granular or atomic");
       node.map_type = *s;
     } else {
-      return SchemaError(at, "unsupported keyword (this engine would ignore it; the API server "
-                             "would not)");
+      return SchemaError(at,
+                         "unsupported keyword (this engine would ignore it; the API server "
+                         "would not)");
     }
     return absl::OkStatus();
   }
@@ -551,7 +552,8 @@ class Validator {
           (j.kind != JsonScalar::Kind::kInteger && j.kind != JsonScalar::Kind::kNumber)) {
         return TypeError(v, s);
       }
-      if (!std::isfinite(j.number)) return Add(absl::StrCat("must be a finite number, got ", j.text));
+      if (!std::isfinite(j.number))
+        return Add(absl::StrCat("must be a finite number, got ", j.text));
       CheckNumber(j, s);
     } else if (s.type == "boolean") {
       if (!v.IsScalar() || j.kind != JsonScalar::Kind::kBool) return TypeError(v, s);
@@ -682,9 +684,9 @@ class Validator {
   void CheckString(const JsonScalar& j, const Node& s) {
     const size_t length = Utf8Length(j.text);
     if (s.min_length && static_cast<int64_t>(length) < *s.min_length) {
-      Add(*s.min_length == 1 ? std::string("must not be empty")
-                             : absl::StrCat("must be at least ", *s.min_length,
-                                            " characters long, got ", length));
+      Add(*s.min_length == 1
+              ? std::string("must not be empty")
+              : absl::StrCat("must be at least ", *s.min_length, " characters long, got ", length));
     }
     bool too_long = false;
     if (s.max_length && static_cast<int64_t>(length) > *s.max_length) {
@@ -696,7 +698,8 @@ class Validator {
         Add(absl::StrCat("is too long (", j.text.size(), " bytes) to check against its pattern"));
       } else if (!std::regex_search(j.text, *s.pattern_re)) {
         if (s.pattern == kDurationPattern) {
-          Add(absl::StrCat("must be a duration such as 500ms, 5m or 1h30m (units ns, us, ms, s, "
+          Add(
+              absl::StrCat("must be a duration such as 500ms, 5m or 1h30m (units ns, us, ms, s, "
                            "m, h), got ",
                            QuoteShort(j.text)));
         } else {
@@ -730,8 +733,8 @@ class Validator {
     }
     if (s.format == "int32") {
       const auto i = IntegralValue(j);
-      if (i && (*i < std::numeric_limits<int32_t>::min() ||
-                *i > std::numeric_limits<int32_t>::max())) {
+      if (i &&
+          (*i < std::numeric_limits<int32_t>::min() || *i > std::numeric_limits<int32_t>::max())) {
         Add(absl::StrCat("must fit in a 32-bit integer, got ", j.text));
       }
     }
@@ -815,7 +818,8 @@ class StructuralChecker {
  public:
   void Check(const Node& s, const std::string& path, bool root, bool in_metadata) {
     const bool untyped_ok = s.int_or_string || s.preserve_unknown_fields;
-    if (s.type.empty() && !untyped_ok) Add(path, "type is required (structural schemas type every node)");
+    if (s.type.empty() && !untyped_ok)
+      Add(path, "type is required (structural schemas type every node)");
     if (root && s.type != "object") Add(path, "the root must be of type object");
     if (s.int_or_string && !s.type.empty()) {
       Add(path, "x-kubernetes-int-or-string requires an empty type");
@@ -827,10 +831,12 @@ class StructuralChecker {
     const bool array = s.type == "array";
     const bool string = s.type == "string" || s.int_or_string;
     const bool numeric = s.type == "integer" || s.type == "number" || s.int_or_string;
-    Applies(s, path, object, {"properties", "required", "additionalProperties", "minProperties",
-                              "maxProperties", "x-kubernetes-map-type"});
-    Applies(s, path, array, {"items", "minItems", "maxItems", "x-kubernetes-list-type",
-                             "x-kubernetes-list-map-keys"});
+    Applies(s, path, object,
+            {"properties", "required", "additionalProperties", "minProperties", "maxProperties",
+             "x-kubernetes-map-type"});
+    Applies(
+        s, path, array,
+        {"items", "minItems", "maxItems", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"});
     Applies(s, path, string, {"pattern", "minLength", "maxLength"});
     Applies(s, path, numeric, {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"});
     if (array && !s.items) Add(path, "an array needs items");
@@ -863,7 +869,8 @@ class StructuralChecker {
     }
     if (!s.properties.empty() || !s.preserve_unknown_fields) {
       for (const std::string& r : s.required) {
-        if (!s.Property(r)) Add(path, absl::StrCat("required field ", Quote(r), " is not a property"));
+        if (!s.Property(r))
+          Add(path, absl::StrCat("required field ", Quote(r), " is not a property"));
       }
     }
     if (s.has_default) {
@@ -1139,12 +1146,12 @@ absl::StatusOr<OpenApiSchema> CrdVersionSchema(const YAML::Node& crd, std::strin
     if (!kind.IsDefined() || !kind.IsScalar() || kind.Scalar() != "CustomResourceDefinition" ||
         !api_version.IsDefined() || !api_version.IsScalar() ||
         api_version.Scalar() != "apiextensions.k8s.io/v1") {
-      return absl::InvalidArgumentError(
-          "not an apiextensions.k8s.io/v1 CustomResourceDefinition");
+      return absl::InvalidArgumentError("not an apiextensions.k8s.io/v1 CustomResourceDefinition");
     }
     const YAML::Node spec = crd["spec"];
     const YAML::Node versions = spec.IsDefined() ? spec["versions"] : YAML::Node();
-    if (!versions.IsDefined() || !versions.IsSequence()) return absl::InvalidArgumentError("CRD: spec.versions is missing");
+    if (!versions.IsDefined() || !versions.IsSequence())
+      return absl::InvalidArgumentError("CRD: spec.versions is missing");
     size_t i = 0;
     for (const auto& v : versions) {
       const YAML::Node name = v.IsMap() ? v["name"] : YAML::Node();

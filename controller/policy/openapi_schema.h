@@ -1,32 +1,36 @@
-// A small engine for Kubernetes structural OpenAPI v3 schemas (the schema of a CustomResourceDefinition
-// version), over yaml-cpp nodes: validation, defaulting and the structural checks the API server runs
-// on a CRD. The InferenceAutoscaler loader (spec_loader.h) uses it so a manifest is checked and
-// defaulted offline exactly as the cluster would; the sample and chart checks and the fake API server
-// reuse it.
+// A small engine for Kubernetes structural OpenAPI v3 schemas (the schema of a
+// CustomResourceDefinition version), over yaml-cpp nodes: validation, defaulting and the structural
+// checks the API server runs on a CRD. The InferenceAutoscaler loader (spec_loader.h) uses it so a
+// manifest is checked and defaulted offline exactly as the cluster would; the sample and chart
+// checks and the fake API server reuse it.
 //
-// Supported keywords: type (object, array, string, integer, number, boolean), description, properties,
-// required, additionalProperties (a schema, or true), items, enum, default, nullable, minimum, maximum,
-// exclusiveMinimum / exclusiveMaximum (OpenAPI 3.0 booleans modifying minimum / maximum), minLength,
-// maxLength, pattern (ECMAScript, via std::regex; unanchored like JSON Schema's), minItems, maxItems,
-// minProperties, maxProperties, format (int32, int64 and date-time are checked; others are accepted and
-// not checked, as the API server does for unknown formats), x-kubernetes-preserve-unknown-fields,
-// x-kubernetes-int-or-string, x-kubernetes-embedded-resource, x-kubernetes-list-type (atomic, set, map)
-// with x-kubernetes-list-map-keys, x-kubernetes-map-type, and the annotations title, example and
-// externalDocs. Anything else (allOf / anyOf / oneOf / not, $ref, x-kubernetes-validations, ...) makes
-// FromYaml fail: a schema feature must never be silently ignored.
+// Supported keywords: type (object, array, string, integer, number, boolean), description,
+// properties, required, additionalProperties (a schema, or true), items, enum, default, nullable,
+// minimum, maximum, exclusiveMinimum / exclusiveMaximum (OpenAPI 3.0 booleans modifying minimum /
+// maximum), minLength, maxLength, pattern (ECMAScript, via std::regex; unanchored like JSON
+// Schema's), minItems, maxItems, minProperties, maxProperties, format (int32, int64 and date-time
+// are checked; others are accepted and not checked, as the API server does for unknown formats),
+// x-kubernetes-preserve-unknown-fields, x-kubernetes-int-or-string, x-kubernetes-embedded-resource,
+// x-kubernetes-list-type (atomic, set, map) with x-kubernetes-list-map-keys, x-kubernetes-map-type,
+// and the annotations title, example and externalDocs. Anything else (allOf / anyOf / oneOf / not,
+// $ref, x-kubernetes-validations, ...) makes FromYaml fail: a schema feature must never be silently
+// ignored.
 //
 // Values. YAML is read as the JSON it stands for. Plain scalars resolve with YAML 1.2's core schema
-// (ResolveScalar): `true`/`false` are booleans, `yes`/`no`/`on`/`off` are strings, so a string field
-// accepts `yes` and a boolean field requires true or false (kubectl's YAML 1.1 reader would turn `yes`
-// into true; quote such strings in manifests meant for kubectl). Quoted and block scalars are always
-// strings. A number where a string is expected, or a string where a number is, is an error, as in the
-// API server. Unknown fields are errors (the API server's strict field validation), not silently
-// pruned: a typo must not disappear. Duplicate keys are errors.
+// (ResolveScalar): `true`/`false` are booleans, `yes`/`no`/`on`/`off` are strings, so a string
+// field accepts `yes` and a boolean field requires true or false (kubectl's YAML 1.1 reader would
+// turn `yes` into true; quote such strings in manifests meant for kubectl). Quoted and block
+// scalars are always strings. A number where a string is expected, or a string where a number is,
+// is an error, as in the API server. Unknown fields are errors (the API server's strict field
+// validation), not silently pruned: a typo must not disappear. Duplicate keys are errors.
 //
-// Defaulting (ApplyDefaults) follows the API server (apiextensions-apiserver's structural defaulting):
+// Defaulting (ApplyDefaults) follows the API server (apiextensions-apiserver's structural
+// defaulting):
 //   1. a null in a non-nullable field without a default is removed, as if absent;
-//   2. for an object, each property that is absent, or null and not nullable, gets a deep copy of its
-//      schema default; null items of a list (and null values of a map) get the items' default if any;
+//   2. for an object, each property that is absent, or null and not nullable, gets a deep copy of
+//   its
+//      schema default; null items of a list (and null values of a map) get the items' default if
+//      any;
 //   3. the algorithm then descends into every property present, defaulted ones included, into list
 //      items and map values.
 // So a default applies only where the enclosing object exists: a missing object's children are
@@ -34,8 +38,8 @@
 // before validation (a required field with a default is never reported missing), and the result is
 // validated as a whole.
 //
-// Thread-safety: an OpenApiSchema is immutable after FromYaml; copies share the parsed tree, and const
-// methods may run concurrently (schema defaults are only read, and are cloned before use).
+// Thread-safety: an OpenApiSchema is immutable after FromYaml; copies share the parsed tree, and
+// const methods may run concurrently (schema defaults are only read, and are cloned before use).
 #ifndef TWINSCALE_CONTROLLER_POLICY_OPENAPI_SCHEMA_H_
 #define TWINSCALE_CONTROLLER_POLICY_OPENAPI_SCHEMA_H_
 
@@ -69,8 +73,8 @@ struct JsonScalar {
 
 // Resolves a scalar (or null) node with YAML 1.2's core schema: null (~, null, empty), booleans
 // (true/false in three spellings), integers (decimal, 0o octal, 0x hex; beyond int64 a kNumber),
-// floats (including .inf and .nan), else a string. Quoted and block scalars, and !!str, are strings.
-// A map or list gives kNull; don't pass one.
+// floats (including .inf and .nan), else a string. Quoted and block scalars, and !!str, are
+// strings. A map or list gives kNull; don't pass one.
 JsonScalar ResolveScalar(const YAML::Node& node);
 
 // One step of a field path: an object property (printed ".name"), a map entry (printed "[key]") or
@@ -78,7 +82,7 @@ JsonScalar ResolveScalar(const YAML::Node& node);
 struct PathElement {
   enum class Kind { kProperty, kMapKey, kIndex };
   Kind kind = Kind::kProperty;
-  std::string key;  // kProperty, kMapKey
+  std::string key;   // kProperty, kMapKey
   size_t index = 0;  // kIndex
 };
 
@@ -89,8 +93,8 @@ std::string FormatPath(std::string_view prefix, const std::vector<PathElement>& 
 // One failed check.
 struct FieldError {
   std::vector<PathElement> path;  // relative to the value passed to Violations
-  std::string field;              // the whole path, formatted: "spec.scaleDown.policies[1].periodSeconds"
-  std::string message;            // "must be >= 1, got 0"
+  std::string field;    // the whole path, formatted: "spec.scaleDown.policies[1].periodSeconds"
+  std::string message;  // "must be >= 1, got 0"
 
   std::string ToString() const { return field.empty() ? message : field + ": " + message; }
 };
@@ -157,8 +161,9 @@ class OpenApiSchema {
   const Node* node_;                  // this schema's node within root_
 };
 
-// The openAPIV3Schema of `version` in a CustomResourceDefinition document (apiextensions.k8s.io/v1).
-// InvalidArgument if the document is not a CRD, has no such version, or the schema doesn't parse.
+// The openAPIV3Schema of `version` in a CustomResourceDefinition document
+// (apiextensions.k8s.io/v1). InvalidArgument if the document is not a CRD, has no such version, or
+// the schema doesn't parse.
 absl::StatusOr<OpenApiSchema> CrdVersionSchema(const YAML::Node& crd, std::string_view version);
 
 }  // namespace twinscale::policy

@@ -149,7 +149,8 @@ TEST(OpenApiSchemaValidate, KeywordByKeyword) {
       "  maybe: {type: string, nullable: true}\n"
       "  port: {x-kubernetes-int-or-string: true}\n";
   const std::vector<ValidationCase> cases = {
-      {"a valid object", kObject,
+      {"a valid object",
+       kObject,
        "{name: ab, count: 3, ratio: 0.5, flag: false, color: Red, code: ABC, "
        "when: '2024-05-01T12:00:00Z', wait: 1h30m, tags: {a: 1}, list: [1], set: [a, b], "
        "entries: [{type: A}, {type: B}], free: {anything: [1, 2]}, maybe: null, port: 80}",
@@ -157,61 +158,102 @@ TEST(OpenApiSchemaValidate, KeywordByKeyword) {
       {"int-or-string takes a string", kObject, "{name: a, port: http}", {}},
       {"an integer written 3.0 is an integer", kObject, "{name: a, count: 3.0}", {}},
       {"missing required", kObject, "{count: 3}", {"name: required field is missing"}},
-      {"wrong type: string for integer", kObject, "{name: a, count: three}",
+      {"wrong type: string for integer",
+       kObject,
+       "{name: a, count: three}",
        {"count: must be of type integer, got string \"three\""}},
-      {"wrong type: object for string", kObject, "{name: {first: a}}",
+      {"wrong type: object for string",
+       kObject,
+       "{name: {first: a}}",
        {"name: must be of type string, got an object"}},
-      {"wrong type: number for string", kObject, "{name: 1.5}",
+      {"wrong type: number for string",
+       kObject,
+       "{name: 1.5}",
        {"name: must be of type string, got number 1.5 (quote it to make it a string)"}},
-      {"fraction for integer", kObject, "{name: a, count: 2.5}",
+      {"fraction for integer",
+       kObject,
+       "{name: a, count: 2.5}",
        {"count: must be an integer, got 2.5"}},
-      {"yes for boolean", kObject, "{name: a, flag: yes}",
+      {"yes for boolean",
+       kObject,
+       "{name: a, flag: yes}",
        {"flag: must be of type boolean, got string \"yes\" (yes/no/on/off are strings here: "
         "write true or false)"}},
       {"minimum", kObject, "{name: a, count: 0}", {"count: must be >= 1, got 0"}},
       {"maximum", kObject, "{name: a, count: 11}", {"count: must be <= 10, got 11"}},
-      {"int32 range", kObject, "{name: a, count: 4294967296}",
-       {"count: must be <= 10, got 4294967296", "count: must fit in a 32-bit integer, got 4294967296"}},
+      {"int32 range",
+       kObject,
+       "{name: a, count: 4294967296}",
+       {"count: must be <= 10, got 4294967296",
+        "count: must fit in a 32-bit integer, got 4294967296"}},
       {"exclusive minimum", kObject, "{name: a, ratio: 0}", {"ratio: must be > 0, got 0"}},
       {"exclusive maximum", kObject, "{name: a, ratio: 1.0}", {"ratio: must be < 1, got 1.0"}},
-      {"not a finite number", kObject, "{name: a, ratio: .nan}",
+      {"not a finite number",
+       kObject,
+       "{name: a, ratio: .nan}",
        {"ratio: must be a finite number, got .nan"}},
       {"minLength 1", kObject, "{name: ''}", {"name: must not be empty"}},
       {"maxLength counts characters, not bytes", kObject, "{name: héllo}", {}},
-      {"maxLength", kObject, "{name: abcdef}",
-       {"name: must be at most 5 characters long, got 6"}},
-      {"enum with a suggestion", kObject, "{name: a, color: red}",
+      {"maxLength", kObject, "{name: abcdef}", {"name: must be at most 5 characters long, got 6"}},
+      {"enum with a suggestion",
+       kObject,
+       "{name: a, color: red}",
        {"color: must be one of \"Red\", \"Green\", got \"red\" (did you mean \"Red\"?)"}},
-      {"enum without a near option", kObject, "{name: a, color: Purple}",
+      {"enum without a near option",
+       kObject,
+       "{name: a, color: Purple}",
        {"color: must be one of \"Red\", \"Green\", got \"Purple\""}},
-      {"pattern", kObject, "{name: a, code: AB}",
+      {"pattern",
+       kObject,
+       "{name: a, code: AB}",
        {"code: must match the pattern ^[A-Z]{3}$, got \"AB\""}},
-      {"duration pattern explained in words", kObject, "{name: a, wait: 5 minutes}",
+      {"duration pattern explained in words",
+       kObject,
+       "{name: a, wait: 5 minutes}",
        {"wait: must be a duration such as 500ms, 5m or 1h30m (units ns, us, ms, s, m, h), got "
         "\"5 minutes\""}},
-      {"duration needs a unit", kObject, "{name: a, wait: 5}",
+      {"duration needs a unit",
+       kObject,
+       "{name: a, wait: 5}",
        {"wait: must be of type string, got integer 5 (a duration needs a unit, e.g. \"500ms\" or "
         "\"5m\")"}},
-      {"date-time", kObject, "{name: a, when: yesterday}",
+      {"date-time",
+       kObject,
+       "{name: a, when: yesterday}",
        {"when: must be an RFC 3339 date-time such as 2024-05-01T12:00:00Z, got \"yesterday\""}},
-      {"map values are checked and named by key", kObject, "{name: a, tags: {a: 1, b: two}}",
+      {"map values are checked and named by key",
+       kObject,
+       "{name: a, tags: {a: 1, b: two}}",
        {"tags[b]: must be of type integer, got string \"two\""}},
-      {"list bounds and items", kObject, "{name: a, list: [1, x, 3]}",
-       {"list: must have at most 2 items, got 3", "list[1]: must be of type integer, got string "
-                                                   "\"x\""}},
+      {"list bounds and items",
+       kObject,
+       "{name: a, list: [1, x, 3]}",
+       {"list: must have at most 2 items, got 3",
+        "list[1]: must be of type integer, got string "
+        "\"x\""}},
       {"set duplicates", kObject, "{name: a, set: [a, b, a]}", {"set[2]: duplicate item in a set"}},
-      {"map-list duplicate keys", kObject, "{name: a, entries: [{type: A}, {type: A, value: x}]}",
+      {"map-list duplicate keys",
+       kObject,
+       "{name: a, entries: [{type: A}, {type: A, value: x}]}",
        {"entries[1]: duplicate entry with type=\"A\""}},
-      {"unknown field with a suggestion", kObject, "{name: a, cuont: 1}",
+      {"unknown field with a suggestion",
+       kObject,
+       "{name: a, cuont: 1}",
        {"cuont: unknown field (did you mean \"count\"?)"}},
-      {"unknown field without one lists the fields", kObject, "{name: a, zzzzzzzz: 1}",
+      {"unknown field without one lists the fields",
+       kObject,
+       "{name: a, zzzzzzzz: 1}",
        {"zzzzzzzz: unknown field (known fields: name, count, ratio, flag, color, code, when, "
         "wait, tags, list, set, entries, free, maybe, port)"}},
       {"preserve-unknown-fields keeps anything", kObject, "{name: a, free: {x: {y: [1]}}}", {}},
-      {"null where not nullable", kObject, "{name: a, count: null}",
+      {"null where not nullable",
+       kObject,
+       "{name: a, count: null}",
        {"count: must be of type integer, got null"}},
       {"duplicate key", kObject, "{name: a, name: b}", {"name: duplicate key"}},
-      {"int-or-string rejects a list", kObject, "{name: a, port: [1]}",
+      {"int-or-string rejects a list",
+       kObject,
+       "{name: a, port: [1]}",
        {"port: must be an integer or a string, got a list"}},
       {"root of the wrong type", kObject, "[1]", {"must be of type object, got a list"}},
   };
@@ -239,11 +281,9 @@ TEST(OpenApiSchemaValidate, PathPrefixAndStatus) {
 }
 
 TEST(OpenApiSchemaValidate, ErrorCountIsCapped) {
-  absl::StatusOr<OpenApiSchema> schema =
-      Schema("type: array\nitems: {type: integer}\n");
+  absl::StatusOr<OpenApiSchema> schema = Schema("type: array\nitems: {type: integer}\n");
   ASSERT_TRUE(schema.ok()) << schema.status();
-  const std::vector<FieldError> errors =
-      schema->Violations(YAML::Load("[a, b, c, d, e]"), "", 2);
+  const std::vector<FieldError> errors = schema->Violations(YAML::Load("[a, b, c, d, e]"), "", 2);
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[2].message, "and 3 more errors");
 }
@@ -344,7 +384,8 @@ TEST(OpenApiSchemaFromYaml, RejectsWhatItCannotEnforce) {
        "schema pattern: invalid regular expression"},
       {"additionalProperties false is not structural", "type: object\nadditionalProperties: false",
        "schema additionalProperties: must not be false"},
-      {"minimum must be a number", "type: integer\nminimum: one", "schema minimum: must be a number"},
+      {"minimum must be a number", "type: integer\nminimum: one",
+       "schema minimum: must be a number"},
       {"a schema must be a mapping", "[type, object]", "schema (root): a schema must be a mapping"},
   };
   for (const Case& c : cases) {
@@ -488,13 +529,13 @@ TEST(OpenApiSchemaPaths, FormatPath) {
 
 TEST(OpenApiSchemaPaths, LocatePathFindsTheDeepestExistingKey) {
   const YAML::Node doc = YAML::Load(
-      "a: 1\n"                 // line 0 (yaml-cpp marks are 0-based)
-      "b:\n"                   // line 1
-      "  c:\n"                 // line 2
-      "    - x: 1\n"           // line 3
-      "    - x: 2\n"           // line 4
-      "      y:\n"             // line 5 (a null value: its own mark points past it)
-      "d: 4\n");               // line 6
+      "a: 1\n"        // line 0 (yaml-cpp marks are 0-based)
+      "b:\n"          // line 1
+      "  c:\n"        // line 2
+      "    - x: 1\n"  // line 3
+      "    - x: 2\n"  // line 4
+      "      y:\n"    // line 5 (a null value: its own mark points past it)
+      "d: 4\n");      // line 6
   using K = PathElement::Kind;
   struct Case {
     std::string name;

@@ -1,15 +1,16 @@
 // The InferenceAutoscaler (twinscale.io/v1alpha1) as typed C++ values: what the policy, the
-// reconciler and `twinscale replay` read. The CRD in deploy/crds/twinscale.io_inferenceautoscalers.yaml
-// is the source of truth for names, bounds and defaults; spec_loader.h turns YAML into these structs
-// (validated, with the schema's defaults applied), so code downstream never sees YAML and can rely on
-// every documented bound holding.
+// reconciler and `twinscale replay` read. The CRD in
+// deploy/crds/twinscale.io_inferenceautoscalers.yaml is the source of truth for names, bounds and
+// defaults; spec_loader.h turns YAML into these structs (validated, with the schema's defaults
+// applied), so code downstream never sees YAML and can rely on every documented bound holding.
 //
 // Each field's default is written beside it, as the schema states it. The C++ initializers equal
 // those defaults (a test checks that a minimal manifest loads to them), so a spec built in code
 // behaves like a manifest that leaves the field out. std::optional marks fields without a schema
 // default: their value comes from the deployment profile or from the running pods.
 //
-// Plain values: no behaviour beyond small helpers, copyable, safe to share between threads as const.
+// Plain values: no behaviour beyond small helpers, copyable, safe to share between threads as
+// const.
 #ifndef TWINSCALE_CONTROLLER_POLICY_SPEC_H_
 #define TWINSCALE_CONTROLLER_POLICY_SPEC_H_
 
@@ -51,8 +52,8 @@ std::string_view ModeName(Mode mode);
 std::string_view RoutingName(Routing routing);
 std::string_view MetricsSourceKindName(MetricsSourceKind source);
 
-// metadata: the parts of Kubernetes' ObjectMeta the controller uses. From a manifest written by hand
-// only name (and perhaps namespace and labels) are set; from the API server all of them.
+// metadata: the parts of Kubernetes' ObjectMeta the controller uses. From a manifest written by
+// hand only name (and perhaps namespace and labels) are set; from the API server all of them.
 struct ObjectMeta {
   std::string name;                                // required
   std::string namespace_;                          // "" = the client's current namespace
@@ -73,19 +74,19 @@ struct TargetRef {
 // spec.model: the deployment profile and its overrides. Unset overrides keep the profile's value
 // (or, when pods run, what the pods report).
 struct ModelSpec {
-  std::string profile;                                // required, e.g. "llama-3.1-8b-h100-sxm-tp1"
-  std::optional<int32_t> tensor_parallel;             // [from the profile] 1..64
-  std::optional<int32_t> max_num_seqs;                // [from the profile or the pods] >= 1
-  std::optional<int32_t> max_num_batched_tokens;      // [from the profile or the pods] >= 1
-  std::optional<double> gpu_memory_utilization;       // [from the profile or the pods] (0, 1]
-  std::optional<int32_t> block_size;                  // [from the profile or the pods] 1|8|16|...|128
+  std::string profile;                            // required, e.g. "llama-3.1-8b-h100-sxm-tp1"
+  std::optional<int32_t> tensor_parallel;         // [from the profile] 1..64
+  std::optional<int32_t> max_num_seqs;            // [from the profile or the pods] >= 1
+  std::optional<int32_t> max_num_batched_tokens;  // [from the profile or the pods] >= 1
+  std::optional<double> gpu_memory_utilization;   // [from the profile or the pods] (0, 1]
+  std::optional<int32_t> block_size;              // [from the profile or the pods] 1|8|16|...|128
 };
 
 // spec.slo.ttft: a request meets the objective if its time-to-first-token is at most
 // threshold + per_prompt_token x prompt tokens; `percentile` percent of requests must meet it.
 struct TtftObjective {
-  absl::Duration threshold = absl::Milliseconds(500);     // [500ms] > 0
-  double percentile = 90;                                 // [90] (0, 100]
+  absl::Duration threshold = absl::Milliseconds(500);      // [500ms] > 0
+  double percentile = 90;                                  // [90] (0, 100]
   absl::Duration per_prompt_token = absl::ZeroDuration();  // [0ms] >= 0
 
   // The TTFT target of one request with `prompt_tokens` tokens of prompt.
@@ -115,9 +116,9 @@ struct ScaleDownSpec {
 
 // spec.limits: guards on observed load; by default they only block scale-in.
 struct Limits {
-  double queue_depth_per_replica = 4;   // [4] > 0: mean waiting requests per ready replica
-  double kv_cache_utilization = 0.85;   // [0.85] (0, 1]: mean KV-cache use of ready replicas
-  bool enforce_on_scale_up = false;     // [false]: also scale up when a limit is exceeded
+  double queue_depth_per_replica = 4;  // [4] > 0: mean waiting requests per ready replica
+  double kv_cache_utilization = 0.85;  // [0.85] (0, 1]: mean KV-cache use of ready replicas
+  bool enforce_on_scale_up = false;    // [false]: also scale up when a limit is exceeded
 };
 
 // spec.warmup.
@@ -133,35 +134,35 @@ struct AdmissionSpec {
 
 // spec.metrics.prometheus.
 struct PrometheusSpec {
-  std::string url;                                   // required, http(s)://host[:port][/path]
+  std::string url;                                    // required, http(s)://host[:port][/path]
   std::map<std::string, std::string> label_matchers;  // [] label name -> value, ANDed into queries
 };
 
 // spec.metrics.
 struct MetricsSpec {
-  MetricsSourceKind source = MetricsSourceKind::kPods;   // [Pods]
-  int32_t port = 8000;                                   // [8000] 1..65535 (source Pods)
-  std::string path = "/metrics";                         // ["/metrics"] (source Pods)
-  std::optional<PrometheusSpec> prometheus;              // required when source is Prometheus
-  absl::Duration interval = absl::Seconds(15);           // [15s] > 0: read and decide this often
-  absl::Duration stale_after = absl::Seconds(45);        // [45s] > interval
+  MetricsSourceKind source = MetricsSourceKind::kPods;  // [Pods]
+  int32_t port = 8000;                                  // [8000] 1..65535 (source Pods)
+  std::string path = "/metrics";                        // ["/metrics"] (source Pods)
+  std::optional<PrometheusSpec> prometheus;             // required when source is Prometheus
+  absl::Duration interval = absl::Seconds(15);          // [15s] > 0: read and decide this often
+  absl::Duration stale_after = absl::Seconds(45);       // [45s] > interval
 };
 
 // spec.
 struct InferenceAutoscalerSpec {
-  TargetRef target_ref;                   // required
-  Mode mode = Mode::kRecommend;           // [Recommend]
-  int32_t min_replicas = 1;               // [1] >= 1 (no scale-to-zero in v1alpha1)
-  int32_t max_replicas = 1;               // required, >= min_replicas
-  ModelSpec model;                        // required
-  Routing routing = Routing::kRandom;     // [Random]
-  SloSpec slo;                            // [{}]
+  TargetRef target_ref;                         // required
+  Mode mode = Mode::kRecommend;                 // [Recommend]
+  int32_t min_replicas = 1;                     // [1] >= 1 (no scale-to-zero in v1alpha1)
+  int32_t max_replicas = 1;                     // required, >= min_replicas
+  ModelSpec model;                              // required
+  Routing routing = Routing::kRandom;           // [Random]
+  SloSpec slo;                                  // [{}]
   ScalingRules scale_up = HpaDefaultScaleUp();  // [{}: the HPA's: 0 s; max(4 pods, 100%) per 15 s]
-  ScaleDownSpec scale_down;               // [{}: see ScaleDownSpec]
-  Limits limits;                          // [{}]
-  WarmupSpec warmup;                      // [none]
-  AdmissionSpec admission;                // [{}]
-  MetricsSpec metrics;                    // [{}]
+  ScaleDownSpec scale_down;                     // [{}: see ScaleDownSpec]
+  Limits limits;                                // [{}]
+  WarmupSpec warmup;                            // [none]
+  AdmissionSpec admission;                      // [{}]
+  MetricsSpec metrics;                          // [{}]
 };
 
 // One InferenceAutoscaler object. Its status is written by the controller and is not part of what

@@ -172,9 +172,7 @@ class Problems {
     }
   }
   bool empty() const { return lines_.empty(); }
-  absl::Status ToStatus() const {
-    return absl::InvalidArgumentError(absl::StrJoin(lines_, "\n"));
-  }
+  absl::Status ToStatus() const { return absl::InvalidArgumentError(absl::StrJoin(lines_, "\n")); }
 
  private:
   Source source_;
@@ -262,7 +260,8 @@ class SpecConverter {
   InferenceAutoscalerSpec Convert(const YAML::Node& s) {
     InferenceAutoscalerSpec spec;
     const YAML::Node& t = Get(s, "targetRef");
-    spec.target_ref = TargetRef{Text(Get(t, "apiVersion")), Text(Get(t, "kind")), Text(Get(t, "name"))};
+    spec.target_ref =
+        TargetRef{Text(Get(t, "apiVersion")), Text(Get(t, "kind")), Text(Get(t, "name"))};
     if (Present(Get(s, "mode"))) spec.mode = ModeOf(Text(Get(s, "mode")));
     if (Present(Get(s, "minReplicas"))) spec.min_replicas = Int32(Get(s, "minReplicas"));
     spec.max_replicas = Int32(Get(s, "maxReplicas"));
@@ -276,7 +275,8 @@ class SpecConverter {
     if (Present(Get(s, "scaleUp"))) ConvertRules(Get(s, "scaleUp"), spec.scale_up);
     if (const YAML::Node& d = Get(s, "scaleDown"); Present(d)) {
       ConvertRules(d, spec.scale_down.rules);
-      if (Present(Get(d, "safetyMargin"))) spec.scale_down.safety_margin = Number(Get(d, "safetyMargin"));
+      if (Present(Get(d, "safetyMargin")))
+        spec.scale_down.safety_margin = Number(Get(d, "safetyMargin"));
     }
     if (const YAML::Node& l = Get(s, "limits"); Present(l)) {
       if (Present(Get(l, "queueDepthPerReplica"))) {
@@ -386,7 +386,7 @@ class SpecConverter {
       for (const auto& p : policies) {
         ScalingPolicy policy;
         policy.type = Text(Get(p, "type")) == "Percent" ? ScalingPolicy::Type::kPercent
-                                                   : ScalingPolicy::Type::kPods;
+                                                        : ScalingPolicy::Type::kPods;
         policy.value = Int32(Get(p, "value"));
         policy.period = absl::Seconds(Int(Get(p, "periodSeconds")));
         rules.policies.push_back(policy);
@@ -403,7 +403,7 @@ class SpecConverter {
   void ConvertMetrics(const YAML::Node& m, MetricsSpec& metrics) {
     if (Present(Get(m, "source"))) {
       metrics.source = Text(Get(m, "source")) == "Prometheus" ? MetricsSourceKind::kPrometheus
-                                                         : MetricsSourceKind::kPods;
+                                                              : MetricsSourceKind::kPods;
     }
     if (Present(Get(m, "port"))) metrics.port = Int32(Get(m, "port"));
     if (Present(Get(m, "path"))) metrics.path = Text(Get(m, "path"));
@@ -479,7 +479,8 @@ absl::StatusOr<InferenceAutoscaler> ReadObject(const YAML::Node& obj, const Sour
       out.metadata.name = Text(Get(m, "name"));
       out.metadata.namespace_ = Text(Get(m, "namespace"));
       out.metadata.uid = Text(Get(m, "uid"));
-      if (Present(Get(m, "generation"))) out.metadata.generation = ResolveScalar(Get(m, "generation")).integer;
+      if (Present(Get(m, "generation")))
+        out.metadata.generation = ResolveScalar(Get(m, "generation")).integer;
       out.metadata.resource_version = Text(Get(m, "resourceVersion"));
       for (const char* field : {"labels", "annotations"}) {
         auto& target = field[0] == 'l' ? out.metadata.labels : out.metadata.annotations;
@@ -511,10 +512,11 @@ absl::Status ReadDocument(const YAML::Node& obj, const Source& source, const Sch
                           bool in_list, std::vector<InferenceAutoscaler>& out) {
   if (!Present(obj)) return absl::OkStatus();  // an empty document, e.g. after a final "---"
   if (!obj.IsMap()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Where(source, obj.Mark()), "expected a Kubernetes object (a mapping with apiVersion and "
-                                   "kind), got ",
-        obj.IsSequence() ? "a list" : "a scalar"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Where(source, obj.Mark()),
+                     "expected a Kubernetes object (a mapping with apiVersion and "
+                     "kind), got ",
+                     obj.IsSequence() ? "a list" : "a scalar"));
   }
   const Entry api_version = Find(obj, "apiVersion");
   const Entry kind = Find(obj, "kind");
@@ -530,8 +532,9 @@ absl::Status ReadDocument(const YAML::Node& obj, const Source& source, const Sch
   const std::string version =
       slash == std::string::npos ? group_version : group_version.substr(slash + 1);
 
-  if (!in_list && ((kind_name == "List" && group_version == "v1") ||
-                   (kind_name == "InferenceAutoscalerList" && group == kInferenceAutoscalerGroup))) {
+  if (!in_list &&
+      ((kind_name == "List" && group_version == "v1") ||
+       (kind_name == "InferenceAutoscalerList" && group == kInferenceAutoscalerGroup))) {
     const Entry items = Find(obj, "items");
     if (!items.found || !Present(items.value)) return absl::OkStatus();
     if (!items.value.IsSequence()) {
@@ -547,10 +550,10 @@ absl::Status ReadDocument(const YAML::Node& obj, const Source& source, const Sch
     return absl::OkStatus();  // another kind: not ours to read
   }
   if (version != kInferenceAutoscalerVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Where(source, api_version.mark), "apiVersion: ", group_version,
-        " is not served by this build (it reads ", Sv(kInferenceAutoscalerGroup), "/",
-        Sv(kInferenceAutoscalerVersion), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Where(source, api_version.mark), "apiVersion: ", group_version,
+                     " is not served by this build (it reads ", Sv(kInferenceAutoscalerGroup), "/",
+                     Sv(kInferenceAutoscalerVersion), ")"));
   }
   absl::StatusOr<InferenceAutoscaler> ias = ReadObject(obj, source, schemas);
   if (!ias.ok()) return ias.status();
@@ -586,9 +589,9 @@ absl::StatusOr<std::vector<InferenceAutoscaler>> ParseInferenceAutoscalers(
     }
     try {
       if (CountNodes(doc, kMaxNodesPerDocument) > kMaxNodesPerDocument) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            Where(source, doc.Mark()), "document has more than ", kMaxNodesPerDocument,
-            " nodes once YAML aliases are expanded"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(Where(source, doc.Mark()), "document has more than ", kMaxNodesPerDocument,
+                         " nodes once YAML aliases are expanded"));
       }
       if (absl::Status s = ReadDocument(doc, source, *schemas, false, out); !s.ok()) return s;
     } catch (const YAML::Exception& e) {
@@ -604,10 +607,10 @@ absl::StatusOr<InferenceAutoscaler> ParseInferenceAutoscaler(std::string_view ya
       ParseInferenceAutoscalers(yaml, source_name);
   if (!all.ok()) return all.status();
   if (all->size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Sv(source_name), ": expected exactly one InferenceAutoscaler (",
-        Sv(kInferenceAutoscalerGroup), "/", Sv(kInferenceAutoscalerVersion), "), found ",
-        all->size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Sv(source_name), ": expected exactly one InferenceAutoscaler (",
+                     Sv(kInferenceAutoscalerGroup), "/", Sv(kInferenceAutoscalerVersion),
+                     "), found ", all->size()));
   }
   return std::move(all->front());
 }

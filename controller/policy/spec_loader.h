@@ -1,13 +1,16 @@
 // Reads InferenceAutoscaler manifests (YAML) into typed specs, exactly as the API server would
-// accept and default them. The one loader of the spec (STYLE.md practice 4): the controller, `twinscale
-// replay` and the sample checks all come through here, so a file behaves the same everywhere.
+// accept and default them. The one loader of the spec (STYLE.md practice 4): the controller,
+// `twinscale replay` and the sample checks all come through here, so a file behaves the same
+// everywhere.
 //
 // For each InferenceAutoscaler document, in order:
-//   1. the object's shape: apiVersion twinscale.io/v1alpha1, kind InferenceAutoscaler, metadata (name
+//   1. the object's shape: apiVersion twinscale.io/v1alpha1, kind InferenceAutoscaler, metadata
+//   (name
 //      required; namespace, uid, generation, resourceVersion, labels, annotations read; the other
 //      standard ObjectMeta fields accepted and ignored) and spec; `status` is ignored, as the API
 //      server ignores it on create; any other key is an error;
-//   2. the schema's defaults applied to spec (OpenApiSchema::ApplyDefaults: the API server's rules);
+//   2. the schema's defaults applied to spec (OpenApiSchema::ApplyDefaults: the API server's
+//   rules);
 //   3. spec validated against the CRD's openAPIV3Schema, embedded in the binary at build time from
 //      deploy/crds/twinscale.io_inferenceautoscalers.yaml: types, enums, bounds, patterns, required
 //      fields, and no unknown fields (a typo is an error, never silently dropped);
@@ -17,8 +20,8 @@
 // Other documents in the same file (a Deployment, a Service, ...) are skipped; so are empty ones. A
 // `List` (or InferenceAutoscalerList) is read item by item, as `kubectl get -o yaml` writes it.
 //
-// Errors are InvalidArgument, one line per problem, each naming the source, the 1-based line and the
-// field path as the API server prints it:
+// Errors are InvalidArgument, one line per problem, each naming the source, the 1-based line and
+// the field path as the API server prints it:
 //   "deploy/samples/x.yaml:23: spec.scaleDown.policies[1].periodSeconds: must be >= 1, got 0"
 // YAML syntax errors name the source, line and column. LoadInferenceAutoscalerFile returns NotFound
 // for a file that can't be opened. Internal only if the embedded CRD is broken (a build whose tests

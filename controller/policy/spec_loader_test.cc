@@ -1,8 +1,8 @@
 // Tests of the InferenceAutoscaler loader: every shipped sample loads; a minimal manifest gets the
-// schema's defaults (written out by hand below, from the CRD, not captured from the loader); the C++
-// initializers in spec.h agree with them; durations parse; multi-document files and Lists; and a
-// table of bad manifests, each saying why it is bad and which field (and line) the error must name.
-// Tests run from the repo root (ts_cc_test), so deploy/ is found by relative path.
+// schema's defaults (written out by hand below, from the CRD, not captured from the loader); the
+// C++ initializers in spec.h agree with them; durations parse; multi-document files and Lists; and
+// a table of bad manifests, each saying why it is bad and which field (and line) the error must
+// name. Tests run from the repo root (ts_cc_test), so deploy/ is found by relative path.
 #include "controller/policy/spec_loader.h"
 
 #include <filesystem>
@@ -33,11 +33,11 @@ constexpr char kCrdPath[] = "deploy/crds/twinscale.io_inferenceautoscalers.yaml"
 // each). Line numbers: spec_lines start on line 8.
 std::string Manifest(std::string_view spec_lines) {
   std::string out =
-      "apiVersion: twinscale.io/v1alpha1\n"  // 1
-      "kind: InferenceAutoscaler\n"          // 2
-      "metadata:\n"                          // 3
-      "  name: test\n"                       // 4
-      "spec:\n"                              // 5
+      "apiVersion: twinscale.io/v1alpha1\n"                                 // 1
+      "kind: InferenceAutoscaler\n"                                         // 2
+      "metadata:\n"                                                         // 3
+      "  name: test\n"                                                      // 4
+      "spec:\n"                                                             // 5
       "  targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n"  // 6
       "  model: {profile: llama-3.1-8b-h100-sxm-tp1}\n";                    // 7
   if (!spec_lines.empty()) {
@@ -254,8 +254,7 @@ TEST(SpecLoaderDefaults, DefaultsFillPartialObjects) {
        [](const InferenceAutoscalerSpec& s) {
          EXPECT_EQ(s.slo.ttft.threshold, absl::Milliseconds(500));
        }},
-      {"a null object without a default is pruned, not an error",
-       "maxReplicas: 8\nwarmup:",
+      {"a null object without a default is pruned, not an error", "maxReplicas: 8\nwarmup:",
        [](const InferenceAutoscalerSpec& s) { EXPECT_FALSE(s.warmup.expected.has_value()); }},
       {"a ttft with only perPromptToken keeps the default threshold and percentile",
        "maxReplicas: 8\nslo: {ttft: {perPromptToken: 0.1ms}}",
@@ -271,8 +270,7 @@ TEST(SpecLoaderDefaults, DefaultsFillPartialObjects) {
          ASSERT_TRUE(s.metrics.prometheus.has_value());
          EXPECT_EQ(s.metrics.prometheus->label_matchers.at("canary"), "yes");
        }},
-      {"every mode and routing spelling",
-       "maxReplicas: 8\nmode: KEDA\nrouting: LeastRequests",
+      {"every mode and routing spelling", "maxReplicas: 8\nmode: KEDA\nrouting: LeastRequests",
        [](const InferenceAutoscalerSpec& s) {
          EXPECT_EQ(s.mode, Mode::kKeda);
          EXPECT_EQ(s.routing, Routing::kLeastRequests);
@@ -288,8 +286,7 @@ TEST(SpecLoaderDefaults, DefaultsFillPartialObjects) {
          EXPECT_EQ(s.model.block_size, 32);
        }},
       {"an integer written as 8.0 is an integer (as the API server's JSON decoder sees it)",
-       "maxReplicas: 8.0",
-       [](const InferenceAutoscalerSpec& s) { EXPECT_EQ(s.max_replicas, 8); }},
+       "maxReplicas: 8.0", [](const InferenceAutoscalerSpec& s) { EXPECT_EQ(s.max_replicas, 8); }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -310,10 +307,14 @@ TEST(SpecLoaderDurations, ParsedWithAbslParseDuration) {
     absl::Duration want;
   };
   const std::vector<Case> cases = {
-      {"500ms", absl::Milliseconds(500)}, {"5m", absl::Minutes(5)},
-      {"1h30m", absl::Minutes(90)},       {"1.5s", absl::Milliseconds(1500)},
-      {"250us", absl::Microseconds(250)}, {"100ns", absl::Nanoseconds(100)},
-      {"2h", absl::Hours(2)},             {"1m0.5s", absl::Milliseconds(60500)},
+      {"500ms", absl::Milliseconds(500)},
+      {"5m", absl::Minutes(5)},
+      {"1h30m", absl::Minutes(90)},
+      {"1.5s", absl::Milliseconds(1500)},
+      {"250us", absl::Microseconds(250)},
+      {"100ns", absl::Nanoseconds(100)},
+      {"2h", absl::Hours(2)},
+      {"1m0.5s", absl::Milliseconds(60500)},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
@@ -333,8 +334,7 @@ TEST(SpecLoaderDocuments, MultiDocumentFileSkipsOtherKinds) {
       "---\napiVersion: v1\nkind: Service\nmetadata: {name: vllm}\n---\n",
       "apiVersion: example.com/v1\nkind: InferenceAutoscaler\nmetadata: {name: theirs}\n"
       "spec: {anything: goes}\n---\n",
-      absl::StrReplaceAll(Manifest("maxReplicas: 6"), {{"name: test", "name: second"}}),
-      "---\n");
+      absl::StrReplaceAll(Manifest("maxReplicas: 6"), {{"name: test", "name: second"}}), "---\n");
   absl::StatusOr<std::vector<InferenceAutoscaler>> all = ParseInferenceAutoscalers(yaml, "m.yaml");
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->size(), 2u);
@@ -429,7 +429,8 @@ TEST(SpecLoaderDocuments, DocumentEndMarkersSplitToo) {
   // "--- " with content on the marker line starts a document too, and a block scalar whose
   // lines merely contain dashes is not cut.
   got = ParseInferenceAutoscalers(
-      absl::StrCat("--- # first\n", Manifest("maxReplicas: 8"), "--- {apiVersion: v1, kind: "
+      absl::StrCat("--- # first\n", Manifest("maxReplicas: 8"),
+                   "--- {apiVersion: v1, kind: "
                    "ConfigMap, metadata: {name: c}, data: {k: \"a\\n---b\"}}\n"),
       "e.yaml");
   ASSERT_TRUE(got.ok()) << got.status();
@@ -441,7 +442,8 @@ TEST(SpecLoaderDocuments, InputsThatHangYamlCppLoadAllReturn) {
   // the loader must return, with whatever verdict.
   for (const std::string& yaml :
        {std::string(",\n"),
-        std::string("- macro: m\n  condition:\n    (a in (\n\"x\",\n    \"y\"\n    )  )  \n    )")}) {
+        std::string(
+            "- macro: m\n  condition:\n    (a in (\n\"x\",\n    \"y\"\n    )  )  \n    )")}) {
     SCOPED_TRACE(yaml);
     (void)ParseInferenceAutoscalers(yaml, "hang.yaml");
   }
@@ -456,8 +458,8 @@ TEST(SpecLoaderDocuments, MissingFileIsNotFound) {
 // ---- Bad input -------------------------------------------------------------------------------
 
 struct BadCase {
-  std::string name;  // why the input is bad
-  std::string yaml;  // a whole manifest
+  std::string name;               // why the input is bad
+  std::string yaml;               // a whole manifest
   std::vector<std::string> want;  // substrings of the error: the field path and the complaint
 };
 
@@ -467,40 +469,53 @@ std::vector<BadCase> BadCases() {
       {"wrong type: minReplicas quoted is a string, not an integer",
        m("maxReplicas: 8\nminReplicas: \"2\""),
        {"bad.yaml:9: spec.minReplicas: must be of type integer, got string \"2\""}},
-      {"wrong type: maxReplicas is a word", m("maxReplicas: many"),
+      {"wrong type: maxReplicas is a word",
+       m("maxReplicas: many"),
        {"spec.maxReplicas: must be of type integer, got string \"many\""}},
-      {"wrong type: targetRef is a string", absl::StrReplaceAll(m("maxReplicas: 8"), {{
-           "{apiVersion: apps/v1, kind: Deployment, name: vllm}", "vllm"}}),
+      {"wrong type: targetRef is a string",
+       absl::StrReplaceAll(m("maxReplicas: 8"),
+                           {{"{apiVersion: apps/v1, kind: Deployment, name: vllm}", "vllm"}}),
        {"bad.yaml:6: spec.targetRef: must be of type object, got string \"vllm\""}},
-      {"enum typo in mode", m("maxReplicas: 8\nmode: Drect"),
+      {"enum typo in mode",
+       m("maxReplicas: 8\nmode: Drect"),
        {"bad.yaml:9: spec.mode: must be one of \"Direct\", \"KEDA\", \"HPA\", \"Recommend\", got "
         "\"Drect\" (did you mean \"Direct\"?)"}},
-      {"enum values are case-sensitive", m("maxReplicas: 8\nrouting: roundrobin"),
+      {"enum values are case-sensitive",
+       m("maxReplicas: 8\nrouting: roundrobin"),
        {"spec.routing: must be one of", "(did you mean \"RoundRobin\"?)"}},
-      {"negative minReplicas", m("maxReplicas: 8\nminReplicas: -1"),
+      {"negative minReplicas",
+       m("maxReplicas: 8\nminReplicas: -1"),
        {"spec.minReplicas: must be >= 1, got -1"}},
-      {"zero minReplicas: scale-to-zero is out of scope", m("maxReplicas: 8\nminReplicas: 0"),
+      {"zero minReplicas: scale-to-zero is out of scope",
+       m("maxReplicas: 8\nminReplicas: 0"),
        {"spec.minReplicas: must be >= 1, got 0"}},
-      {"maxReplicas below minReplicas", m("minReplicas: 4\nmaxReplicas: 2"),
+      {"maxReplicas below minReplicas",
+       m("minReplicas: 4\nmaxReplicas: 2"),
        {"bad.yaml:9: spec.maxReplicas: must be >= spec.minReplicas (4), got 2"}},
-      {"typo maxReplica: unknown, and the required maxReplicas is then missing", m("maxReplica: 8"),
+      {"typo maxReplica: unknown, and the required maxReplicas is then missing",
+       m("maxReplica: 8"),
        {"bad.yaml:8: spec.maxReplica: unknown field (did you mean \"maxReplicas\"?)",
         "spec.maxReplicas: required field is missing"}},
-      {"unknown nested field", m("maxReplicas: 8\nslo:\n  ttft:\n    treshold: 400ms"),
+      {"unknown nested field",
+       m("maxReplicas: 8\nslo:\n  ttft:\n    treshold: 400ms"),
        {"bad.yaml:11: spec.slo.ttft.treshold: unknown field (did you mean \"threshold\"?)"}},
-      {"duplicate key", m("maxReplicas: 8\nmaxReplicas: 9"),
-       {"spec.maxReplicas: duplicate key"}},
-      {"bad duration: words instead of a unit", m("maxReplicas: 8\nwarmup: {expected: 5 minutes}"),
+      {"duplicate key", m("maxReplicas: 8\nmaxReplicas: 9"), {"spec.maxReplicas: duplicate key"}},
+      {"bad duration: words instead of a unit",
+       m("maxReplicas: 8\nwarmup: {expected: 5 minutes}"),
        {"bad.yaml:9: spec.warmup.expected: must be a duration such as 500ms, 5m or 1h30m",
         "got \"5 minutes\""}},
-      {"bad duration: a bare number has no unit", m("maxReplicas: 8\nslo: {ttft: {threshold: 500}}"),
+      {"bad duration: a bare number has no unit",
+       m("maxReplicas: 8\nslo: {ttft: {threshold: 500}}"),
        {"spec.slo.ttft.threshold: must be of type string, got integer 500 (a duration needs a "
         "unit"}},
-      {"bad duration: negative", m("maxReplicas: 8\nmetrics: {interval: -15s}"),
+      {"bad duration: negative",
+       m("maxReplicas: 8\nmetrics: {interval: -15s}"),
        {"spec.metrics.interval: must be a duration"}},
-      {"percentile 0: must be above 0", m("maxReplicas: 8\nslo: {ttft: {percentile: 0}}"),
+      {"percentile 0: must be above 0",
+       m("maxReplicas: 8\nslo: {ttft: {percentile: 0}}"),
        {"spec.slo.ttft.percentile: must be > 0, got 0"}},
-      {"percentile 101: above 100", m("maxReplicas: 8\nslo: {ttft: {percentile: 101}}"),
+      {"percentile 101: above 100",
+       m("maxReplicas: 8\nslo: {ttft: {percentile: 101}}"),
        {"spec.slo.ttft.percentile: must be <= 100, got 101"}},
       {"policy period 0 in the second scale-down policy",
        m("maxReplicas: 8\nscaleDown:\n  policies:\n  - {type: Pods, value: 1, periodSeconds: 60}\n"
@@ -509,26 +524,34 @@ std::vector<BadCase> BadCases() {
       {"policy without periodSeconds",
        m("maxReplicas: 8\nscaleUp:\n  policies:\n  - {type: Pods, value: 2}"),
        {"bad.yaml:11: spec.scaleUp.policies[0].periodSeconds: required field is missing"}},
-      {"empty policy list", m("maxReplicas: 8\nscaleUp: {policies: []}"),
+      {"empty policy list",
+       m("maxReplicas: 8\nscaleUp: {policies: []}"),
        {"spec.scaleUp.policies: must have at least 1 item, got 0"}},
-      {"policy type typo", m("maxReplicas: 8\nscaleUp: {policies: [{type: Pod, value: 2, "
-                             "periodSeconds: 15}]}"),
+      {"policy type typo",
+       m("maxReplicas: 8\nscaleUp: {policies: [{type: Pod, value: 2, "
+         "periodSeconds: 15}]}"),
        {"spec.scaleUp.policies[0].type: must be one of \"Pods\", \"Percent\""}},
       {"stabilization window beyond an hour",
        m("maxReplicas: 8\nscaleDown: {stabilizationWindowSeconds: 7200}"),
        {"spec.scaleDown.stabilizationWindowSeconds: must be <= 3600, got 7200"}},
-      {"safety margin 0 would never scale in", m("maxReplicas: 8\nscaleDown: {safetyMargin: 0}"),
+      {"safety margin 0 would never scale in",
+       m("maxReplicas: 8\nscaleDown: {safetyMargin: 0}"),
        {"spec.scaleDown.safetyMargin: must be > 0, got 0"}},
-      {"safety margin above 1 is no margin", m("maxReplicas: 8\nscaleDown: {safetyMargin: 1.5}"),
+      {"safety margin above 1 is no margin",
+       m("maxReplicas: 8\nscaleDown: {safetyMargin: 1.5}"),
        {"spec.scaleDown.safetyMargin: must be <= 1, got 1.5"}},
-      {"YAML 1.1 yes is not a boolean here", m("maxReplicas: 8\nlimits: {enforceOnScaleUp: yes}"),
+      {"YAML 1.1 yes is not a boolean here",
+       m("maxReplicas: 8\nlimits: {enforceOnScaleUp: yes}"),
        {"spec.limits.enforceOnScaleUp: must be of type boolean, got string \"yes\" (yes/no/on/off "
         "are strings here: write true or false)"}},
-      {"KV limit above 1", m("maxReplicas: 8\nlimits: {kvCacheUtilization: 1.2}"),
+      {"KV limit above 1",
+       m("maxReplicas: 8\nlimits: {kvCacheUtilization: 1.2}"),
        {"spec.limits.kvCacheUtilization: must be <= 1, got 1.2"}},
-      {"Prometheus source without a prometheus block", m("maxReplicas: 8\nmetrics: {source: "
-                                                         "Prometheus}"),
-       {"bad.yaml:9: spec.metrics.prometheus.url: required when spec.metrics.source is Prometheus"}},
+      {"Prometheus source without a prometheus block",
+       m("maxReplicas: 8\nmetrics: {source: "
+         "Prometheus}"),
+       {"bad.yaml:9: spec.metrics.prometheus.url: required when spec.metrics.source is "
+        "Prometheus"}},
       {"prometheus block without its url",
        m("maxReplicas: 8\nmetrics:\n  source: Prometheus\n  prometheus: {labelMatchers: {a: b}}"),
        {"bad.yaml:11: spec.metrics.prometheus.url: required field is missing"}},
@@ -545,21 +568,28 @@ std::vector<BadCase> BadCases() {
       {"staleAfter not longer than interval: every input would always be stale",
        m("maxReplicas: 8\nmetrics: {interval: 30s, staleAfter: 30s}"),
        {"spec.metrics.staleAfter: must be longer than spec.metrics.interval (30s), got 30s"}},
-      {"zero TTFT threshold can never be met", m("maxReplicas: 8\nslo: {ttft: {threshold: 0ms}}"),
+      {"zero TTFT threshold can never be met",
+       m("maxReplicas: 8\nslo: {ttft: {threshold: 0ms}}"),
        {"spec.slo.ttft.threshold: must be longer than 0"}},
-      {"itl without its threshold", m("maxReplicas: 8\nslo: {itl: {percentile: 99}}"),
+      {"itl without its threshold",
+       m("maxReplicas: 8\nslo: {itl: {percentile: 99}}"),
        {"spec.slo.itl.threshold: required field is missing"}},
-      {"metrics path without the leading slash", m("maxReplicas: 8\nmetrics: {path: metrics}"),
+      {"metrics path without the leading slash",
+       m("maxReplicas: 8\nmetrics: {path: metrics}"),
        {"spec.metrics.path: must match the pattern ^/, got \"metrics\""}},
-      {"port out of range", m("maxReplicas: 8\nmetrics: {port: 70000}"),
+      {"port out of range",
+       m("maxReplicas: 8\nmetrics: {port: 70000}"),
        {"spec.metrics.port: must be <= 65535, got 70000"}},
       {"block size vLLM doesn't offer",
        absl::StrReplaceAll(m("maxReplicas: 8"), {{"{profile: llama-3.1-8b-h100-sxm-tp1}",
                                                   "{profile: p, blockSize: 12}"}}),
        {"spec.model.blockSize: must be one of 1, 8, 16, 32, 64, 128, got 12"}},
-      {"maxReplicas beyond int32", m("maxReplicas: 3000000000"),
+      {"maxReplicas beyond int32",
+       m("maxReplicas: 3000000000"),
        {"spec.maxReplicas: must fit in a 32-bit integer, got 3000000000"}},
-      {"fractional replicas", m("maxReplicas: 2.5"), {"spec.maxReplicas: must be an integer, got 2.5"}},
+      {"fractional replicas",
+       m("maxReplicas: 2.5"),
+       {"spec.maxReplicas: must be an integer, got 2.5"}},
       {"empty target name",
        absl::StrReplaceAll(m("maxReplicas: 8"), {{"name: vllm}", "name: \"\"}"}}),
        {"bad.yaml:6: spec.targetRef.name: must not be empty"}},
@@ -567,15 +597,17 @@ std::vector<BadCase> BadCases() {
        absl::StrReplaceAll(m("maxReplicas: 8"), {{"{profile: llama-3.1-8b-h100-sxm-tp1}", "{}"}}),
        {"bad.yaml:7: spec.model.profile: required field is missing"}},
       {"targetRef missing",
-       absl::StrReplaceAll(m("maxReplicas: 8"),
-                           {{"  targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n",
-                             ""}}),
+       absl::StrReplaceAll(
+           m("maxReplicas: 8"),
+           {{"  targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n", ""}}),
        {"bad.yaml:5: spec.targetRef: required field is missing"}},
-      {"spec missing", "apiVersion: twinscale.io/v1alpha1\nkind: InferenceAutoscaler\n"
-                       "metadata: {name: x}\n",
+      {"spec missing",
+       "apiVersion: twinscale.io/v1alpha1\nkind: InferenceAutoscaler\n"
+       "metadata: {name: x}\n",
        {"bad.yaml:1: spec: required field is missing"}},
-      {"spec is a list", "apiVersion: twinscale.io/v1alpha1\nkind: InferenceAutoscaler\n"
-                         "metadata: {name: x}\nspec: [1, 2]\n",
+      {"spec is a list",
+       "apiVersion: twinscale.io/v1alpha1\nkind: InferenceAutoscaler\n"
+       "metadata: {name: x}\nspec: [1, 2]\n",
        {"bad.yaml:4: spec: must be of type object, got a list"}},
       {"metadata without a name",
        absl::StrReplaceAll(m("maxReplicas: 8"), {{"  name: test\n", "  namespace: llm\n"}}),
@@ -583,20 +615,24 @@ std::vector<BadCase> BadCases() {
       {"object name not a DNS-1123 subdomain",
        absl::StrReplaceAll(m("maxReplicas: 8"), {{"name: test", "name: Bad_Name"}}),
        {"bad.yaml:4: metadata.name: must match the pattern"}},
-      {"metadata typo", absl::StrReplaceAll(m("maxReplicas: 8"), {{"name: test", "name: test\n"
-                                                                   "  namspace: llm"}}),
+      {"metadata typo",
+       absl::StrReplaceAll(m("maxReplicas: 8"), {{"name: test",
+                                                  "name: test\n"
+                                                  "  namspace: llm"}}),
        {"bad.yaml:5: metadata.namspace: unknown field (did you mean \"namespace\"?)"}},
       {"label value not a string",
-       absl::StrReplaceAll(m("maxReplicas: 8"), {{"name: test", "name: test\n  labels: {tier: 1}"}}),
+       absl::StrReplaceAll(m("maxReplicas: 8"),
+                           {{"name: test", "name: test\n  labels: {tier: 1}"}}),
        {"metadata.labels[tier]: must be of type string, got integer 1"}},
-      {"unknown top-level field", m("maxReplicas: 8") + "specs: {}\n",
+      {"unknown top-level field",
+       m("maxReplicas: 8") + "specs: {}\n",
        {"bad.yaml:9: specs: unknown field"}},
       {"a version this build doesn't serve",
        absl::StrReplaceAll(m("maxReplicas: 8"), {{"v1alpha1", "v1beta1"}}),
        {"bad.yaml:1: apiVersion: twinscale.io/v1beta1 is not served by this build"}},
-      {"not an object at all", "- just\n- a list\n",
-       {"bad.yaml:1: expected a Kubernetes object"}},
-      {"an object without kind", "apiVersion: v1\nmetadata: {name: x}\n",
+      {"not an object at all", "- just\n- a list\n", {"bad.yaml:1: expected a Kubernetes object"}},
+      {"an object without kind",
+       "apiVersion: v1\nmetadata: {name: x}\n",
        {"needs string apiVersion and kind"}},
       {"several errors are all reported, each with its line",
        m("maxReplicas: 8\nminReplicas: 0\nmode: Auto"),
@@ -607,7 +643,8 @@ std::vector<BadCase> BadCases() {
        "spec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment\n  maxReplicas: 3\n",
        {"bad.yaml:", "YAML syntax error"}},
       {"YAML syntax error: a second colon on line 8",
-       m("maxReplicas: 8: 9"), {"bad.yaml:8:", "YAML syntax error: illegal map value"}},
+       m("maxReplicas: 8: 9"),
+       {"bad.yaml:8:", "YAML syntax error: illegal map value"}},
       {"alias bomb: expands past the node budget",
        "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, "
@@ -619,7 +656,8 @@ std::vector<BadCase> BadCases() {
 TEST(SpecLoaderBadInput, EachRowNamesTheField) {
   for (const BadCase& c : BadCases()) {
     SCOPED_TRACE(c.name);
-    absl::StatusOr<std::vector<InferenceAutoscaler>> got = ParseInferenceAutoscalers(c.yaml, "bad.yaml");
+    absl::StatusOr<std::vector<InferenceAutoscaler>> got =
+        ParseInferenceAutoscalers(c.yaml, "bad.yaml");
     ASSERT_FALSE(got.ok()) << "accepted:\n" << c.yaml;
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
     for (const std::string& want : c.want) {

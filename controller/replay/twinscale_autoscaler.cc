@@ -13,7 +13,8 @@ TwinscaleAutoscaler::TwinscaleAutoscaler(std::string name, policy::PolicyConfig 
       config_(config),
       forecaster_(twin),
       snapshots_(state::SnapshotOptions{absl::Seconds(45),
-                                        absl::ToDoubleSeconds(config.ttft_threshold), 20}),
+                                        absl::ToDoubleSeconds(config.ttft_threshold), 20,
+                                        absl::Seconds(90)}),
       calibrator_(twin.deployment) {}
 
 int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {

@@ -132,7 +132,7 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
         inc(prev->second.ttft, mem.ttft, ttft_inc);
         inc(prev->second.prompt_tokens, mem.prompt_tokens, prompt_inc);
         inc(prev->second.generation_tokens, mem.generation_tokens, output_inc);
-        inc(prev->second.itl, mem.itl, itl_inc);
+        if (pod.ready_for >= options_.settled_after) inc(prev->second.itl, mem.itl, itl_inc);
       } else if (last_build_.has_value()) {
         // A pod new since the last decision: everything it has seen arrived in this window.
         arrivals += finished + in_flight;
@@ -165,14 +165,18 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
                                     : Input<double>::Stale("first scrape: no window yet");
   }
   if (arrival_counts_.size() >= 4) {
-    double mean = 0, var = 0;
+    // Index of dispersion from successive differences (an Allan-variance estimate): for Poisson
+    // counts E[(c_i - c_{i-1})^2] = 2 x mean whatever the slow trend, so a ramp in the rate is not
+    // mistaken for burstiness within an interval (the what-if already follows the current rate).
+    double mean = 0, sq = 0;
     for (double c : arrival_counts_) mean += c;
     mean /= static_cast<double>(arrival_counts_.size());
-    for (double c : arrival_counts_) var += (c - mean) * (c - mean);
-    var /= static_cast<double>(arrival_counts_.size() - 1);
-    // Long-run variation of the rate itself also shows up here; it is what the what-if should
-    // fear, so it is kept, bounded to a sane range.
-    w.dispersion = mean > 0 ? std::clamp(var / mean, 0.25, 16.0) : 1.0;
+    for (size_t i = 1; i < arrival_counts_.size(); ++i) {
+      const double d = arrival_counts_[i] - arrival_counts_[i - 1];
+      sq += d * d;
+    }
+    const double dispersion = sq / (2.0 * static_cast<double>(arrival_counts_.size() - 1) * mean);
+    w.dispersion = mean > 0 ? std::clamp(dispersion, 0.25, 16.0) : 1.0;
   }
   auto mean_of = [](const std::optional<metrics::CumulativeHistogram>& h) -> std::optional<double> {
     if (!h || h->count <= 0 || !std::isfinite(h->sum)) return std::nullopt;

@@ -75,6 +75,10 @@ struct SnapshotOptions {
   absl::Duration stale_after = absl::Seconds(45);
   double slo_threshold_seconds = 0.5;  // for the observed attainment
   int32_t dispersion_history = 20;     // intervals kept for the dispersion estimate
+  // Pods Ready for less than this are left out of the inter-token latency used for calibration:
+  // a freshly started engine runs slower for a while (compilation, cold caches) and would make
+  // the whole fleet look slow.
+  absl::Duration settled_after = absl::Seconds(90);
 };
 
 class SnapshotBuilder {

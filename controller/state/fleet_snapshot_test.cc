@@ -116,8 +116,10 @@ TEST(SnapshotBuilderTest, FleetTtftIsSummedBeforeTheQuantileAndLengthsComeFromHi
 }
 
 TEST(SnapshotBuilderTest, DispersionOfPoissonLikeCountsIsNearOneAndBurstsRaiseIt) {
-  // Arrival counts per 15 s window: constant 30 -> variance 0 -> clamped to 0.25 (smoother than
-  // Poisson); alternating 0 / 60 -> mean 30, sample variance 960 -> 32 -> clamped to 16.
+  // Dispersion from successive differences: sum (c_i - c_{i-1})^2 / (2 (n - 1) mean).
+  // Constant 30 -> 0 -> clamped to 0.25 (smoother than Poisson); alternating 0 / 60 -> 5 x 3600 /
+  // (2 x 5 x 30) = 60 -> clamped to 16; a steady ramp 10, 20, ..., 60 (a trend, not bursts) ->
+  // 5 x 100 / (2 x 5 x 35) = 1.43, where the plain variance / mean would say 10.
   auto run = [](std::vector<double> counts) {
     SnapshotBuilder b({});
     double finished = 0;
@@ -132,6 +134,7 @@ TEST(SnapshotBuilderTest, DispersionOfPoissonLikeCountsIsNearOneAndBurstsRaiseIt
   };
   EXPECT_DOUBLE_EQ(run({30, 30, 30, 30, 30, 30}), 0.25);
   EXPECT_DOUBLE_EQ(run({0, 60, 0, 60, 0, 60}), 16.0);
+  EXPECT_NEAR(run({10, 20, 30, 40, 50, 60}), 500.0 / 350.0, 1e-12);
 }
 
 }  // namespace

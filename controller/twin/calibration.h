@@ -15,6 +15,8 @@
 #define TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "controller/state/fleet_snapshot.h"
 #include "simulator/model/deployment.h"
@@ -44,10 +46,12 @@ class Calibrator {
   const CalibrationState& state() const { return state_; }
   void Restore(const CalibrationState& s) { state_ = s; }
 
-  // The mean step time the profile (speed 1) predicts for a replica holding `running` decoding
-  // sequences at `kv_usage`, taking `prefills_per_second` prompts of `prompt_tokens`, in seconds.
+  // The mean step time the model at `speed` predicts for a replica holding `running` decoding
+  // sequences at `kv_usage`, taking `prefills_per_second` prompts whose lengths are distributed as
+  // `prompts` ((tokens, probability) pairs), in seconds.
   double PredictedStepSeconds(double running, double kv_usage, double prefills_per_second,
-                              double prompt_tokens, double speed = 1.0) const;
+                              const std::vector<std::pair<double, double>>& prompts,
+                              double speed = 1.0) const;
 
  private:
   sim::DeploymentSpec deployment_;

@@ -16,13 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!all.ok()) return 0;
   for (const twinscale::policy::InferenceAutoscaler& ias : *all) {
     const twinscale::policy::InferenceAutoscalerSpec& s = ias.spec;
-    const bool holds = !ias.metadata.name.empty() && s.min_replicas >= 1 &&
-                       s.max_replicas >= s.min_replicas && s.slo.ttft.percentile > 0 &&
-                       s.slo.ttft.percentile <= 100 && s.slo.ttft.threshold > absl::ZeroDuration() &&
-                       s.scale_down.safety_margin > 0 && s.scale_down.safety_margin <= 1 &&
-                       s.metrics.interval > absl::ZeroDuration() &&
-                       s.metrics.stale_after > s.metrics.interval && !s.scale_up.policies.empty() &&
-                       !s.scale_down.rules.policies.empty() && !s.model.profile.empty();
+    const bool holds =
+        !ias.metadata.name.empty() && s.min_replicas >= 1 && s.max_replicas >= s.min_replicas &&
+        s.slo.ttft.percentile > 0 && s.slo.ttft.percentile <= 100 &&
+        s.slo.ttft.threshold > absl::ZeroDuration() && s.scale_down.safety_margin > 0 &&
+        s.scale_down.safety_margin <= 1 && s.metrics.interval > absl::ZeroDuration() &&
+        s.metrics.stale_after > s.metrics.interval && !s.scale_up.policies.empty() &&
+        !s.scale_down.rules.policies.empty() && !s.model.profile.empty();
     if (!holds) abort();  // the loader accepted a spec that breaks its own contract
   }
   return 0;

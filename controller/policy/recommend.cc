@@ -88,12 +88,16 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   // deterministic for a question, so a size already asked about at a margin is not asked again
   // (the final forecast at the decision is usually one the search already ran).
   std::vector<std::pair<std::pair<int32_t, double>, Forecast>> asked;
+  // Attainment targets, capped below what any fleet can reach (set after the ceilings below).
+  double keep_percentile = q.percentile, scale_in_percentile = q.percentile;
   auto evaluate = [&](int32_t n, double margin) {
     for (const auto& [key, f] : asked) {
       if (key.first == n && key.second == margin) return f;
     }
     ++d.forecasts;
-    asked.push_back({{n, margin}, forecaster.Evaluate(CandidateQuestion(q, n, base, stuck, margin))});
+    ForecastQuestion x = CandidateQuestion(q, n, base, stuck, margin);
+    x.percentile = margin < 1.0 ? scale_in_percentile : keep_percentile;
+    asked.push_back({{n, margin}, forecaster.Evaluate(x)});
     return asked.back().second;
   };
 
@@ -107,6 +111,37 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     return d;
   }
 
+  // The best any fleet could do: maxReplicas, all Ready now. Requests that miss even then (a
+  // prompt too long to prefill within the threshold) can't be fixed by scaling, so the target is
+  // capped just below that ceiling instead of chasing it to maxReplicas — at the full threshold
+  // for keeping or adding capacity, and at the safety margin for the scale-in check.
+  auto ceiling_at = [&](double margin) {
+    ForecastQuestion best = q;
+    best.candidate_replicas = c.max_replicas;
+    for (int32_t i = static_cast<int32_t>(best.ready.size()); i < c.max_replicas; ++i) {
+      best.ready.push_back({0, 0, 0});
+    }
+    best.pending_ready_in.clear();
+    best.judge_from = absl::ZeroDuration();
+    best.ttft_threshold = c.ttft_threshold * margin;
+    best.ttft_per_prompt_token = c.ttft_per_prompt_token * margin;
+    ++d.forecasts;
+    return 100 * forecaster.Evaluate(best).attainment - 1.0;
+  };
+  const double full_cap = ceiling_at(1.0);
+  if (full_cap < q.percentile) {
+    d.reasons.push_back(
+        {"SloUnattainable",
+         absl::StrFormat("even %d idle replicas keep only %.1f%% of requests within the TTFT SLO "
+                         "(the rest are too long to prefill in time): aiming at %.1f%%; consider "
+                         "slo.ttft.perPromptToken",
+                         c.max_replicas, full_cap + 1.0, std::max(0.0, full_cap))});
+    d.slo_at_risk = true;
+  }
+  keep_percentile = std::max(0.0, std::min(q.percentile, full_cap));
+  scale_in_percentile =
+      std::max(0.0, std::min(q.percentile, c.safety_margin < 1.0 ? ceiling_at(c.safety_margin)
+                                                                 : full_cap));
   d.forecast_at_current = evaluate(base, 1.0);
   int32_t recommendation = base;
   const double n_ready = std::max<double>(1, snap.ready());

@@ -17,8 +17,9 @@ namespace {
 using sim::SimDuration;
 using sim::SimTime;
 
-// Request lengths: the observed histogram's shape (a bucket by its weight, then uniform inside it;
-// the +Inf bucket spans [last bound, 2 x last bound]) rescaled so its mean is the observed mean,
+// Request lengths: the observed histogram's shape (a bucket by its weight, then log-uniform inside
+// it, since length densities fall within the wide buckets of vLLM's 1-2-5 ladder; the +Inf bucket
+// spans [last bound, 2 x last bound]) rescaled so its mean is the observed mean,
 // or an exponential with that mean when no histogram was seen. Coarse buckets (vLLM's 1-2-5
 // ladder) keep the spread of the real lengths, which decides the TTFT tail, without inventing the
 // exponential's much heavier one.
@@ -38,7 +39,8 @@ class LengthSampler {
       if (p > 0 && hi > lo) {
         acc += p;
         buckets_.push_back({acc, lo, hi});
-        dist_mean += p * (lo + hi) / 2;
+        // Log-uniform inside a bucket (uniform for the first): mean (b - a) / ln(b / a).
+        dist_mean += p * (lo > 0 ? (hi - lo) / std::log(hi / lo) : (lo + hi) / 2);
       }
       lo = hi;
     }
@@ -57,7 +59,9 @@ class LengthSampler {
       const double u = rng.Uniform01();
       size_t i = 0;
       while (i + 1 < buckets_.size() && buckets_[i].cdf < u) ++i;
-      x = scale_ * (buckets_[i].lo + rng.Uniform01() * (buckets_[i].hi - buckets_[i].lo));
+      const Bucket& b = buckets_[i];
+      const double u2 = rng.Uniform01();
+      x = scale_ * (b.lo > 0 ? b.lo * std::pow(b.hi / b.lo, u2) : b.lo + u2 * (b.hi - b.lo));
     }
     return static_cast<int32_t>(std::clamp(std::round(x), 1.0, static_cast<double>(max_)));
   }
@@ -82,31 +86,62 @@ class LengthSampler {
   std::vector<Bucket> buckets_;
 };
 
-// Arrivals whose rate is piecewise constant in time, with gamma inter-arrival times of a given CV
-// in operational time (time change), and exponential lengths clamped to [1, max]. The unit-rate
-// process and the lengths depend only on the seed, so every candidate sees the same draws.
-class PiecewiseSource : public sim::RequestSource {
+// Arrivals. The fleet's arrival process is a renewal process at `rate` with gamma gaps of
+// coefficient of variation `cv` (a unit-rate process in operational time, scaled). The source emits
+// the points the simulated replicas receive: every point when the whole fleet is simulated; for a
+// sample of k replicas out of the N(t) serving at time t, the share k / N(t) of them, chosen the way
+// the router would spread the fleet's arrivals:
+// - kIndependent (Random routing): each fleet point is kept with probability p = k / N(t). The
+//   thinned process is again a renewal process whose gap is a geometric number G of the fleet's
+//   gaps, i.e. Gamma(G x shape) — drawn exactly, one geometric and one gamma per kept point. This
+//   matters for bursty traffic: feeding the sample a stream with the fleet's own CV (as if the
+//   sample received whole bursts) makes a large fleet look far burstier per replica than it is
+//   (CV^2 per replica is p cv^2 + 1 - p, not cv^2), and a regular one more regular.
+// - kSystematic (balancing routers: LeastRequests, PrefixAware, RoundRobin): every (1 / p)-th fleet
+//   point, from a random phase — what a balancing router does to a large fleet, which hands each
+//   replica close to every N-th request; the sample's own router then balances among its k.
+// When N(t) changes (replicas coming up) the share in force at the previous kept point is used
+// for the next gap, a negligible approximation at a handful of instants. Lengths come from their
+// own streams, one draw per emitted request, so candidates share them request by request.
+class FleetArrivalSource : public sim::RequestSource {
  public:
   struct Segment {
     double start_s;
-    double rate;  // requests per second from start_s on
+    double share;  // of the fleet's arrivals the simulated replicas receive from start_s on
   };
-  PiecewiseSource(std::vector<Segment> segments, double end_s, double cv,
-                  const LengthSampler& prompt, const LengthSampler& output, uint64_t seed)
+  enum class Thinning { kIndependent, kSystematic };
+  FleetArrivalSource(std::vector<Segment> segments, Thinning thinning, double rate, double end_s,
+                     double cv, const LengthSampler& prompt, const LengthSampler& output,
+                     uint64_t seed)
       : segments_(std::move(segments)),
+        thinning_(thinning),
+        rate_(rate),
         end_s_(end_s),
-        cv_(std::clamp(cv, 0.2, 4.0)),
+        shape_(1.0 / (std::clamp(cv, 0.2, 4.0) * std::clamp(cv, 0.2, 4.0))),
         prompt_(prompt),
         output_(output),
         arrivals_(seed, 0, sim::Stream::kArrivals),
+        thinning_rng_(seed, 0, sim::Stream::kArrivals, 1),
         prompts_(seed, 0, sim::Stream::kPromptLengths),
-        outputs_(seed, 0, sim::Stream::kOutputLengths) {}
+        outputs_(seed, 0, sim::Stream::kOutputLengths) {
+    phase_ = thinning_rng_.Uniform01();
+  }
 
   bool Next(sim::RequestSpec& out) override {
-    // Next point of the unit-rate renewal process in operational time.
-    const double shape = 1.0 / (cv_ * cv_);
-    op_ += sim::SampleGamma(arrivals_, shape, 1.0 / shape);
-    const double t = InverseCumulative(op_);
+    if (!(rate_ > 0)) return false;
+    const double p = std::clamp(ShareAt(op_ / rate_), 1e-9, 1.0);
+    double gaps = 1;  // fleet gaps until the next kept point
+    if (p < 1) {
+      if (thinning_ == Thinning::kIndependent) {
+        // Geometric on {1, 2, ...} by inversion: one uniform per kept point.
+        gaps = 1 + std::floor(std::log(thinning_rng_.UniformOpen0()) / std::log1p(-p));
+      } else {
+        gaps = std::max(1.0, std::ceil((1.0 - phase_) / p - 1e-12));
+        phase_ = std::clamp(phase_ + gaps * p - 1.0, 0.0, 1.0);
+      }
+    }
+    op_ += sim::SampleGamma(arrivals_, gaps * shape_, 1.0 / shape_);
+    const double t = op_ / rate_;
     if (!(t < end_s_)) return false;
     out.id = next_id_++;
     out.arrival = SimTime::FromSecondsF(t);
@@ -117,24 +152,22 @@ class PiecewiseSource : public sim::RequestSource {
   }
 
  private:
-  double InverseCumulative(double s) const {
-    double acc = 0;
-    for (size_t i = 0; i < segments_.size(); ++i) {
-      const double seg_end = i + 1 < segments_.size() ? segments_[i + 1].start_s : 1e300;
-      const double r = segments_[i].rate;
-      const double mass = r * (seg_end - segments_[i].start_s);
-      if (r > 0 && s <= acc + mass) return segments_[i].start_s + (s - acc) / r;
-      acc += mass;
+  double ShareAt(double t) const {
+    double share = segments_.empty() ? 1.0 : segments_.front().share;
+    for (const Segment& s : segments_) {
+      if (s.start_s <= t) share = s.share;
     }
-    return 1e300;
+    return share;
   }
 
   std::vector<Segment> segments_;
-  double end_s_, cv_;
+  Thinning thinning_;
+  double rate_, end_s_, shape_;
   const LengthSampler& prompt_;
   const LengthSampler& output_;
-  sim::Rng arrivals_, prompts_, outputs_;
-  double op_ = 0;
+  sim::Rng arrivals_, thinning_rng_, prompts_, outputs_;
+  double op_ = 0;     // operational time of the last fleet point (fleet points = op x rate)
+  double phase_ = 0;  // systematic thinning: progress toward the next kept point, in [0, 1)
   uint64_t next_id_ = 1;
 };
 
@@ -189,11 +222,12 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
                           ready_now == 0;
   const int32_t k = full_fleet ? candidate : std::min(options_.sample_replicas, ready_now);
 
-  std::vector<PiecewiseSource::Segment> segments;
+  std::vector<FleetArrivalSource::Segment> segments;
   if (full_fleet) {
-    segments.push_back({0.0, q.arrival_rate});
+    segments.push_back({0.0, 1.0});
   } else {
-    // The sample carries k / N(t) of the fleet's arrivals; N(t) grows as replicas come up.
+    // The sample receives k / N(t) of the fleet's arrivals; N(t) grows as replicas come up (the
+    // sample is drawn from the Ready replicas, so N(0) >= k).
     std::vector<double> times = serve_at;
     std::sort(times.begin(), times.end());
     int32_t serving = 0;
@@ -204,10 +238,14 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
         ++serving;
         ++i;
       }
-      segments.push_back({t, q.arrival_rate * k / std::max(1, serving)});
+      segments.push_back({t, std::min(1.0, static_cast<double>(k) / std::max(1, serving))});
     }
-    if (segments.front().start_s > 0) segments.insert(segments.begin(), {0.0, 0.0});
   }
+  const FleetArrivalSource::Thinning thinning =
+      options_.router == sim::RouterKind::kRandom ||
+              options_.router == sim::RouterKind::kRandomPerConnection
+          ? FleetArrivalSource::Thinning::kIndependent
+          : FleetArrivalSource::Thinning::kSystematic;
 
   sim::FleetOptions fo;
   fo.deployment = options_.deployment;
@@ -275,8 +313,8 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     }
   }
 
-  PiecewiseSource source(std::move(segments), horizon_s, q.arrival_cv, prompt_lengths,
-                         output_lengths, seed);
+  FleetArrivalSource source(std::move(segments), thinning, q.arrival_rate, horizon_s, q.arrival_cv,
+                            prompt_lengths, output_lengths, seed);
   fleet.AttachSource(&source);
   // Every request that arrived by the horizon is judged: one still without a first token when the
   // run stops has waited longer than any target it could have, so it is a miss.

@@ -6,6 +6,7 @@
 #include "controller/policy/openapi_schema.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -520,7 +521,7 @@ class Validator {
       const JsonScalar j = v.IsScalar() ? ResolveScalar(v) : JsonScalar{};
       if (j.kind == JsonScalar::Kind::kString) {
         CheckString(j, s);
-      } else if (auto i = v.IsScalar() ? IntegralValue(j) : std::nullopt) {
+      } else if (v.IsScalar() && IntegralValue(j).has_value()) {
         CheckNumber(j, s);
       } else {
         Add(absl::StrCat("must be an integer or a string, got ", Describe(v)));

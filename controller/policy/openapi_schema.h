@@ -38,6 +38,10 @@
 // before validation (a required field with a default is never reported missing), and the result is
 // validated as a whole.
 //
+// Objects: the API server handles a resource's apiVersion, kind and metadata itself (the CRD's
+// schema may only say `metadata: {type: object}`), so validate and default the spec and status
+// subtrees (Property("spec")) and check the envelope separately, as spec_loader.cc does.
+//
 // Thread-safety: an OpenApiSchema is immutable after FromYaml; copies share the parsed tree, and
 // const methods may run concurrently (schema defaults are only read, and are cloned before use).
 #ifndef TWINSCALE_CONTROLLER_POLICY_OPENAPI_SCHEMA_H_

@@ -192,6 +192,12 @@ JsonScalar::Kind KindOf(const YAML::Node& n) { return ResolveScalar(n).kind; }
 bool Present(const YAML::Node& n) {
   return n.IsDefined() && !n.IsNull() && !(n.IsScalar() && KindOf(n) == JsonScalar::Kind::kNull);
 }
+// An integer the schema has checked (written 3 or 3.0).
+int64_t IntOf(const YAML::Node& n) {
+  const JsonScalar j = ResolveScalar(n);
+  return j.kind == JsonScalar::Kind::kInteger ? j.integer : static_cast<int64_t>(j.number);
+}
+
 std::string Text(const YAML::Node& n) {
   return n.IsDefined() && n.IsScalar() ? n.Scalar() : std::string();
 }
@@ -309,11 +315,8 @@ class SpecConverter {
     errors_.push_back(FieldError{std::move(path), std::move(field), std::move(message)});
   }
 
-  static int64_t Int(const YAML::Node& n) {
-    const JsonScalar j = ResolveScalar(n);
-    return j.kind == JsonScalar::Kind::kInteger ? j.integer : static_cast<int64_t>(j.number);
-  }
-  static int32_t Int32(const YAML::Node& n) { return static_cast<int32_t>(Int(n)); }
+  static int64_t Int(const YAML::Node& n) { return IntOf(n); }
+  static int32_t Int32(const YAML::Node& n) { return static_cast<int32_t>(IntOf(n)); }
   static double Number(const YAML::Node& n) { return ResolveScalar(n).number; }
   static bool Bool(const YAML::Node& n) { return ResolveScalar(n).boolean; }
 
@@ -479,8 +482,7 @@ absl::StatusOr<InferenceAutoscaler> ReadObject(const YAML::Node& obj, const Sour
       out.metadata.name = Text(Get(m, "name"));
       out.metadata.namespace_ = Text(Get(m, "namespace"));
       out.metadata.uid = Text(Get(m, "uid"));
-      if (Present(Get(m, "generation")))
-        out.metadata.generation = ResolveScalar(Get(m, "generation")).integer;
+      if (Present(Get(m, "generation"))) out.metadata.generation = IntOf(Get(m, "generation"));
       out.metadata.resource_version = Text(Get(m, "resourceVersion"));
       for (const char* field : {"labels", "annotations"}) {
         auto& target = field[0] == 'l' ? out.metadata.labels : out.metadata.annotations;

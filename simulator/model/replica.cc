@@ -73,6 +73,23 @@ int32_t Replica::AllocSlot() {
   return static_cast<int32_t>(seqs_.size() - 1);
 }
 
+int32_t Replica::AllocFreshSeq() {
+  // A reused slot starts from a default Seq, but keeps its epoch (stale events must still see a
+  // mismatch) and its vectors' capacity (no allocation per request in steady state).
+  const int32_t slot = AllocSlot();
+  Seq& s = seqs_[slot];
+  const uint32_t epoch = s.epoch;
+  std::vector<uint64_t> prefix_ids = std::move(s.prefix_ids);
+  std::vector<int32_t> cache_refs = std::move(s.cache_refs);
+  s = Seq{};
+  s.epoch = epoch;
+  s.prefix_ids = std::move(prefix_ids);
+  s.prefix_ids.clear();
+  s.cache_refs = std::move(cache_refs);
+  s.cache_refs.clear();
+  return slot;
+}
+
 void Replica::FreeSlot(int32_t slot) {
   Seq& s = seqs_[slot];
   s.state = SeqState::kFree;
@@ -187,17 +204,8 @@ void Replica::Accept(const RequestSpec& r, SimTime now) {
     stats_.OnRejected(rec);
     return;
   }
-  const int32_t slot = AllocSlot();
+  const int32_t slot = AllocFreshSeq();
   Seq& s = seqs_[slot];
-  const uint32_t epoch = s.epoch;
-  std::vector<uint64_t> prefix_ids = std::move(s.prefix_ids);
-  std::vector<int32_t> cache_refs = std::move(s.cache_refs);
-  s = Seq{};
-  s.epoch = epoch;
-  s.prefix_ids = std::move(prefix_ids);
-  s.prefix_ids.clear();
-  s.cache_refs = std::move(cache_refs);
-  s.cache_refs.clear();
   s.id = r.id;
   s.arrival = r.arrival;
   s.prompt = std::max(1, r.prompt_tokens);
@@ -225,17 +233,8 @@ bool Replica::AdoptRunning(const RequestSpec& r, int32_t generated, SimTime now)
   const int64_t computed = static_cast<int64_t>(prompt) + generated - 1;
   const int64_t blocks = pool_.BlocksFor(computed);
   if (num_running_ >= deployment_.engine.max_num_seqs || !pool_.TryAllocate(blocks)) return false;
-  const int32_t slot = AllocSlot();
+  const int32_t slot = AllocFreshSeq();
   Seq& s = seqs_[slot];
-  const uint32_t epoch = s.epoch;
-  std::vector<uint64_t> prefix_ids = std::move(s.prefix_ids);
-  std::vector<int32_t> cache_refs = std::move(s.cache_refs);
-  s = Seq{};
-  s.epoch = epoch;
-  s.prefix_ids = std::move(prefix_ids);
-  s.prefix_ids.clear();
-  s.cache_refs = std::move(cache_refs);
-  s.cache_refs.clear();
   s.id = r.id;
   s.arrival = r.arrival;
   s.engine_arrival = r.arrival;

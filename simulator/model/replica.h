@@ -165,6 +165,7 @@ class Replica : public EventHandler {
   };
 
   int32_t AllocSlot();
+  int32_t AllocFreshSeq();  // AllocSlot + reset to a default Seq
   void FreeSlot(int32_t slot);
   void LinkRunningTail(int32_t slot);
   void UnlinkRunning(int32_t slot);

@@ -44,7 +44,11 @@ constexpr size_t kMaxQuoted = 48;
 // This abseil build has its own absl::string_view, distinct from std::string_view.
 absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+// Whether `s` starts with "vllm:" (a fixed-size compare, which compiles to a load or two).
+bool HasVllmPrefix(std::string_view s) {
+  static_assert(kPrefix.size() == 5);
+  return s.size() >= 5 && std::memcmp(s.data(), "vllm:", 5) == 0;
+}
 
 std::string Quote(std::string_view s) {
   if (s.size() <= kMaxQuoted) return absl::StrCat("\"", absl::CHexEscape(Av(s)), "\"");
@@ -215,6 +219,11 @@ bool NeedsNoEscape(std::string_view v) {
   });
 }
 
+// a == b, as one memcmp (std::string_view's operator== goes through an out-of-line compare()).
+bool Same(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
 // Whether `s` is the literal `lit`; the fixed-size compare compiles to a load or two, not a call.
 template <size_t N>
 bool Is(const std::string& s, const char (&lit)[N]) {
@@ -289,9 +298,8 @@ void OtherLabels(const Sample& s, const LabelsRead& read, std::string& key) {
 // general way. (prometheus_text.cc has the parser's own, wider version.)
 bool ParsePlainDecimal(std::string_view s, double* out) {
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
-  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
-                                      1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
-                                      1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+                                      1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
   constexpr int kMaxDigits = 19;
   uint64_t mantissa = 0;
   int digits = 0;
@@ -382,8 +390,11 @@ struct Extraction {
                                   const LabelsRead& labels, const Key& key, Builder& b) {
     OtherLabels(s, labels, series_key);
     auto& all = b.hists[spec.hist];
-    auto it = all.find(series_key);
-    if (it == all.end()) it = all.emplace(series_key, SeriesAcc()).first;
+    auto it = all.begin();
+    if (all.size() != 1 || it->first != series_key) {  // not the usual one series
+      it = all.find(series_key);
+      if (it == all.end()) it = all.emplace(series_key, SeriesAcc()).first;
+    }
     SeriesAcc& series = it->second;
     const auto duplicate = [&](std::string_view what) {
       return absl::InvalidArgumentError(
@@ -434,6 +445,23 @@ struct Extraction {
   }
 };
 
+// ValidateHistogram's rules (cumulative_histogram.cc) as a yes or no; it must never pass what
+// ValidateHistogram refuses. ValidateHistogram formats every bucket's edge for its messages even
+// when nothing is wrong, which was a fifth of the extraction; only a histogram that fails here goes
+// through it, for the message.
+bool PassesValidation(const CumulativeHistogram& h) {
+  if (h.cumulative.size() != h.upper_bounds.size() + 1) return false;
+  for (size_t i = 0; i < h.upper_bounds.size(); ++i) {
+    const double le = h.upper_bounds[i];
+    if (!std::isfinite(le) || (i > 0 && !(h.upper_bounds[i - 1] < le))) return false;
+  }
+  for (size_t i = 0; i < h.cumulative.size(); ++i) {
+    const double c = h.cumulative[i];
+    if (!std::isfinite(c) || c < 0 || (i > 0 && c < h.cumulative[i - 1])) return false;
+  }
+  return h.count == h.cumulative.back();
+}
+
 // One series' samples as a validated histogram (see "Histogram completion" in the header).
 absl::StatusOr<CumulativeHistogram> FinishSeries(std::string_view family, const Key& key,
                                                  SeriesAcc& series) {
@@ -465,8 +493,10 @@ absl::StatusOr<CumulativeHistogram> FinishSeries(std::string_view family, const 
   h.cumulative.push_back(series.inf.has_value() ? *series.inf : *series.count);
   h.count = series.count.has_value() ? *series.count : *series.inf;
   h.sum = series.sum.value_or(std::numeric_limits<double>::quiet_NaN());
-  if (absl::Status st = ValidateHistogram(h); !st.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(Where(family, key), ": ", st.message()));
+  if (!PassesValidation(h)) {
+    if (absl::Status st = ValidateHistogram(h); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(family, key), ": ", st.message()));
+    }
   }
   return h;
 }
@@ -560,9 +590,8 @@ bool EngineLess(const EngineObservation& a, const EngineObservation& b) {
 
 absl::StatusOr<PodObservation> ExtractVllmObservation(const Exposition& exposition,
                                                       std::string_view model_name_filter) {
-  const bool is_vllm =
-      std::any_of(exposition.families.begin(), exposition.families.end(),
-                  [](const MetricFamily& f) { return StartsWith(f.name, kPrefix); });
+  const bool is_vllm = std::any_of(exposition.families.begin(), exposition.families.end(),
+                                   [](const MetricFamily& f) { return HasVllmPrefix(f.name); });
   if (!is_vllm) {
     return absl::FailedPreconditionError("not a vLLM server: the page has no vllm:* family");
   }
@@ -570,7 +599,7 @@ absl::StatusOr<PodObservation> ExtractVllmObservation(const Exposition& expositi
   Extraction x;
   size_t vllm_samples = 0;
   for (const MetricFamily& family : exposition.families) {
-    if (StartsWith(family.name, kPrefix)) vllm_samples += family.samples.size();
+    if (HasVllmPrefix(family.name)) vllm_samples += family.samples.size();
   }
   x.buckets.reserve(vllm_samples);  // at most one per sample: no growth
   // Consecutive samples mostly share their name and their (engine, model_name): both lookups
@@ -582,10 +611,10 @@ absl::StatusOr<PodObservation> ExtractVllmObservation(const Exposition& expositi
   const Key* key = nullptr;
   Builder* b = nullptr;
   for (const MetricFamily& family : exposition.families) {
-    if (!StartsWith(family.name, kPrefix)) continue;
+    if (!HasVllmPrefix(family.name)) continue;
     for (const Sample& s : family.samples) {
-      if (!StartsWith(s.name, kPrefix)) continue;
-      if (!classified || s.name != last_name) {
+      if (!HasVllmPrefix(s.name)) continue;
+      if (!classified || !Same(s.name, last_name)) {
         classified = true;
         last_name = s.name;
         target = Classify(s.name);
@@ -598,7 +627,7 @@ absl::StatusOr<PodObservation> ExtractVllmObservation(const Exposition& expositi
       const std::string_view engine = labels.engine;
       const std::string_view model = labels.model;
       if (!model_name_filter.empty() && model != model_name_filter) continue;
-      if (b == nullptr || engine != last_engine || model != last_model) {
+      if (b == nullptr || !Same(engine, last_engine) || !Same(model, last_model)) {
         auto it = x.builders.find(KeyView(engine, model));
         if (it == x.builders.end()) {
           it = x.builders.try_emplace(Key(std::string(engine), std::string(model))).first;
@@ -613,8 +642,7 @@ absl::StatusOr<PodObservation> ExtractVllmObservation(const Exposition& expositi
           return st;
         }
       } else if (target.kind == Target::Kind::kHistogram) {
-        if (absl::Status st =
-                x.AddHistogramSample(*target.hist, target.part, s, labels, *key, *b);
+        if (absl::Status st = x.AddHistogramSample(*target.hist, target.part, s, labels, *key, *b);
             !st.ok()) {
           return st;
         }

@@ -45,6 +45,10 @@ struct ForecastQuestion {
   absl::Duration ttft_threshold = absl::Milliseconds(500);
   absl::Duration ttft_per_prompt_token = absl::ZeroDuration();
   double percentile = 90;                         // the SLO holds if attainment >= percentile%
+  // > 0: the caller uses the attainment itself, not only the verdict, and wants it within about
+  // this much (a standard error, as a fraction); a sampling forecaster simulates more until it is
+  // or its budget runs out. 0: only the verdict matters.
+  double attainment_tolerance = 0;
   uint64_t seed = 1;                              // same seed for every candidate (common random numbers)
 };
 

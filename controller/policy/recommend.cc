@@ -116,17 +116,8 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   // capped just below that ceiling instead of chasing it to maxReplicas — at the full threshold
   // for keeping or adding capacity, and at the safety margin for the scale-in check.
   auto ceiling_at = [&](double margin) {
-    ForecastQuestion best = q;
-    best.candidate_replicas = c.max_replicas;
-    for (int32_t i = static_cast<int32_t>(best.ready.size()); i < c.max_replicas; ++i) {
-      best.ready.push_back({0, 0, 0});
-    }
-    best.pending_ready_in.clear();
-    best.judge_from = absl::ZeroDuration();
-    best.ttft_threshold = c.ttft_threshold * margin;
-    best.ttft_per_prompt_token = c.ttft_per_prompt_token * margin;
     ++d.forecasts;
-    return 100 * forecaster.Evaluate(best).attainment - 1.0;
+    return CeilingTarget(forecaster.Evaluate(CeilingQuestion(q, c.max_replicas, margin)));
   };
   const double full_cap = ceiling_at(1.0);
   if (full_cap < q.percentile) {

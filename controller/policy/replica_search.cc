@@ -15,6 +15,21 @@ ForecastQuestion CandidateQuestion(const ForecastQuestion& base_question, int32_
   return x;
 }
 
+ForecastQuestion CeilingQuestion(const ForecastQuestion& base_question, int32_t max_replicas,
+                                 double margin) {
+  ForecastQuestion best = base_question;
+  best.candidate_replicas = max_replicas;
+  for (int32_t i = static_cast<int32_t>(best.ready.size()); i < max_replicas; ++i) {
+    best.ready.push_back({0, 0, 0});
+  }
+  best.pending_ready_in.clear();
+  best.judge_from = absl::ZeroDuration();
+  best.ttft_threshold = base_question.ttft_threshold * margin;
+  best.ttft_per_prompt_token = base_question.ttft_per_prompt_token * margin;
+  best.attainment_tolerance = kCeilingTolerance;
+  return best;
+}
+
 namespace {
 
 // Bisection between a size known to miss and a larger one known to meet (`r` holds the hit).

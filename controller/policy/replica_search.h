@@ -29,6 +29,18 @@ namespace twinscale::policy {
 ForecastQuestion CandidateQuestion(const ForecastQuestion& base_question, int32_t n, int32_t base,
                                    int32_t not_counted, double margin);
 
+// The best any fleet could do: `max_replicas`, all Ready now (the observed ones plus idle ones),
+// nothing pending, judged from now, at the TTFT targets scaled by `margin`. Requests that miss even
+// then (a prompt too long to prefill within the threshold) can't be fixed by scaling. Its
+// attainment becomes a target, so it is asked for within kCeilingTolerance: where a fleet's
+// attainment is flat in its size (the target sits just under that plateau), an error of a point
+// in the target moves the answer by several replicas.
+inline constexpr double kCeilingTolerance = 0.002;
+ForecastQuestion CeilingQuestion(const ForecastQuestion& base_question, int32_t max_replicas,
+                                 double margin);
+// The attainment target (in percent) that ceiling allows: one point below what it reaches.
+inline double CeilingTarget(const Forecast& ceiling) { return 100 * ceiling.attainment - 1.0; }
+
 struct ReplicaSearch {
   int32_t replicas = 0;   // the answer (see each search for the value when nothing meets)
   bool met = false;       // some size tried in the range met the SLO

@@ -15,7 +15,19 @@ namespace twinscale::replay {
 
 EntryDecision DecideEntry(const CorpusEntry& e, const policy::Forecaster& forecaster) {
   EntryDecision out;
+  const policy::ForecastQuestion& q = e.question;
   const int32_t base = std::clamp(std::max(e.current, 1), e.min_replicas, e.max_replicas);
+  // The attainment targets, capped below what maxReplicas could reach, at the threshold and at
+  // the scale-in margin.
+  auto ceiling_at = [&](double margin) {
+    ++out.evaluations;
+    return policy::CeilingTarget(
+        forecaster.Evaluate(policy::CeilingQuestion(q, e.max_replicas, margin)));
+  };
+  const double full_cap = ceiling_at(1.0);
+  const double keep_percentile = std::max(0.0, std::min(q.percentile, full_cap));
+  const double scale_in_percentile = std::max(
+      0.0, std::min(q.percentile, e.safety_margin < 1.0 ? ceiling_at(e.safety_margin) : full_cap));
   // As Recommend does: a size asked about at a margin is asked once.
   std::vector<std::pair<std::pair<int32_t, double>, policy::Forecast>> asked;
   auto evaluate = [&](int32_t n, double margin) {
@@ -23,9 +35,9 @@ EntryDecision DecideEntry(const CorpusEntry& e, const policy::Forecaster& foreca
       if (key.first == n && key.second == margin) return f;
     }
     ++out.evaluations;
-    asked.push_back({{n, margin},
-                     forecaster.Evaluate(policy::CandidateQuestion(e.question, n, base,
-                                                                   e.not_counted, margin))});
+    policy::ForecastQuestion x = policy::CandidateQuestion(q, n, base, e.not_counted, margin);
+    x.percentile = margin < 1.0 ? scale_in_percentile : keep_percentile;
+    asked.push_back({{n, margin}, forecaster.Evaluate(x)});
     return asked.back().second;
   };
   if (!evaluate(base, 1.0).meets_slo) {

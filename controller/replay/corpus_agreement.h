@@ -6,10 +6,10 @@
 // disagreement with its inputs.
 //
 // The decision is Recommend's recommendation from the forecasts (before stabilization windows and
-// rate limits, which do not depend on the twin): the forecast at the current size; if it misses, the
-// scale-up search above it; if it meets and scale-in was allowed when recorded, the scale-in search
-// at the safety margin below it — the same helpers, in the same order, as Recommend
-// (policy/replica_search.h).
+// rate limits, which do not depend on the twin): the attainment targets capped below what
+// maxReplicas could reach; the forecast at the current size; if it misses, the scale-up search
+// above it; if it meets and scale-in was allowed when recorded, the scale-in search at the safety
+// margin below it — the same helpers, in the same order, as Recommend (policy/replica_search.h).
 //
 // Pure computation (no I/O, no clock); slow in proportion to the corpus (an exact answer simulates
 // whole fleets several times). Thread-compatible.

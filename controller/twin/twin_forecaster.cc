@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "simulator/core/rng.h"
@@ -194,64 +196,31 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
   return sum;
 }
 
-policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
-                                              uint64_t seed) const {
-  const int32_t candidate = std::max(1, q.candidate_replicas);
-  const int32_t ready_now = std::min<int32_t>(static_cast<int32_t>(q.ready.size()), candidate);
-  // Serving times of the candidate fleet: Ready now, then pending ones, then new ones.
-  std::vector<double> serve_at;  // seconds from now, one per replica of the candidate fleet
-  for (int32_t i = 0; i < ready_now; ++i) serve_at.push_back(0.0);
-  std::vector<absl::Duration> pending = q.pending_ready_in;
-  std::sort(pending.begin(), pending.end());
-  for (const absl::Duration& d : pending) {
-    if (static_cast<int32_t>(serve_at.size()) >= candidate) break;
-    serve_at.push_back(std::max(0.0, absl::ToDoubleSeconds(d)));
-  }
-  while (static_cast<int32_t>(serve_at.size()) < candidate) {
-    serve_at.push_back(absl::ToDoubleSeconds(q.new_replica_warmup));
-  }
+namespace {
 
-  // The observed Ready replicas in load order, so a sample can spread evenly across it.
-  std::vector<policy::ReplicaStart> ready(q.ready.begin(), q.ready.begin() + ready_now);
-  std::stable_sort(ready.begin(), ready.end(), [](const auto& a, const auto& b) {
-    return a.waiting + a.running < b.waiting + b.running;
-  });
+// What one simulation of a group of replicas judged.
+struct GroupResult {
+  int64_t judged = 0;
+  int64_t met = 0;
+  double ttft_p90_ms = 0;
+  double scheduling_delay_mean_ms = 0;
+  int64_t preemptions = 0;
+};
 
+// One simulation: replica i serves from serve_at[i] seconds on, seeded with *states[i] (null: it
+// starts empty), fed the share `segments` of the fleet's arrivals.
+GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQuestion& q,
+                          const std::vector<double>& serve_at,
+                          const std::vector<const policy::ReplicaStart*>& states,
+                          std::vector<FleetArrivalSource::Segment> segments,
+                          FleetArrivalSource::Thinning thinning, const LengthSampler& prompt_lengths,
+                          const LengthSampler& output_lengths, uint64_t seed) {
   const double horizon_s = absl::ToDoubleSeconds(q.horizon);
-  const bool full_fleet = options_.sample_replicas <= 0 || candidate <= options_.sample_replicas ||
-                          ready_now == 0;
-  const int32_t k = full_fleet ? candidate : std::min(options_.sample_replicas, ready_now);
-
-  std::vector<FleetArrivalSource::Segment> segments;
-  if (full_fleet) {
-    segments.push_back({0.0, 1.0});
-  } else {
-    // The sample receives k / N(t) of the fleet's arrivals; N(t) grows as replicas come up (the
-    // sample is drawn from the Ready replicas, so N(0) >= k).
-    std::vector<double> times = serve_at;
-    std::sort(times.begin(), times.end());
-    int32_t serving = 0;
-    size_t i = 0;
-    while (i < times.size()) {
-      const double t = times[i];
-      while (i < times.size() && times[i] == t) {
-        ++serving;
-        ++i;
-      }
-      segments.push_back({t, std::min(1.0, static_cast<double>(k) / std::max(1, serving))});
-    }
-  }
-  const FleetArrivalSource::Thinning thinning =
-      options_.router == sim::RouterKind::kRandom ||
-              options_.router == sim::RouterKind::kRandomPerConnection
-          ? FleetArrivalSource::Thinning::kIndependent
-          : FleetArrivalSource::Thinning::kSystematic;
-
   sim::FleetOptions fo;
-  fo.deployment = options_.deployment;
+  fo.deployment = options.deployment;
   fo.deployment.lifecycle.slow_period = SimDuration::Zero();
-  fo.speed = options_.speed;
-  fo.router.kind = options_.router;
+  fo.speed = options.speed;
+  fo.router.kind = options.router;
   fo.initial_replicas = 0;
   fo.seed = seed;
   sim::Simulation simulation;
@@ -260,34 +229,19 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   slo.per_prompt_token = SimDuration::FromAbsl(q.ttft_per_prompt_token);
   slo.percentile = q.percentile;
   sim::RunStats stats(slo);
-  stats.set_judge_from(SimTime::FromSecondsF(std::min(absl::ToDoubleSeconds(q.judge_from), horizon_s)));
+  stats.set_judge_from(
+      SimTime::FromSecondsF(std::min(absl::ToDoubleSeconds(q.judge_from), horizon_s)));
   sim::Fleet fleet(simulation, fo, &stats);
-
-  // Replicas: which observed states seed them, and when each serves.
-  std::vector<int32_t> seeded;  // index into `ready` for each simulated replica, -1 for none
-  if (full_fleet) {
-    for (int32_t i = 0; i < candidate; ++i) {
-      fleet.AddReplicaReadyAfter(SimDuration::FromSecondsF(serve_at[static_cast<size_t>(i)]));
-      seeded.push_back(i < ready_now ? i : -1);
-    }
-  } else {
-    for (int32_t i = 0; i < k; ++i) {
-      fleet.AddReplicaReadyAfter(SimDuration::Zero());
-      // Evenly spread over the load order: the (i + 0.5) / k quantile.
-      seeded.push_back(std::min(ready_now - 1, static_cast<int32_t>((i + 0.5) * ready_now / k)));
-    }
-  }
+  for (double t : serve_at) fleet.AddReplicaReadyAfter(SimDuration::FromSecondsF(t));
 
   // Seed what the observed replicas hold.
   sim::Rng seed_rng(seed, 1, sim::Stream::kLifecycle);
-  const int64_t capacity = sim::KvCapacityTokens(options_.deployment);
+  const int64_t capacity = sim::KvCapacityTokens(options.deployment);
   const double out_mean = std::max(1.0, q.output_tokens_mean);
-  const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, 32768);
-  const LengthSampler output_lengths(q.output_shape, out_mean, 32768);
   uint64_t id = 1ULL << 40;
-  for (size_t r = 0; r < seeded.size(); ++r) {
-    if (seeded[r] < 0) continue;
-    const policy::ReplicaStart& st = ready[static_cast<size_t>(seeded[r])];
+  for (size_t r = 0; r < states.size(); ++r) {
+    if (states[r] == nullptr) continue;
+    const policy::ReplicaStart& st = *states[r];
     const int32_t running = static_cast<int32_t>(std::lround(st.running));
     const double kv_tokens = st.kv_usage * static_cast<double>(capacity);
     const double context =
@@ -323,13 +277,196 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s + slack_s));
   const sim::RunSummary s = stats.Summarize(0, 0);
 
+  GroupResult g;
+  g.judged = s.judged_requests;
+  g.met = static_cast<int64_t>(std::llround(s.judged_attainment * static_cast<double>(s.judged_requests)));
+  g.ttft_p90_ms = s.ttft_ms.p90;
+  g.scheduling_delay_mean_ms = s.scheduling_delay_ms.mean;
+  g.preemptions = s.preemptions;
+  return g;
+}
+
+// Pooled attainment of `units` and its standard error (the ratio estimator's, from the spread of
+// the units around it; infinite with fewer than two units).
+std::pair<double, double> PooledAttainment(const std::vector<GroupResult>& units) {
+  int64_t met = 0, judged = 0;
+  for (const GroupResult& g : units) {
+    met += g.met;
+    judged += g.judged;
+  }
+  if (judged <= 0) return {1.0, 0.0};
+  const double a = static_cast<double>(met) / static_cast<double>(judged);
+  const double n = static_cast<double>(units.size());
+  if (units.size() < 2) return {a, std::numeric_limits<double>::infinity()};
+  const double mean_judged = static_cast<double>(judged) / n;
+  double ss = 0;
+  for (const GroupResult& g : units) {
+    const double r = static_cast<double>(g.met) - a * static_cast<double>(g.judged);
+    ss += r * r;
+  }
+  return {a, std::sqrt(ss / (n * (n - 1))) / mean_judged};
+}
+
+// How sure a verdict must be before the sample stops growing: |attainment - target| at least
+// this many standard errors — Student's t at 97.5% for the units' degrees of freedom, since the
+// standard error itself is estimated from a handful of units (2 standard errors from 4 units
+// would be overconfident).
+double VerdictMargin(size_t units) {
+  static constexpr double kT[] = {12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23};
+  const size_t df = units > 1 ? units - 1 : 1;
+  return df <= 10 ? kT[df - 1] : 1.96 + 2.4 / static_cast<double>(df);
+}
+
+// Sampled replicas simulated together behind a balancing router.
+constexpr int32_t kBalancedGroup = 8;
+// Sequential sampling never simulates more replicas than this many runs of the candidate fleet
+// (the exact what-if's five seeds).
+constexpr int64_t kMaxFleets = 5;
+
+}  // namespace
+
+policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
+                                              uint64_t seed) const {
+  const int32_t candidate = std::max(1, q.candidate_replicas);
+  const int32_t ready_now = std::min<int32_t>(static_cast<int32_t>(q.ready.size()), candidate);
+  // Serving times of the candidate fleet: Ready now, then pending ones, then new ones.
+  std::vector<double> serve_at;  // seconds from now, one per replica of the candidate fleet
+  for (int32_t i = 0; i < ready_now; ++i) serve_at.push_back(0.0);
+  std::vector<absl::Duration> pending = q.pending_ready_in;
+  std::sort(pending.begin(), pending.end());
+  for (const absl::Duration& d : pending) {
+    if (static_cast<int32_t>(serve_at.size()) >= candidate) break;
+    serve_at.push_back(std::max(0.0, absl::ToDoubleSeconds(d)));
+  }
+  while (static_cast<int32_t>(serve_at.size()) < candidate) {
+    serve_at.push_back(absl::ToDoubleSeconds(q.new_replica_warmup));
+  }
+
+  // The observed Ready replicas in load order, so a sample can be stratified over it.
+  std::vector<policy::ReplicaStart> ready(q.ready.begin(), q.ready.begin() + ready_now);
+  std::stable_sort(ready.begin(), ready.end(), [](const auto& a, const auto& b) {
+    return a.waiting + a.running < b.waiting + b.running;
+  });
+
+  const double horizon_s = absl::ToDoubleSeconds(q.horizon);
+  const bool random_routing = options_.router == sim::RouterKind::kRandom ||
+                              options_.router == sim::RouterKind::kRandomPerConnection;
+  const FleetArrivalSource::Thinning thinning =
+      random_routing ? FleetArrivalSource::Thinning::kIndependent
+                     : FleetArrivalSource::Thinning::kSystematic;
+  // A unit is one independent simulation: the whole candidate fleet, or sampled replicas. With
+  // Random routing a sampled replica is exact in distribution on its own, so each is its own unit
+  // (its own realization of the fleet's arrivals: a burst that hits one sampled replica need not
+  // hit the others, as in a large fleet). A balancing router needs company to balance against: its
+  // sampled replicas run in groups of kBalancedGroup, and the first batch has two groups so their
+  // spread is known. (On the decision corpus's long-context entries, behind a prefix-aware router,
+  // groups of 1 or 2 balanced too little and asked for 3-5 replicas more than the whole fleet
+  // did; groups of 4, 2-3 more; groups of 8 agree.)
+  const int32_t per_sample_unit = random_routing ? 1 : kBalancedGroup;
+  const int32_t first_sample = options_.sample_replicas <= 0
+                                   ? 0
+                                   : (random_routing ? options_.sample_replicas
+                                                     : std::max(options_.sample_replicas,
+                                                                2 * kBalancedGroup));
+  const bool full_fleet = first_sample <= 0 || candidate <= first_sample || ready_now == 0;
+  const int32_t k = full_fleet ? candidate : std::min(first_sample, ready_now);
+  const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, 32768);
+  const LengthSampler output_lengths(q.output_shape, std::max(1.0, q.output_tokens_mean), 32768);
+  const int32_t per_unit = full_fleet ? candidate : std::min(per_sample_unit, k);
+  std::vector<double> times = serve_at;
+  std::sort(times.begin(), times.end());
+  std::vector<FleetArrivalSource::Segment> unit_share;  // of the fleet's arrivals, per unit
+  {
+    int32_t serving = 0;
+    size_t i = 0;
+    while (i < times.size()) {
+      const double t = times[i];
+      while (i < times.size() && times[i] == t) {
+        ++serving;
+        ++i;
+      }
+      unit_share.push_back(
+          {t, full_fleet ? 1.0 : std::min(1.0, static_cast<double>(per_unit) / std::max(1, serving))});
+    }
+  }
+  auto run_unit = [&](int32_t u) -> GroupResult {
+    const uint64_t unit_seed =
+        u == 0 && full_fleet ? seed : sim::DeriveSeed(seed, static_cast<uint64_t>(u), 91);
+    if (full_fleet) {
+      std::vector<const policy::ReplicaStart*> states;
+      for (int32_t i = 0; i < candidate; ++i) {
+        states.push_back(i < ready_now ? &ready[static_cast<size_t>(i)] : nullptr);
+      }
+      return SimulateGroup(options_, q, serve_at, states, unit_share, thinning, prompt_lengths,
+                           output_lengths, unit_seed);
+    }
+    // The sampled replicas are Ready now (N(0) >= k) and receive per_unit / N(t) of the fleet's
+    // arrivals, N(t) growing as pending and new replicas come up. Each batch of k sampled replicas
+    // is stratified over the load order: the j-th is drawn uniformly from the j-th of k equal
+    // strata (unbiased for the fleet's mean; the strata's midpoints would miss how much worse the
+    // most loaded replicas do).
+    std::vector<const policy::ReplicaStart*> states;
+    for (int32_t r = 0; r < per_unit; ++r) {
+      const int32_t j = (u * per_unit + r) % k;
+      sim::Rng pick(seed, static_cast<uint64_t>(u * per_unit + r), sim::Stream::kLifecycle, 17);
+      const double x = (j + pick.Uniform01()) * ready_now / k;
+      states.push_back(&ready[static_cast<size_t>(std::min(ready_now - 1, static_cast<int32_t>(x)))]);
+    }
+    return SimulateGroup(options_, q, std::vector<double>(static_cast<size_t>(per_unit), 0.0), states,
+                         unit_share, thinning, prompt_lengths, output_lengths, unit_seed);
+  };
+
+  // Sequential sampling: a batch first (k sampled replicas, or the whole fleet once or more); then,
+  // while the verdict is within VerdictMargin standard errors of the target or the attainment is less
+  // precise than the question asks, another batch — up to max_sample_requests judged requests or
+  // kMaxFleets x the candidate fleet in replicas. Most what-ifs are clear and stay at one batch;
+  // the few near the SLO's edge, which decide the answer, get the precision. The budget is in
+  // requests because they are what both the cost and the precision follow: a busy replica's run
+  // costs as much as many idle ones' and tells as much.
+  const int32_t batch = std::max(1, (full_fleet ? std::max(1, first_sample) : k) / per_unit);
+  const bool sequential = options_.sample_replicas > 0 && options_.max_sample_requests > 0;
+  const int64_t max_units = sequential ? std::max<int64_t>(batch, kMaxFleets * candidate / per_unit)
+                                       : batch;
+  const double target = q.percentile / 100.0;
+  std::vector<GroupResult> units;
+  int64_t judged_so_far = 0;
+  auto add = [&](int32_t u) {
+    units.push_back(run_unit(u));
+    judged_so_far += units.back().judged;
+  };
+  for (int32_t u = 0; u < batch; ++u) add(u);
+  while (sequential && static_cast<int64_t>(units.size()) < max_units &&
+         judged_so_far < options_.max_sample_requests) {
+    const auto [a, se] = PooledAttainment(units);
+    const bool clear = std::abs(a - target) >= VerdictMargin(units.size()) * se;
+    const bool precise = q.attainment_tolerance <= 0 || se <= q.attainment_tolerance;
+    if (clear && precise) break;
+    const int64_t more = std::min<int64_t>(batch, max_units - static_cast<int64_t>(units.size()));
+    for (int64_t u = 0; u < more; ++u) add(static_cast<int32_t>(units.size()));
+  }
+
+  // Pooled: attainment over every judged request; the TTFT p90 and mean scheduling delay of the
+  // units weighted by their requests (an approximation of the pooled quantile); preemptions per
+  // second of the simulated replicas.
   policy::Forecast f;
-  f.requests = s.judged_requests;
-  f.attainment = s.judged_requests > 0 ? s.judged_attainment : 1.0;
-  f.ttft_p90_ms = s.ttft_ms.p90;
-  f.scheduling_delay_mean_ms = s.scheduling_delay_ms.mean;
-  f.preemptions_per_s = horizon_s > 0 ? static_cast<double>(s.preemptions) / horizon_s : 0;
-  f.meets_slo = f.attainment + 1e-12 >= q.percentile / 100.0;
+  double p90 = 0, sched = 0;
+  int64_t preemptions = 0;
+  for (const GroupResult& g : units) {
+    f.requests += g.judged;
+    p90 += g.ttft_p90_ms * static_cast<double>(g.judged);
+    sched += g.scheduling_delay_mean_ms * static_cast<double>(g.judged);
+    preemptions += g.preemptions;
+  }
+  const double judged = static_cast<double>(f.requests);
+  f.attainment = PooledAttainment(units).first;
+  f.ttft_p90_ms = f.requests > 0 ? p90 / judged : units.front().ttft_p90_ms;
+  f.scheduling_delay_mean_ms =
+      f.requests > 0 ? sched / judged : units.front().scheduling_delay_mean_ms;
+  const double replicas_per_fleet = static_cast<double>(units.size()) * per_unit / (full_fleet ? candidate : k);
+  f.preemptions_per_s = horizon_s > 0 ? static_cast<double>(preemptions) / horizon_s /
+                                            std::max(1.0, replicas_per_fleet)
+                                      : 0;
+  f.meets_slo = f.attainment + 1e-12 >= target;
   return f;
 }
 

@@ -1,20 +1,39 @@
 // The twin as a Forecaster: answers the policy's what-if questions with the simulator.
 //
-// The reduction that fits the decision budget: replicas behind a Random or LeastRequests router are
-// exchangeable, so instead of the whole fleet the twin simulates a small sample of k replicas
-// (k = sample_replicas, default 4; the whole fleet when it is smaller), seeded with the states of k
-// observed Ready replicas chosen evenly across the fleet's load order, fed with k / N(t) of the
-// fleet's arrivals, where N(t) is the number of replicas serving at time t (Ready now, plus pending
-// and new ones as their warm-up ends). For Random routing this is exact in distribution for Poisson
-// arrivals (a thinned Poisson stream is Poisson); for LeastRequests a small group balances worse
-// than the full fleet, which errs on the safe side. Running requests are adopted already decoding,
-// with lengths drawn from the length-biased residual of the observed output distribution (new
-// requests draw both lengths from the observed histograms, rescaled to the observed means) and contexts
-// consistent with the observed KV use; waiting requests are queued at t = 0.
+// The reduction that fits the decision budget. Replicas behind one router are exchangeable, so
+// instead of the whole fleet of N the twin simulates a sample of them, each fed the share of the
+// fleet's arrivals it would receive (N(t) = the replicas serving at time t: Ready now, then pending
+// and new ones as their warm-up ends), each seeded with an observed Ready replica's state drawn
+// stratified over the fleet's load order (the j-th of k from the j-th of k equal strata; unbiased
+// for the fleet's mean, where the strata's midpoints would miss how much worse the most loaded
+// replicas do). Fleets no larger than the first batch are simulated whole.
+// - Random routing: each sampled replica is an independent simulation, fed an independent
+//   thinning (probability 1 / N(t)) of its own realization of the fleet's arrival process. A
+//   thinned renewal process is a renewal process (gap: a geometric number of the fleet's gamma
+//   gaps), so this is exact in distribution for any burstiness. (Feeding a sample the fleet's own
+//   CV, as if it received whole bursts, made large bursty fleets look several times burstier per
+//   replica than they are: on the decision corpus the fast decision then asked for up to 25
+//   replicas more than the whole fleet did.)
+// - Balancing routers (LeastRequests, PrefixAware, RoundRobin): sampled replicas run in groups of 8
+//   behind the router, each group fed every (N(t) / 8)-th fleet arrival, as a balancing router
+//   deals a large fleet's arrivals out evenly.
+// Sequential sampling: a first batch (sample_replicas replicas; two groups behind a balancing
+// router); then, while the verdict is within a t-distributed margin of the target (the standard
+// error from the spread of the independent runs) or the attainment is less precise than the
+// question's attainment_tolerance, another batch, until max_sample_requests requests have been
+// judged or 5 runs' worth of the candidate fleet simulated. Clear what-ifs stay cheap; the few near
+// the SLO's edge, which decide the answer, get the precision. Proven on the decision corpus
+// (controller/replay/corpus_agreement.h): the fast decision agrees within one replica with a
+// full-fleet, 5-seed what-if.
 //
-// Every candidate N uses the same seed: the same unit-rate arrival process and the same lengths
-// (common random numbers), so answers are monotone in N up to noise and comparisons are fair.
-// Thread-safe: Evaluate is const and builds its own Simulation.
+// Running requests are adopted already decoding, with lengths drawn from the length-biased
+// residual of the observed output distribution (new requests draw both lengths from the observed
+// histograms, rescaled to the observed means) and contexts consistent with the observed KV use;
+// waiting requests are queued at t = 0.
+//
+// Every candidate N uses the same seed: the same runs, unit by unit, with the same lengths request
+// by request (common random numbers), so answers are monotone in N up to noise and comparisons
+// are fair. Thread-safe: Evaluate is const and builds its own Simulations.
 #ifndef TWINSCALE_CONTROLLER_TWIN_TWIN_FORECASTER_H_
 #define TWINSCALE_CONTROLLER_TWIN_TWIN_FORECASTER_H_
 
@@ -31,6 +50,11 @@ struct TwinOptions {
   sim::RouterKind router = sim::RouterKind::kLeastRequests;
   int32_t sample_replicas = 4;      // 0: simulate the whole fleet
   int32_t seeds = 1;                // independent runs averaged (attainment pooled)
+  // Sequential sampling (with sample_replicas > 0): while a what-if's verdict is uncertain (or its
+  // attainment less precise than the question's attainment_tolerance), simulate another batch,
+  // until this many requests have been judged or 5 runs of the candidate fleet simulated (what the
+  // exact what-if spends). 0: never.
+  int64_t max_sample_requests = 30000;
 };
 
 class TwinForecaster : public policy::Forecaster {

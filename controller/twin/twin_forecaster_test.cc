@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace twinscale::twin {
 namespace {
 
@@ -48,6 +50,61 @@ TEST(TwinForecasterTest, SampleOfFourAgreesWithTheWholeFleetUnderRandomRouting) 
     EXPECT_NEAR(a.attainment, b.attainment, 0.05);
     EXPECT_GT(b.requests, a.requests);  // the sample simulated fewer requests
   }
+}
+
+TEST(TwinForecasterTest, SampleAgreesWithTheWholeFleetUnderBurstyArrivals) {
+  // Gamma arrivals with CV 3 at the fleet: Random routing thins them to about CV^2 = 1 + 8 / 24
+  // per replica. A sample fed the fleet's own CV would see bursts three times wider than any
+  // replica does and forecast far worse; thinned, it tracks the whole fleet.
+  TwinOptions sample{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 3};
+  TwinOptions full = sample;
+  full.sample_replicas = 0;
+  TwinForecaster fast(sample), exact(full);
+  for (double rate : {200.0, 300.0}) {
+    SCOPED_TRACE(rate);
+    policy::ForecastQuestion q = Question(24, 24, rate);
+    q.arrival_cv = 3;
+    EXPECT_NEAR(fast.Evaluate(q).attainment, exact.Evaluate(q).attainment, 0.03);
+  }
+}
+
+TEST(TwinForecasterTest, SampleAgreesWithTheWholeFleetBehindABalancingRouter) {
+  // LeastRequests: groups of sampled replicas, each fed every (N / group)-th fleet arrival.
+  TwinOptions sample{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kLeastRequests, 4, 1};
+  TwinOptions full = sample;
+  full.sample_replicas = 0;
+  full.seeds = 3;
+  TwinForecaster fast(sample), exact(full);
+  for (double rate : {260.0, 330.0}) {
+    SCOPED_TRACE(rate);
+    EXPECT_NEAR(fast.Evaluate(Question(32, 32, rate)).attainment,
+                exact.Evaluate(Question(32, 32, rate)).attainment, 0.03);
+  }
+}
+
+TEST(TwinForecasterTest, SequentialSamplingSimulatesMoreOnlyNearTheTarget) {
+  // Requests judged per request/s offered: the sample's size. Far from the 90% target one batch
+  // of 4 replicas suffices; at the target's edge the sample grows; asking for a precise
+  // attainment grows it too.
+  TwinForecaster twin({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 1});
+  auto size = [](const policy::Forecast& f, double rate) { return f.requests / rate; };
+  double nearest = 0, nearest_gap = 1, far = 0;
+  for (double rate = 560; rate <= 660; rate += 5) {
+    const double a = twin.Evaluate(Question(24, 24, rate)).attainment;
+    if (std::abs(a - 0.9) < nearest_gap) {
+      nearest_gap = std::abs(a - 0.9);
+      nearest = rate;
+    }
+    if (far == 0 && a > 0.95 && a < 0.999) far = rate;  // clearly meets, yet not perfectly
+  }
+  ASSERT_GT(far, 0);
+  ASSERT_LT(nearest_gap, 0.02) << "no load near the target in the sweep";
+  const policy::Forecast clear = twin.Evaluate(Question(24, 24, far));
+  const policy::Forecast edge = twin.Evaluate(Question(24, 24, nearest));
+  EXPECT_GT(size(edge, nearest), 1.5 * size(clear, far));
+  policy::ForecastQuestion precise = Question(24, 24, far);
+  precise.attainment_tolerance = 0.001;
+  EXPECT_GT(twin.Evaluate(precise).requests, clear.requests);
 }
 
 TEST(TwinForecasterTest, CapacityStillWarmingDoesNotServeDuringTheHorizon) {

@@ -29,7 +29,7 @@ namespace {
 
 // A replica that has served a few thousand requests of mixed sizes: counters in the thousands,
 // every histogram with observations spread over its buckets.
-std::string TwinPage() {
+sim::VllmMetrics TwinMetrics() {
   sim::VllmMetricsOptions o;
   o.num_gpu_blocks = 27000;
   sim::VllmMetrics m(o);
@@ -45,18 +45,21 @@ std::string TwinPage() {
     m.ObserveTtft(0.02 * x * x);
     m.ObserveInterTokenLatency(0.008 * x, 1 + i % 40);
     using Finished = sim::VllmMetrics::Finished;
-    m.ObserveFinished({.e2e = 0.4 * x * x * x,
-                       .queue = 0.01 * x * x * x,
-                       .inference = 0.39 * x * x * x,
-                       .prefill = 0.05 * x,
-                       .decode = 0.34 * x * x * x,
-                       .time_per_output_token = 0.009 * x,
-                       .prompt_tokens = prompt,
-                       .generation_tokens = output,
-                       .reason = i % 11 == 0 ? Finished::Reason::kLength : Finished::Reason::kStop});
+    m.ObserveFinished(
+        {.e2e = 0.4 * x * x * x,
+         .queue = 0.01 * x * x * x,
+         .inference = 0.39 * x * x * x,
+         .prefill = 0.05 * x,
+         .decode = 0.34 * x * x * x,
+         .time_per_output_token = 0.009 * x,
+         .prompt_tokens = prompt,
+         .generation_tokens = output,
+         .reason = i % 11 == 0 ? Finished::Reason::kLength : Finished::Reason::kStop});
   }
-  return m.Render();
+  return m;
 }
+
+std::string TwinPage() { return TwinMetrics().Render(); }
 
 // The verbatim blocks of the fixture, as vllm_observation_test.cc reads them.
 std::vector<std::string> FixtureBlocks() {
@@ -127,6 +130,27 @@ void BM_Extract(benchmark::State& state, const char* input) {
   SetRates(state, pages);
 }
 
+// Reference, not a target: copying a parsed page and freeing the copy, which makes exactly the
+// allocations (a name, a label vector and each long label value per sample; a name, help text and
+// sample vector per family) any parser returning an Exposition must make. The floor under
+// BM_Parse for this API.
+void BM_CopyExposition(benchmark::State& state, const char* input) {
+  const std::vector<std::string> pages = Pages(input);
+  std::vector<Exposition> parsed;
+  for (const std::string& p : pages) {
+    absl::StatusOr<Exposition> e = ParsePrometheusText(p);
+    if (!e.ok()) std::abort();
+    parsed.push_back(*std::move(e));
+  }
+  for (auto _ : state) {
+    for (const Exposition& e : parsed) {
+      Exposition copy = e;
+      benchmark::DoNotOptimize(copy);
+    }
+  }
+  SetRates(state, pages);
+}
+
 // The whole scrape path after rendering, as replay runs it.
 void BM_ParseAndExtract(benchmark::State& state, const char* input) {
   const std::vector<std::string> pages = Pages(input);
@@ -141,9 +165,44 @@ void BM_ParseAndExtract(benchmark::State& state, const char* input) {
   SetRates(state, pages);
 }
 
+// One scrape of a simulated pod exactly as replay does it, rendering included: what the policy
+// pays per pod per sync. BM_Render alone is the part that is not parsing or extraction.
+void BM_Render(benchmark::State& state) {
+  const sim::VllmMetrics m = TwinMetrics();
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    std::string page = m.Render();
+    bytes += static_cast<int64_t>(page.size());
+    benchmark::DoNotOptimize(page);
+  }
+  state.SetBytesProcessed(bytes);
+  state.counters["pages_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void BM_RenderParseExtract(benchmark::State& state) {
+  const sim::VllmMetrics m = TwinMetrics();
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    const std::string page = m.Render();
+    bytes += static_cast<int64_t>(page.size());
+    absl::StatusOr<Exposition> e = ParsePrometheusText(page);
+    if (!e.ok()) state.SkipWithError("parse failed");
+    absl::StatusOr<PodObservation> pod = ExtractVllmObservation(*e);
+    if (!pod.ok()) state.SkipWithError("extract failed");
+    benchmark::DoNotOptimize(pod);
+  }
+  state.SetBytesProcessed(bytes);
+  state.counters["pages_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 BENCHMARK_CAPTURE(BM_Parse, twin, "twin");
 BENCHMARK_CAPTURE(BM_Extract, twin, "twin");
 BENCHMARK_CAPTURE(BM_ParseAndExtract, twin, "twin");
+BENCHMARK_CAPTURE(BM_CopyExposition, twin, "twin");
+BENCHMARK(BM_Render);
+BENCHMARK(BM_RenderParseExtract);
 BENCHMARK_CAPTURE(BM_Parse, fixture, "fixture");
 BENCHMARK_CAPTURE(BM_Extract, fixture, "fixture");
 BENCHMARK_CAPTURE(BM_ParseAndExtract, fixture, "fixture");

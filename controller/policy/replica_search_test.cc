@@ -1,0 +1,142 @@
+// The fleet-size searches, against a forecaster that meets the SLO exactly from `need` replicas on:
+// every search must return the smallest size that meets (or its documented fallback), for every
+// start and range, and the number of what-ifs follows the galloping order worked out by hand.
+#include "controller/policy/replica_search.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace twinscale::policy {
+namespace {
+
+// Meets the SLO iff candidate_replicas >= need; attainment rises linearly to 1 at `need`.
+class ThresholdForecaster : public Forecaster {
+ public:
+  explicit ThresholdForecaster(int32_t need) : need_(need) {}
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    asked_.push_back(q.candidate_replicas);
+    Forecast f;
+    f.meets_slo = q.candidate_replicas >= need_;
+    f.attainment = f.meets_slo ? 1.0 : static_cast<double>(q.candidate_replicas) / need_;
+    return f;
+  }
+  mutable std::vector<int32_t> asked_;
+
+ private:
+  int32_t need_;
+};
+
+TEST(ReplicaSearchTest, GallopingOrderWorkedByHand) {
+  struct Case {
+    const char* name;
+    int32_t need, lo, hi, start;
+    int32_t want;
+    std::vector<int32_t> want_asked;
+  };
+  const std::vector<Case> cases = {
+      {"scale up from 4 to 9: 5, 6, 8 miss, 12 meets, bisect 10, 9", 9, 1, 20, 4, 9,
+       {4, 5, 6, 8, 12, 10, 9}},
+      {"scale up capped at hi: 20 is the last try and misses", 30, 1, 20, 4, 20,
+       {4, 5, 6, 8, 12, 20}},
+      {"steady: 10 meets, 9 misses", 10, 1, 20, 10, 10, {10, 9}},
+      {"scale in from 10 to 7: 9, 8 meet, 6 misses, bisect 7", 7, 1, 20, 10, 7, {10, 9, 8, 6, 7}},
+      {"scale in to the floor: 9, 8, 6, 2 meet, then lo = 1 meets", 1, 1, 20, 10, 1,
+       {10, 9, 8, 6, 2, 1}},
+      {"scale in stops at lo even when smaller would do", 1, 3, 20, 10, 3, {10, 9, 8, 6, 3}},
+      {"start below lo is clamped", 2, 3, 20, 1, 3, {3}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ThresholdForecaster f(tc.need);
+    const ReplicaSearch r = SmallestMeetingReplicas({}, f, tc.lo, tc.hi, tc.start);
+    EXPECT_EQ(r.replicas, tc.want);
+    EXPECT_EQ(f.asked_, tc.want_asked);
+    EXPECT_EQ(r.evaluations, static_cast<int32_t>(tc.want_asked.size()));
+  }
+}
+
+TEST(ReplicaSearchTest, AlwaysTheSmallestSizeThatMeets) {
+  // Exhaustive over small ranges: the answer is max(lo, need) when need <= hi, else hi (not met).
+  for (int32_t lo = 1; lo <= 4; ++lo) {
+    for (int32_t hi = lo; hi <= 24; ++hi) {
+      for (int32_t start = lo; start <= hi; ++start) {
+        for (int32_t need = 1; need <= 26; ++need) {
+          ThresholdForecaster f(need);
+          const ReplicaSearch r = SmallestMeetingReplicas({}, f, lo, hi, start);
+          SCOPED_TRACE(testing::Message() << "lo " << lo << " hi " << hi << " start " << start
+                                          << " need " << need);
+          if (need <= hi) {
+            EXPECT_EQ(r.replicas, std::max(lo, need));
+            EXPECT_TRUE(r.met);
+            EXPECT_TRUE(r.forecast.meets_slo);
+          } else {
+            EXPECT_EQ(r.replicas, hi);
+            EXPECT_FALSE(r.met);
+          }
+          // Galloping then bisecting: logarithmic in the distance from the start.
+          EXPECT_LE(r.evaluations, 12);
+        }
+      }
+    }
+  }
+}
+
+TEST(ReplicaSearchTest, SearchDownKeepsWhenOneLessMisses) {
+  ThresholdForecaster f(10);
+  auto evaluate = [&](int32_t n) {
+    ForecastQuestion q;
+    q.candidate_replicas = n;
+    return f.Evaluate(q);
+  };
+  const ReplicaSearch r = SearchDown(1, 10, evaluate);
+  EXPECT_EQ(r.replicas, 10);
+  EXPECT_FALSE(r.met);
+  EXPECT_EQ(r.evaluations, 1);
+  // Nothing below lo to try: no what-if at all.
+  const ReplicaSearch none = SearchDown(5, 5, evaluate);
+  EXPECT_EQ(none.replicas, 5);
+  EXPECT_EQ(none.evaluations, 0);
+}
+
+TEST(ReplicaSearchTest, CandidateQuestionAsRecommendAsksIt) {
+  ForecastQuestion base;
+  base.new_replica_warmup = absl::Seconds(45);
+  base.ttft_threshold = absl::Milliseconds(500);
+  base.ttft_per_prompt_token = absl::Microseconds(100);
+  // Keeping or adding: judged after the warm-up, at the full threshold; two stuck pods hold slots.
+  const ForecastQuestion up = CandidateQuestion(base, 8, 6, 2, 1.0);
+  EXPECT_EQ(up.candidate_replicas, 6);
+  EXPECT_EQ(up.judge_from, absl::Seconds(45));
+  EXPECT_EQ(up.ttft_threshold, absl::Milliseconds(500));
+  // Removing: judged from now, at the margin.
+  const ForecastQuestion down = CandidateQuestion(base, 5, 6, 0, 0.8);
+  EXPECT_EQ(down.candidate_replicas, 5);
+  EXPECT_EQ(down.judge_from, absl::ZeroDuration());
+  EXPECT_EQ(down.ttft_threshold, absl::Milliseconds(400));
+  EXPECT_EQ(down.ttft_per_prompt_token, absl::Microseconds(80));
+  // Never fewer than one replica simulated.
+  EXPECT_EQ(CandidateQuestion(base, 2, 6, 5, 1.0).candidate_replicas, 1);
+}
+
+TEST(ReplicaSearchTest, CeilingQuestionIsMaxReplicasAllReadyAndIdle) {
+  ForecastQuestion base;
+  base.ready = {{3, 40, 0.5}, {0, 10, 0.1}};
+  base.pending_ready_in = {absl::Seconds(30)};
+  base.judge_from = absl::Seconds(45);
+  base.ttft_threshold = absl::Milliseconds(500);
+  const ForecastQuestion c = CeilingQuestion(base, 5, 0.8);
+  EXPECT_EQ(c.candidate_replicas, 5);
+  ASSERT_EQ(c.ready.size(), 5u);
+  EXPECT_EQ(c.ready[0].running, 40);  // the observed ones keep their state
+  EXPECT_EQ(c.ready[4].running, 0);   // the others are idle
+  EXPECT_TRUE(c.pending_ready_in.empty());
+  EXPECT_EQ(c.judge_from, absl::ZeroDuration());
+  EXPECT_EQ(c.ttft_threshold, absl::Milliseconds(400));
+  Forecast f;
+  f.attainment = 0.95;
+  EXPECT_DOUBLE_EQ(CeilingTarget(f), 94.0);
+}
+
+}  // namespace
+}  // namespace twinscale::policy

@@ -200,10 +200,7 @@ bool ParseShortDecimal(std::string_view s, double* out) {
     if (exponent_digits == 0) return false;
     exp10 += negative ? -exponent : exponent;
   }
-  if (p != end || mantissa > (uint64_t{1} << 53)) return false;
-  // "1.0", "250.0": trailing zeros of a fraction go, so the common counts need no division.
-  while (exp10 < 0 && mantissa % 10 == 0 && mantissa != 0) mantissa /= 10, ++exp10;
-  if (exp10 < -22 || exp10 > 22) return false;
+  if (p != end || mantissa > (uint64_t{1} << 53) || exp10 < -22 || exp10 > 22) return false;
   const double m = static_cast<double>(mantissa);
   *out = exp10 < 0 ? m / kPow10[-exp10] : m * kPow10[exp10];
   return true;
@@ -427,7 +424,9 @@ class Parser {
   absl::Status ParseComment(Cursor& c) {
     c.SkipBlanks();
     const std::string_view keyword = c.ReadToken();
-    if (keyword != "HELP" && keyword != "TYPE") return absl::OkStatus();  // plain comment
+    const bool is_help = keyword.size() == 4 && std::memcmp(keyword.data(), "HELP", 4) == 0;
+    const bool is_type = keyword.size() == 4 && std::memcmp(keyword.data(), "TYPE", 4) == 0;
+    if (!is_help && !is_type) return absl::OkStatus();  // plain comment
     c.SkipBlanks();
     if (c.AtEnd()) return absl::OkStatus();  // "# HELP" alone: a comment, as in Go's parser
     const std::string_view name = c.ReadToken();
@@ -438,7 +437,7 @@ class Parser {
     const size_t index = DeclareFamily(name);
     MetricFamily& family = out_.families[index];
     FamilyState& state = states_[index];
-    if (keyword == "HELP") {
+    if (is_help) {
       if (state.has_help) return Error(absl::StrCat("second HELP line for ", Quote(name)));
       state.has_help = true;
       return UnescapeHelp(c.Rest(), &family.help);
@@ -491,7 +490,13 @@ class Parser {
   // The family named exactly `name`, created (untyped, no samples) if new; it becomes current.
   size_t DeclareFamily(std::string_view name) {
     // A TYPE line after its HELP line (the usual layout) names the current family again.
-    if (current_.has_value() && out_.families[*current_].name == name) return *current_;
+    if (current_.has_value()) {
+      const std::string& current = out_.families[*current_].name;
+      if (current.size() == name.size() &&
+          std::memcmp(current.data(), name.data(), name.size()) == 0) {
+        return *current_;
+      }
+    }
     const auto [it, inserted] = by_name_.try_emplace(Av(name), out_.families.size());
     if (inserted) {
       MetricFamily& family = out_.families.emplace_back();

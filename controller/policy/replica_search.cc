@@ -54,7 +54,8 @@ ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int3
   r.replicas = hi;
   const int32_t base = miss;
   for (int32_t step = 1;; step *= 2) {
-    const int32_t n = static_cast<int32_t>(std::min<int64_t>(hi, static_cast<int64_t>(base) + step));
+    const int32_t n =
+        static_cast<int32_t>(std::min<int64_t>(hi, static_cast<int64_t>(base) + step));
     if (n <= miss) break;  // already at hi
     const Forecast f = evaluate(n);
     ++r.evaluations;
@@ -105,8 +106,9 @@ ReplicaSearch SearchDown(int32_t lo, int32_t keep, absl::FunctionRef<Forecast(in
   return r;
 }
 
-ReplicaSearch SmallestMeetingReplicas(const ForecastQuestion& question, const Forecaster& forecaster,
-                                      int32_t lo, int32_t hi, int32_t start) {
+ReplicaSearch SmallestMeetingReplicas(const ForecastQuestion& question,
+                                      const Forecaster& forecaster, int32_t lo, int32_t hi,
+                                      int32_t start) {
   lo = std::max(lo, 1);
   hi = std::max(hi, lo);
   start = std::clamp(start, lo, hi);

@@ -42,9 +42,9 @@ ForecastQuestion CeilingQuestion(const ForecastQuestion& base_question, int32_t 
 inline double CeilingTarget(const Forecast& ceiling) { return 100 * ceiling.attainment - 1.0; }
 
 struct ReplicaSearch {
-  int32_t replicas = 0;   // the answer (see each search for the value when nothing meets)
-  bool met = false;       // some size tried in the range met the SLO
-  Forecast forecast;      // the forecast at `replicas` when met
+  int32_t replicas = 0;  // the answer (see each search for the value when nothing meets)
+  bool met = false;      // some size tried in the range met the SLO
+  Forecast forecast;     // the forecast at `replicas` when met
   int32_t evaluations = 0;
 };
 
@@ -62,8 +62,9 @@ ReplicaSearch SearchDown(int32_t lo, int32_t keep, absl::FunctionRef<Forecast(in
 // The smallest N in [lo, hi] whose forecast for `question` (candidate_replicas = N, every other
 // field as given) meets the SLO, starting at `start` (clamped to [lo, hi]): if it meets, search
 // down, else up. When even hi misses: replicas = hi, met = false. lo >= 1.
-ReplicaSearch SmallestMeetingReplicas(const ForecastQuestion& question, const Forecaster& forecaster,
-                                      int32_t lo, int32_t hi, int32_t start);
+ReplicaSearch SmallestMeetingReplicas(const ForecastQuestion& question,
+                                      const Forecaster& forecaster, int32_t lo, int32_t hi,
+                                      int32_t start);
 
 }  // namespace twinscale::policy
 

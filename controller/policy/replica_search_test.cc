@@ -35,13 +35,28 @@ TEST(ReplicaSearchTest, GallopingOrderWorkedByHand) {
     std::vector<int32_t> want_asked;
   };
   const std::vector<Case> cases = {
-      {"scale up from 4 to 9: 5, 6, 8 miss, 12 meets, bisect 10, 9", 9, 1, 20, 4, 9,
+      {"scale up from 4 to 9: 5, 6, 8 miss, 12 meets, bisect 10, 9",
+       9,
+       1,
+       20,
+       4,
+       9,
        {4, 5, 6, 8, 12, 10, 9}},
-      {"scale up capped at hi: 20 is the last try and misses", 30, 1, 20, 4, 20,
+      {"scale up capped at hi: 20 is the last try and misses",
+       30,
+       1,
+       20,
+       4,
+       20,
        {4, 5, 6, 8, 12, 20}},
       {"steady: 10 meets, 9 misses", 10, 1, 20, 10, 10, {10, 9}},
       {"scale in from 10 to 7: 9, 8 meet, 6 misses, bisect 7", 7, 1, 20, 10, 7, {10, 9, 8, 6, 7}},
-      {"scale in to the floor: 9, 8, 6, 2 meet, then lo = 1 meets", 1, 1, 20, 10, 1,
+      {"scale in to the floor: 9, 8, 6, 2 meet, then lo = 1 meets",
+       1,
+       1,
+       20,
+       10,
+       1,
        {10, 9, 8, 6, 2, 1}},
       {"scale in stops at lo even when smaller would do", 1, 3, 20, 10, 3, {10, 9, 8, 6, 3}},
       {"start below lo is clamped", 2, 3, 20, 1, 3, {3}},
@@ -64,8 +79,8 @@ TEST(ReplicaSearchTest, AlwaysTheSmallestSizeThatMeets) {
         for (int32_t need = 1; need <= 26; ++need) {
           ThresholdForecaster f(need);
           const ReplicaSearch r = SmallestMeetingReplicas({}, f, lo, hi, start);
-          SCOPED_TRACE(testing::Message() << "lo " << lo << " hi " << hi << " start " << start
-                                          << " need " << need);
+          SCOPED_TRACE(testing::Message()
+                       << "lo " << lo << " hi " << hi << " start " << start << " need " << need);
           if (need <= hi) {
             EXPECT_EQ(r.replicas, std::max(lo, need));
             EXPECT_TRUE(r.met);

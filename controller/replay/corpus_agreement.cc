@@ -121,10 +121,9 @@ std::string Describe(const EntryAgreement& a, const CorpusEntry& e) {
   return absl::StrFormat(
       "  #%-3d %s x%g truth=%s t=%.0fs (%s): fast %d, exact %d (recorded %d); current %d, "
       "%zu ready + %zu pending, %.1f req/s cv %.2f, prompt %.0f / output %.0f tokens\n",
-      a.index, e.source.trace, e.source.rate_scale, e.source.truth, e.source.time_s,
-      e.source.kind, a.fast, a.exact, a.recorded, e.current, q.ready.size(),
-      q.pending_ready_in.size(), q.arrival_rate, q.arrival_cv, q.prompt_tokens_mean,
-      q.output_tokens_mean);
+      a.index, e.source.trace, e.source.rate_scale, e.source.truth, e.source.time_s, e.source.kind,
+      a.fast, a.exact, a.recorded, e.current, q.ready.size(), q.pending_ready_in.size(),
+      q.arrival_rate, q.arrival_cv, q.prompt_tokens_mean, q.output_tokens_mean);
 }
 
 }  // namespace

@@ -62,9 +62,9 @@ struct EntryAgreement {
 
 struct AgreementReport {
   std::vector<EntryAgreement> entries;
-  int64_t within_one = 0;     // entries with |fast - exact| <= 1
+  int64_t within_one = 0;  // entries with |fast - exact| <= 1
   double within_one_share = 0;
-  int64_t equal = 0;          // fast == exact
+  int64_t equal = 0;  // fast == exact
   double mean_abs_difference = 0;
   double mean_difference = 0;  // fast - exact: > 0 means the fast decision asks for more
   int32_t max_abs_difference = 0;

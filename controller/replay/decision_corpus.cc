@@ -86,7 +86,8 @@ class Reader {
     const json& v = j_.at(key);
     if (!v.is_number_integer()) return Error(key, "is not an integer");
     const int64_t x = v.get<int64_t>();
-    if (x < lo || x > hi) return Error(key, absl::StrCat("is ", x, ", outside [", lo, ", ", hi, "]"));
+    if (x < lo || x > hi)
+      return Error(key, absl::StrCat("is ", x, ", outside [", lo, ", ", hi, "]"));
     return static_cast<int32_t>(x);
   }
   absl::StatusOr<std::string> String(const char* key) const {
@@ -142,9 +143,9 @@ absl::Status ReadShape(const Reader& parent, const char* key, policy::LengthShap
 
 absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
   TS_RETURN_IF_ERROR(r.Keys({"ready", "pending_ready_in_s", "new_replica_warmup_s", "arrival_rate",
-                          "arrival_cv", "prompt_tokens_mean", "output_tokens_mean", "prompt_shape",
-                          "output_shape", "horizon_s", "judge_from_s", "ttft_threshold_s",
-                          "ttft_per_prompt_token_s", "percentile", "seed"}));
+                             "arrival_cv", "prompt_tokens_mean", "output_tokens_mean",
+                             "prompt_shape", "output_shape", "horizon_s", "judge_from_s",
+                             "ttft_threshold_s", "ttft_per_prompt_token_s", "percentile", "seed"}));
   if (!r.Has("ready") || !r.raw("ready").is_array()) return r.Error("ready", "is not an array");
   const json& ready = r.raw("ready");
   for (size_t i = 0; i < ready.size(); ++i) {
@@ -186,8 +187,8 @@ absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
 
 absl::Status ReadEntry(const Reader& r, CorpusEntry& e) {
   TS_RETURN_IF_ERROR(r.Keys({"source", "profile", "router", "speed", "current", "min_replicas",
-                          "max_replicas", "not_counted", "safety_margin", "scale_in_allowed",
-                          "decided", "recommended", "question"}));
+                             "max_replicas", "not_counted", "safety_margin", "scale_in_allowed",
+                             "decided", "recommended", "question"}));
   {
     TS_ASSIGN_OR_RETURN(const Reader src, r.Object("source"));
     TS_RETURN_IF_ERROR(src.Keys({"trace", "rate_scale", "truth", "time_s", "policy", "kind"}));

@@ -1,8 +1,8 @@
 // The decision corpus: recorded decision inputs (tests/data/decisions/corpus.jsonl), one JSON
 // object per line, each enough to ask the twin that decision's questions again offline. It proves
 // the fast reduction right (corpus_agreement.h): on every entry the decision taken with the default
-// twin (a 4-replica sample, one seed) must equal, within one replica, the one taken with a
-// full-fleet, multi-seed what-if (DESIGN.md section 8).
+// twin (a small sample of replicas, grown only where a verdict is uncertain, one seed) must equal,
+// within one replica, the one taken with a full-fleet, multi-seed what-if (DESIGN.md section 8).
 //
 // A line (every duration in seconds; keys in this order; unknown keys are an error):
 //   {"source": {"trace": "AzureLLMInferenceTrace_conv.csv", "rate_scale": 20, "truth": "none",
@@ -41,20 +41,20 @@
 namespace twinscale::replay {
 
 struct CorpusSource {
-  std::string trace;        // the trace file's name (no directory)
-  double rate_scale = 1;    // --rate-scale of the replay
-  std::string truth;        // Describe(truth): "none", "all", "efficiency+noise", ...
-  double time_s = 0;        // the decision's time since the first arrival
-  std::string policy;       // the InferenceAutoscaler's metadata.name
-  std::string kind;         // "even", "peak", "scale-up" or "scale-in"
+  std::string trace;      // the trace file's name (no directory)
+  double rate_scale = 1;  // --rate-scale of the replay
+  std::string truth;      // Describe(truth): "none", "all", "efficiency+noise", ...
+  double time_s = 0;      // the decision's time since the first arrival
+  std::string policy;     // the InferenceAutoscaler's metadata.name
+  std::string kind;       // "even", "peak", "scale-up" or "scale-in"
 };
 
 struct CorpusEntry {
   CorpusSource source;
-  std::string profile;      // deployment profile name (resolved with its defaults)
-  std::string router;       // sim::RouterKindName of the twin's router
-  double speed = 1;         // the twin's calibrated speed factor (prefill and decode)
-  int32_t current = 0;      // spec.replicas when decided
+  std::string profile;  // deployment profile name (resolved with its defaults)
+  std::string router;   // sim::RouterKindName of the twin's router
+  double speed = 1;     // the twin's calibrated speed factor (prefill and decode)
+  int32_t current = 0;  // spec.replicas when decided
   int32_t min_replicas = 1;
   int32_t max_replicas = 1;
   int32_t not_counted = 0;  // starting pods that hold a slot but no longer count as capacity

@@ -91,8 +91,8 @@ class LengthSampler {
 // Arrivals. The fleet's arrival process is a renewal process at `rate` with gamma gaps of
 // coefficient of variation `cv` (a unit-rate process in operational time, scaled). The source emits
 // the points the simulated replicas receive: every point when the whole fleet is simulated; for a
-// sample of k replicas out of the N(t) serving at time t, the share k / N(t) of them, chosen the way
-// the router would spread the fleet's arrivals:
+// sample of k replicas out of the N(t) serving at time t, the share k / N(t) of them, chosen the
+// way the router would spread the fleet's arrivals:
 // - kIndependent (Random routing): each fleet point is kept with probability p = k / N(t). The
 //   thinned process is again a renewal process whose gap is a geometric number G of the fleet's
 //   gaps, i.e. Gamma(G x shape) — drawn exactly, one geometric and one gamma per kept point. This
@@ -131,7 +131,17 @@ class FleetArrivalSource : public sim::RequestSource {
 
   bool Next(sim::RequestSpec& out) override {
     if (!(rate_ > 0)) return false;
-    const double p = std::clamp(ShareAt(op_ / rate_), 1e-9, 1.0);
+    double p = ShareAt(op_ / rate_);
+    while (p <= 0) {
+      // None of the simulated replicas serves yet: the fleet's process runs on without them;
+      // restart it where the next of them comes up (exact for Poisson arrivals, the renewal's
+      // phase at one instant otherwise).
+      const double next = NextStart(op_ / rate_);
+      if (!(next < end_s_)) return false;
+      op_ = next * rate_;
+      p = ShareAt(next);
+    }
+    p = std::min(p, 1.0);
     double gaps = 1;  // fleet gaps until the next kept point
     if (p < 1) {
       if (thinning_ == Thinning::kIndependent) {
@@ -155,11 +165,18 @@ class FleetArrivalSource : public sim::RequestSource {
 
  private:
   double ShareAt(double t) const {
-    double share = segments_.empty() ? 1.0 : segments_.front().share;
+    double share = segments_.empty() ? 1.0 : 0.0;
     for (const Segment& s : segments_) {
       if (s.start_s <= t) share = s.share;
     }
     return share;
+  }
+  // The first segment start after t with a positive share (infinity when none).
+  double NextStart(double t) const {
+    for (const Segment& s : segments_) {
+      if (s.start_s > t && s.share > 0) return s.start_s;
+    }
+    return std::numeric_limits<double>::infinity();
   }
 
   std::vector<Segment> segments_;
@@ -213,8 +230,9 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
                           const std::vector<double>& serve_at,
                           const std::vector<const policy::ReplicaStart*>& states,
                           std::vector<FleetArrivalSource::Segment> segments,
-                          FleetArrivalSource::Thinning thinning, const LengthSampler& prompt_lengths,
-                          const LengthSampler& output_lengths, uint64_t seed) {
+                          FleetArrivalSource::Thinning thinning,
+                          const LengthSampler& prompt_lengths, const LengthSampler& output_lengths,
+                          uint64_t seed) {
   const double horizon_s = absl::ToDoubleSeconds(q.horizon);
   sim::FleetOptions fo;
   fo.deployment = options.deployment;
@@ -248,9 +266,10 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
         running > 0 && kv_tokens > 0 ? kv_tokens / running : q.prompt_tokens_mean + out_mean / 2;
     for (int32_t j = 0; j < running; ++j) {
       // A running request's output length is length-biased; its progress is uniform.
-      const double total = std::max(2.0, static_cast<double>(output_lengths.SampleLengthBiased(seed_rng)));
-      const int32_t generated =
-          static_cast<int32_t>(std::clamp(std::floor(seed_rng.Uniform01() * total), 1.0, total - 1));
+      const double total =
+          std::max(2.0, static_cast<double>(output_lengths.SampleLengthBiased(seed_rng)));
+      const int32_t generated = static_cast<int32_t>(
+          std::clamp(std::floor(seed_rng.Uniform01() * total), 1.0, total - 1));
       sim::RequestSpec req;
       req.id = id++;
       req.prompt_tokens = static_cast<int32_t>(std::max(1.0, std::round(context) - generated));
@@ -279,7 +298,8 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
 
   GroupResult g;
   g.judged = s.judged_requests;
-  g.met = static_cast<int64_t>(std::llround(s.judged_attainment * static_cast<double>(s.judged_requests)));
+  g.met = static_cast<int64_t>(
+      std::llround(s.judged_attainment * static_cast<double>(s.judged_requests)));
   g.ttft_p90_ms = s.ttft_ms.p90;
   g.scheduling_delay_mean_ms = s.scheduling_delay_ms.mean;
   g.preemptions = s.preemptions;
@@ -351,9 +371,9 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   const double horizon_s = absl::ToDoubleSeconds(q.horizon);
   const bool random_routing = options_.router == sim::RouterKind::kRandom ||
                               options_.router == sim::RouterKind::kRandomPerConnection;
-  const FleetArrivalSource::Thinning thinning =
-      random_routing ? FleetArrivalSource::Thinning::kIndependent
-                     : FleetArrivalSource::Thinning::kSystematic;
+  const FleetArrivalSource::Thinning thinning = random_routing
+                                                    ? FleetArrivalSource::Thinning::kIndependent
+                                                    : FleetArrivalSource::Thinning::kSystematic;
   // A unit is one independent simulation: the whole candidate fleet, or sampled replicas. With
   // Random routing a sampled replica is exact in distribution on its own, so each is its own unit
   // (its own realization of the fleet's arrivals: a burst that hits one sampled replica need not
@@ -363,32 +383,32 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   // groups of 1 or 2 balanced too little and asked for 3-5 replicas more than the whole fleet
   // did; groups of 4, 2-3 more; groups of 8 agree.)
   const int32_t per_sample_unit = random_routing ? 1 : kBalancedGroup;
-  const int32_t first_sample = options_.sample_replicas <= 0
-                                   ? 0
-                                   : (random_routing ? options_.sample_replicas
-                                                     : std::max(options_.sample_replicas,
-                                                                2 * kBalancedGroup));
+  const int32_t first_sample =
+      options_.sample_replicas <= 0
+          ? 0
+          : (random_routing ? options_.sample_replicas
+                            : std::max(options_.sample_replicas, 2 * kBalancedGroup));
   const bool full_fleet = first_sample <= 0 || candidate <= first_sample || ready_now == 0;
-  const int32_t k = full_fleet ? candidate : std::min(first_sample, ready_now);
+  const int32_t k = full_fleet ? candidate : first_sample;
   const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, 32768);
   const LengthSampler output_lengths(q.output_shape, std::max(1.0, q.output_tokens_mean), 32768);
   const int32_t per_unit = full_fleet ? candidate : std::min(per_sample_unit, k);
+  // The share of the fleet's arrivals that replicas serving from `members` (seconds) get: (those of
+  // them serving at t) / N(t), piecewise constant between the instants replicas come up.
   std::vector<double> times = serve_at;
   std::sort(times.begin(), times.end());
-  std::vector<FleetArrivalSource::Segment> unit_share;  // of the fleet's arrivals, per unit
-  {
-    int32_t serving = 0;
+  auto share_of = [&](const std::vector<double>& members) {
+    std::vector<FleetArrivalSource::Segment> segments;
     size_t i = 0;
     while (i < times.size()) {
       const double t = times[i];
-      while (i < times.size() && times[i] == t) {
-        ++serving;
-        ++i;
-      }
-      unit_share.push_back(
-          {t, full_fleet ? 1.0 : std::min(1.0, static_cast<double>(per_unit) / std::max(1, serving))});
+      while (i < times.size() && times[i] == t) ++i;
+      int32_t mine = 0;
+      for (double m : members) mine += m <= t ? 1 : 0;
+      segments.push_back({t, std::min(1.0, static_cast<double>(mine) / static_cast<double>(i))});
     }
-  }
+    return segments;
+  };
   auto run_unit = [&](int32_t u) -> GroupResult {
     const uint64_t unit_seed =
         u == 0 && full_fleet ? seed : sim::DeriveSeed(seed, static_cast<uint64_t>(u), 91);
@@ -397,36 +417,39 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
       for (int32_t i = 0; i < candidate; ++i) {
         states.push_back(i < ready_now ? &ready[static_cast<size_t>(i)] : nullptr);
       }
-      return SimulateGroup(options_, q, serve_at, states, unit_share, thinning, prompt_lengths,
+      return SimulateGroup(options_, q, serve_at, states, {{0.0, 1.0}}, thinning, prompt_lengths,
                            output_lengths, unit_seed);
     }
-    // The sampled replicas are Ready now (N(0) >= k) and receive per_unit / N(t) of the fleet's
-    // arrivals, N(t) growing as pending and new replicas come up. Each batch of k sampled replicas
-    // is stratified over the load order: the j-th is drawn uniformly from the j-th of k equal
-    // strata (unbiased for the fleet's mean; the strata's midpoints would miss how much worse the
-    // most loaded replicas do).
+    // Each batch of k sampled replicas is stratified over the candidate fleet: the j-th is drawn
+    // uniformly from the j-th of k equal strata of [Ready ones in load order, pending ones, new
+    // ones]. Unbiased for the fleet's mean: the strata's midpoints would miss how much worse the
+    // most loaded replicas do, and a sample of Ready replicas alone would miss how much better the
+    // ones still warming do once they serve, empty, after a scale-up.
+    std::vector<double> at;
     std::vector<const policy::ReplicaStart*> states;
     for (int32_t r = 0; r < per_unit; ++r) {
       const int32_t j = (u * per_unit + r) % k;
       sim::Rng pick(seed, static_cast<uint64_t>(u * per_unit + r), sim::Stream::kLifecycle, 17);
-      const double x = (j + pick.Uniform01()) * ready_now / k;
-      states.push_back(&ready[static_cast<size_t>(std::min(ready_now - 1, static_cast<int32_t>(x)))]);
+      const int32_t x =
+          std::min(candidate - 1, static_cast<int32_t>((j + pick.Uniform01()) * candidate / k));
+      at.push_back(serve_at[static_cast<size_t>(x)]);
+      states.push_back(x < ready_now ? &ready[static_cast<size_t>(x)] : nullptr);
     }
-    return SimulateGroup(options_, q, std::vector<double>(static_cast<size_t>(per_unit), 0.0), states,
-                         unit_share, thinning, prompt_lengths, output_lengths, unit_seed);
+    return SimulateGroup(options_, q, at, states, share_of(at), thinning, prompt_lengths,
+                         output_lengths, unit_seed);
   };
 
   // Sequential sampling: a batch first (k sampled replicas, or the whole fleet once or more); then,
-  // while the verdict is within VerdictMargin standard errors of the target or the attainment is less
-  // precise than the question asks, another batch — up to max_sample_requests judged requests or
-  // kMaxFleets x the candidate fleet in replicas. Most what-ifs are clear and stay at one batch;
+  // while the verdict is within VerdictMargin standard errors of the target or the attainment is
+  // less precise than the question asks, another batch — up to max_sample_requests judged requests
+  // or kMaxFleets x the candidate fleet in replicas. Most what-ifs are clear and stay at one batch;
   // the few near the SLO's edge, which decide the answer, get the precision. The budget is in
   // requests because they are what both the cost and the precision follow: a busy replica's run
   // costs as much as many idle ones' and tells as much.
   const int32_t batch = std::max(1, (full_fleet ? std::max(1, first_sample) : k) / per_unit);
   const bool sequential = options_.sample_replicas > 0 && options_.max_sample_requests > 0;
-  const int64_t max_units = sequential ? std::max<int64_t>(batch, kMaxFleets * candidate / per_unit)
-                                       : batch;
+  const int64_t max_units =
+      sequential ? std::max<int64_t>(batch, kMaxFleets * candidate / per_unit) : batch;
   const double target = q.percentile / 100.0;
   std::vector<GroupResult> units;
   int64_t judged_so_far = 0;
@@ -462,7 +485,8 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   f.ttft_p90_ms = f.requests > 0 ? p90 / judged : units.front().ttft_p90_ms;
   f.scheduling_delay_mean_ms =
       f.requests > 0 ? sched / judged : units.front().scheduling_delay_mean_ms;
-  const double replicas_per_fleet = static_cast<double>(units.size()) * per_unit / (full_fleet ? candidate : k);
+  const double replicas_per_fleet =
+      static_cast<double>(units.size()) * per_unit / (full_fleet ? candidate : k);
   f.preemptions_per_s = horizon_s > 0 ? static_cast<double>(preemptions) / horizon_s /
                                             std::max(1.0, replicas_per_fleet)
                                       : 0;

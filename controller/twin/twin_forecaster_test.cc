@@ -82,6 +82,22 @@ TEST(TwinForecasterTest, SampleAgreesWithTheWholeFleetBehindABalancingRouter) {
   }
 }
 
+TEST(TwinForecasterTest, SampleCountsTheReplicasStillWarmingUp) {
+  // A scale-up: 6 Ready replicas, each with 40 requests queued, and 18 more coming up at 10 s,
+  // judged from 15 s. The new replicas start empty, so they serve the judged requests better than
+  // the old ones still working off their queues; a sample of Ready replicas alone would miss them.
+  TwinOptions sample{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 3};
+  TwinOptions full = sample;
+  full.sample_replicas = 0;
+  TwinForecaster fast(sample), exact(full);
+  policy::ForecastQuestion q = Question(6, 24, 500);
+  for (policy::ReplicaStart& r : q.ready) r.waiting = 40;
+  q.new_replica_warmup = absl::Seconds(10);
+  q.judge_from = absl::Seconds(15);
+  q.horizon = absl::Seconds(60);
+  EXPECT_NEAR(fast.Evaluate(q).attainment, exact.Evaluate(q).attainment, 0.03);
+}
+
 TEST(TwinForecasterTest, SequentialSamplingSimulatesMoreOnlyNearTheTarget) {
   // Requests judged per request/s offered: the sample's size. Far from the 90% target one batch
   // of 4 replicas suffices; at the target's edge the sample grows; asking for a precise

@@ -39,10 +39,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -133,17 +133,16 @@ struct FixedInput {
 const FixedInput& Fixed() {
   static const FixedInput* input = [] {
     auto* in = new FixedInput;
-    const sim::ProfileRegistry profiles =
-        OrDie(sim::ProfileRegistry::LoadEmbedded(), "profiles");
+    const sim::ProfileRegistry profiles = OrDie(sim::ProfileRegistry::LoadEmbedded(), "profiles");
     const sim::DeploymentSpec d =
         OrDie(profiles.Resolve("llama-3.1-8b-h100-sxm-tp1", {}), "profile");
 
     // The trace's shape at kRateScale.
-    const sim::Trace raw = OrDie(
-        sim::ReadTraceFile(std::string(TWINSCALE_SOURCE_DIR) +
-                               "/tests/data/traces/AzureLLMInferenceTrace_conv.csv",
-                           {}),
-        "trace");
+    const sim::Trace raw =
+        OrDie(sim::ReadTraceFile(std::string(TWINSCALE_SOURCE_DIR) +
+                                     "/tests/data/traces/AzureLLMInferenceTrace_conv.csv",
+                                 {}),
+              "trace");
     const sim::Trace trace = OrDie(sim::ScaleRate(raw, kRateScale, 1), "rate scale");
     const sim::TraceSummary ts = sim::Summarize(trace);
     std::vector<double> prompts, outputs;
@@ -252,8 +251,8 @@ class Tracing : public policy::Forecaster {
                  "(target %.1f%%) %s, %.1f ms\n",
                  q.candidate_replicas, absl::ToDoubleMilliseconds(q.ttft_threshold),
                  absl::ToDoubleSeconds(q.judge_from), r.attainment,
-                 static_cast<long long>(r.requests), q.percentile,
-                 r.meets_slo ? "meets" : "misses", ThreadCpuMs() - t0);
+                 static_cast<long long>(r.requests), q.percentile, r.meets_slo ? "meets" : "misses",
+                 ThreadCpuMs() - t0);
     return r;
   }
 
@@ -331,9 +330,9 @@ BENCHMARK(BM_FixedDecisionExact)->Iterations(2)->Unit(benchmark::kMillisecond);
 
 std::vector<replay::CorpusEntry> LoadCorpus() {
   const char* env = std::getenv("DECISION_CORPUS");
-  const std::string path = env != nullptr ? std::string(env)
-                                          : std::string(TWINSCALE_SOURCE_DIR) +
-                                                "/tests/data/decisions/corpus.jsonl";
+  const std::string path =
+      env != nullptr ? std::string(env)
+                     : std::string(TWINSCALE_SOURCE_DIR) + "/tests/data/decisions/corpus.jsonl";
   std::ifstream f(path);
   std::stringstream text;
   text << f.rdbuf();

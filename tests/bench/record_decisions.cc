@@ -41,7 +41,7 @@ namespace twinscale::replay {
 namespace {
 
 struct ReplaySpec {
-  const char* trace;     // under tests/data/traces
+  const char* trace;  // under tests/data/traces
   double rate_scale;
   const char* truth;
   const char* manifest;  // under deploy/samples
@@ -193,9 +193,10 @@ absl::Status Run(int argc, char** argv) {
       const int32_t n = std::atoi(v.c_str());
       (a == "--even" ? sel.even : a == "--peaks" ? sel.peaks : sel.max_events) = n;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown argument ", a, " (usage: record_decisions [--out FILE] [--even N] "
-          "[--max-events N] [--peaks N])"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown argument ", a,
+                       " (usage: record_decisions [--out FILE] [--even N] "
+                       "[--max-events N] [--peaks N])"));
     }
   }
   std::vector<std::string> lines;

@@ -16,10 +16,10 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
-  spec_loader_fuzz
+  spec_loader_fuzz prometheus_response_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
@@ -33,6 +33,10 @@ awk -v dir="$work/vllm" '/^# ---- BEGIN VERBATIM/ {n++; inside=1; next}
 cp simulator/profiles/*/*.yaml "$work/yaml/"
 # The InferenceAutoscaler samples (and the CRD: a file of another kind, to be skipped).
 cp deploy/samples/*.yaml deploy/crds/*.yaml "$work/spec/"
+# Answers of Prometheus' query API: a matrix, an error, an instant query's vector.
+echo '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"le":"+Inf"},"values":[[1700000000,"1"],[1700000015.5,"NaN"]]}]}}' >"$work/promapi/matrix.json"
+echo '{"status":"error","errorType":"bad_data","error":"parse error"}' >"$work/promapi/error.json"
+echo '{"status":"success","data":{"resultType":"vector","result":[]}}' >"$work/promapi/vector.json"
 run() {
   local bin=$1 corpus=$2
   echo "== $bin for ${SECONDS_PER_FUZZER}s"
@@ -44,6 +48,7 @@ run prometheus_text_fuzz "$work/prom"
 run vllm_observation_fuzz "$work/vllm"
 run profile_yaml_fuzz "$work/yaml"
 run spec_loader_fuzz "$work/spec"
+run prometheus_response_fuzz "$work/promapi"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

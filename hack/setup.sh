@@ -7,6 +7,7 @@ PKGS=(
   libabsl-dev libyaml-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev libcpprest-dev
+  libjs-chart.js chromium  # report.html's charts (inlined), and its browser test
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -3,6 +3,7 @@
 #include "controller/cli/replay_command.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 #include <iostream>
@@ -14,20 +15,25 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "controller/cli/common_flags.h"
 #include "controller/common/clock.h"
 #include "controller/common/progress.h"
 #include "controller/common/status_macros.h"
+#include "controller/metrics/prometheus_client.h"
 #include "controller/policy/baselines.h"
 #include "controller/policy/spec_loader.h"
 #include "controller/replay/baseline_autoscaler.h"
+#include "controller/replay/history_trace.h"
 #include "controller/replay/oracle.h"
 #include "controller/replay/replay_driver.h"
 #include "controller/replay/report.h"
+#include "controller/replay/report_html.h"
 #include "controller/replay/truth.h"
 #include "controller/replay/twinscale_autoscaler.h"
 #include "controller/twin/resolve.h"
@@ -46,11 +52,28 @@ ABSL_FLAG(std::string, truth, "none",
 ABSL_FLAG(int32_t, initial_replicas, 0,
           "Replicas Ready at the start for every policy (0: the oracle's first minute, else the "
           "policy's minimum).");
-ABSL_FLAG(std::string, out, "", "Directory for summary.json and timeline.csv (created).");
+ABSL_FLAG(std::string, out, "",
+          "Directory for summary.json, timeline.csv and report.html (created).");
+ABSL_FLAG(std::string, chartjs, "",
+          "Chart.js (UMD build) to inline into report.html (empty: $TWINSCALE_CHARTJS, else "
+          "/usr/share/javascript/chart.js/chart.min.js from Debian's libjs-chart.js).");
 ABSL_FLAG(bool, calibrate, true,
           "Fit twinscale's twin speed to the inter-token latency the fleet shows (off: the "
           "profile's speed throughout).");
 ABSL_FLAG(bool, oracle, true, "Compute the zero-lag oracle (the GPU-hours lower bound).");
+// Replay from a fleet's own Prometheus history (controller/replay/history_trace.h).
+ABSL_FLAG(std::string, from_prometheus, "",
+          "Prometheus URL (e.g. http://prometheus:9090): synthesise the trace from the fleet's "
+          "recorded arrivals, burstiness and length histograms instead of --trace.");
+ABSL_FLAG(std::string, selector, "",
+          "With --from-prometheus: the PromQL label selector of the fleet's vLLM series, e.g. "
+          "{model_name=\"meta-llama/Llama-3.1-8B-Instruct\",namespace=\"prod\"}.");
+ABSL_FLAG(absl::Duration, range, absl::Hours(24), "With --from-prometheus: how much history.");
+ABSL_FLAG(std::string, end, "now",
+          "With --from-prometheus: the end of the history, RFC3339 (2025-01-31T12:00:00Z) or now.");
+ABSL_FLAG(absl::Duration, step, absl::Seconds(15),
+          "With --from-prometheus: the resolution of the rate curve and of the dispersion "
+          "estimate (at least the scrape interval).");
 
 namespace twinscale::cli {
 
@@ -61,6 +84,8 @@ const char kReplayUsage[] =
     "  twinscale replay --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 40 \\\n"
     "      --policy deploy/samples/llama-3.1-8b-h100.yaml --policy keda-queue --policy hpa-kv \\\n"
     "      --truth all --out /tmp/replay\n"
+    "  twinscale replay --from-prometheus http://prometheus:9090 \\\n"
+    "      --selector '{model_name=\"meta-llama/Llama-3.1-8B-Instruct\"}' --range 24h --policy static:4\n"
     "  twinscale replay --policy static:4,6,8 --truth efficiency\n";
 const char kReplayFlagsFile[] = "replay_command.cc";
 
@@ -71,6 +96,50 @@ struct PolicyEntry {
   int32_t min_replicas = 1;
   sim::RouterKind router = sim::RouterKind::kLeastRequests;
 };
+
+// --from-prometheus: the history's queries, then the synthesis. Sets *description for the report.
+absl::StatusOr<sim::Trace> LoadPrometheusTrace(std::string* description) {
+  const std::string url = absl::GetFlag(FLAGS_from_prometheus);
+  if (!absl::GetFlag(FLAGS_trace).empty()) {
+    return absl::InvalidArgumentError(
+        "--trace and --from-prometheus are mutually exclusive: give one source of traffic");
+  }
+  replay::HistoryQueryOptions q;
+  q.selector = absl::GetFlag(FLAGS_selector);
+  q.range = absl::GetFlag(FLAGS_range);
+  q.step = absl::GetFlag(FLAGS_step);
+  const std::string end = absl::GetFlag(FLAGS_end);
+  if (end == "now") {
+    q.end = RealClock().Now();
+  } else {
+    std::string err;
+    if (!absl::ParseTime(absl::RFC3339_full, end, &q.end, &err)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--end: want RFC3339 (2025-01-31T12:00:00Z) or now, got \"", end, "\": ", err));
+    }
+  }
+  TS_RETURN_IF_ERROR(replay::ValidateHistoryQuery(q));
+  metrics::PrometheusClient client(url);
+  TS_ASSIGN_OR_RETURN(
+      replay::FleetHistory history,
+      replay::FetchFleetHistory(
+          [&client](const metrics::RangeQuery& rq) { return client.QueryRange(rq); }, q));
+  replay::SynthesisOptions so;
+  so.seed = absl::GetFlag(FLAGS_seed);
+  absl::StatusOr<replay::HistoryTrace> h = replay::SynthesizeTrace(history, so);
+  if (!h.ok()) {
+    return absl::Status(h.status().code(), absl::StrCat("--from-prometheus ", url, " ", q.selector,
+                                                        ": ", h.status().message()));
+  }
+  *description = absl::StrCat(url, " ", q.selector, " ", absl::FormatDuration(q.range), " to ",
+                              absl::FormatTime(absl::RFC3339_sec, q.end, absl::UTCTimeZone()));
+  std::cerr << absl::StrFormat(
+      "history: %.0f arrivals, index of dispersion %.2f (gamma CV %.2f), prompt mean %.0f, output "
+      "mean %.0f tokens\n",
+      h->observed_requests, h->dispersion, h->cv, history.prompt.mean, history.output.mean);
+  h->trace.source = *description;
+  return std::move(h->trace);
+}
 
 absl::Status Run() {
   // Policies: manifests first (they set the deployment and the SLO), then baseline families.
@@ -142,14 +211,22 @@ absl::Status Run() {
         sim::SimDuration::FromSecondsF(absl::GetFlag(FLAGS_slo_ttft_per_prompt_token_ms) / 1000);
   }
 
-  // Trace.
-  sim::TraceReadOptions ro;
-  TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
-  ro.seed = absl::GetFlag(FLAGS_seed);
-  const std::string trace_path = absl::GetFlag(FLAGS_trace).empty()
-                                     ? "tests/data/traces/AzureLLMInferenceTrace_conv.csv"
-                                     : absl::GetFlag(FLAGS_trace);
-  TS_ASSIGN_OR_RETURN(sim::Trace trace, sim::ReadTraceFile(trace_path, ro));
+  // Trace: a file, or synthesised from a Prometheus history.
+  std::string trace_path = absl::GetFlag(FLAGS_trace).empty()
+                               ? "tests/data/traces/AzureLLMInferenceTrace_conv.csv"
+                               : absl::GetFlag(FLAGS_trace);
+  sim::Trace trace;
+  if (!absl::GetFlag(FLAGS_from_prometheus).empty()) {
+    TS_ASSIGN_OR_RETURN(trace, LoadPrometheusTrace(&trace_path));
+  } else {
+    if (!absl::GetFlag(FLAGS_selector).empty()) {
+      return absl::InvalidArgumentError("--selector needs --from-prometheus");
+    }
+    sim::TraceReadOptions ro;
+    TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
+    ro.seed = absl::GetFlag(FLAGS_seed);
+    TS_ASSIGN_OR_RETURN(trace, sim::ReadTraceFile(trace_path, ro));
+  }
   if (absl::GetFlag(FLAGS_time_scale) != 1.0) {
     TS_ASSIGN_OR_RETURN(trace, sim::ScaleTime(trace, absl::GetFlag(FLAGS_time_scale)));
   }
@@ -222,6 +299,21 @@ absl::Status Run() {
     TS_RETURN_IF_ERROR(replay::WriteSummaryJson(out, header, summaries, oracle_ptr));
     TS_RETURN_IF_ERROR(replay::WriteTimelineCsv(out, results));
     std::cout << "\nwrote " << out << "/summary.json and " << out << "/timeline.csv\n";
+    // The page is a convenience: without Chart.js the run still succeeds, with a warning.
+    std::string chartjs = absl::GetFlag(FLAGS_chartjs);
+    const char* chartjs_env = std::getenv(replay::kChartJsEnv);
+    if (chartjs.empty()) {
+      chartjs = chartjs_env != nullptr && *chartjs_env != '\0' ? chartjs_env
+                                                               : replay::kDefaultChartJsPath;
+    }
+    const absl::Status html =
+        replay::WriteReportHtml(out, header, summaries, oracle_ptr, results, chartjs);
+    if (html.ok()) {
+      std::cout << "wrote " << out << "/report.html\n";
+    } else {
+      std::cerr << "twinscale replay: warning: report.html not written: " << html.message()
+                << "\n";
+    }
   }
   return absl::OkStatus();
 }

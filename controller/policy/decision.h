@@ -29,6 +29,7 @@ struct Decision {
   absl::Time at;
   int32_t current = 0;         // spec.replicas when decided
   int32_t recommendation = 0;  // what the forecast alone asks for (before windows and limits)
+  int32_t previous_recommendation = 0;  // where the searches started (the last one; 0: none)
   int32_t replicas = 0;        // the decision
   AdmissionAdvice admission;
   std::vector<Reason> reasons;

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "controller/policy/hpa_algorithm.h"
+#include "controller/policy/fleet_sizing.h"
 #include "controller/policy/replica_search.h"
 
 namespace twinscale::policy {
@@ -83,24 +85,6 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   ForecastQuestion q = BaseQuestion(snap, c, now, d.reasons, stuck);
   const int32_t base = std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
 
-  // Keeping or adding capacity is judged after the warm-up (before it, the fleet already ordered
-  // is all there is); removing capacity is judged from now (CandidateQuestion). The forecaster is
-  // deterministic for a question, so a size already asked about at a margin is not asked again
-  // (the final forecast at the decision is usually one the search already ran).
-  std::vector<std::pair<std::pair<int32_t, double>, Forecast>> asked;
-  // Attainment targets, capped below what any fleet can reach (set after the ceilings below).
-  double keep_percentile = q.percentile, scale_in_percentile = q.percentile;
-  auto evaluate = [&](int32_t n, double margin) {
-    for (const auto& [key, f] : asked) {
-      if (key.first == n && key.second == margin) return f;
-    }
-    ++d.forecasts;
-    ForecastQuestion x = CandidateQuestion(q, n, base, stuck, margin);
-    x.percentile = margin < 1.0 ? scale_in_percentile : keep_percentile;
-    asked.push_back({{n, margin}, forecaster.Evaluate(x)});
-    return asked.back().second;
-  };
-
   // No usable arrival rate: nothing to forecast with. Hold (and never scale in).
   if (!snap.workload.arrival_rate.usable()) {
     d.recommendation = d.replicas = std::clamp(current, c.min_replicas, c.max_replicas);
@@ -111,45 +95,41 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     return d;
   }
 
-  // The best any fleet could do: maxReplicas, all Ready now. Requests that miss even then (a
-  // prompt too long to prefill within the threshold) can't be fixed by scaling, so the target is
-  // capped just below that ceiling instead of chasing it to maxReplicas — at the full threshold
-  // for keeping or adding capacity, and at the safety margin for the scale-in check.
-  auto ceiling_at = [&](double margin) {
-    ++d.forecasts;
-    return CeilingTarget(forecaster.Evaluate(CeilingQuestion(q, c.max_replicas, margin)));
-  };
-  const double full_cap = ceiling_at(1.0);
-  if (full_cap < q.percentile) {
-    d.reasons.push_back(
-        {"SloUnattainable",
-         absl::StrFormat("even %d idle replicas keep only %.1f%% of requests within the TTFT SLO "
-                         "(the rest are too long to prefill in time): aiming at %.1f%%; consider "
-                         "slo.ttft.perPromptToken",
-                         c.max_replicas, full_cap + 1.0, std::max(0.0, full_cap))});
-    d.slo_at_risk = true;
-  }
-  keep_percentile = std::max(0.0, std::min(q.percentile, full_cap));
-  scale_in_percentile =
-      std::max(0.0, std::min(q.percentile, c.safety_margin < 1.0 ? ceiling_at(c.safety_margin)
-                                                                 : full_cap));
-  d.forecast_at_current = evaluate(base, 1.0);
-  int32_t recommendation = base;
   const double n_ready = std::max<double>(1, snap.ready());
   const double queue_per_replica = snap.total_waiting() / n_ready;
   const double kv = snap.max_kv_usage();
   const bool over_limits = queue_per_replica > c.queue_depth_per_replica ||
                            kv > c.kv_cache_utilization;
 
-  if (!d.forecast_at_current.meets_slo) {
-    // Scale up: the smallest N that meets the SLO over the horizon, warm-up included (doubling
-    // steps above the current size, then bisection between the last miss and the hit).
-    const ReplicaSearch up =
-        SearchUp(base, c.max_replicas, [&](int32_t n) { return evaluate(n, 1.0); });
-    const int32_t hi = up.met ? up.replicas : -1;
-    const Forecast& at_hi = up.forecast;
-    if (hi < 0) {
-      recommendation = c.max_replicas;
+  // The what-ifs (fleet_sizing.h): keeping or adding capacity is judged after the warm-up (before
+  // it, the fleet already ordered is all there is); removing capacity is judged from now, at the
+  // safety margin, and only on fresh inputs with the fleet under both limits. The searches start
+  // at the previous recommendation.
+  SizingBounds bounds;
+  bounds.base = base;
+  bounds.min_replicas = c.min_replicas;
+  bounds.max_replicas = c.max_replicas;
+  bounds.not_counted = stuck;
+  bounds.safety_margin = c.safety_margin;
+  bounds.scale_in_allowed = !snap.stale && !over_limits;
+  bounds.hint = history.recommendations.empty() ? 0 : history.recommendations.back().second;
+  d.previous_recommendation = bounds.hint;
+  const Sizing sizing = SizeFleet(q, forecaster, bounds);
+  d.forecasts += sizing.evaluations;
+  d.forecast_at_current = sizing.at_base;
+  if (sizing.slo_unattainable) {
+    const double cap = sizing.keep_ceiling.value_or(0);
+    d.reasons.push_back(
+        {"SloUnattainable",
+         absl::StrFormat("even %d idle replicas keep only %.1f%% of requests within the TTFT SLO "
+                         "(the rest are too long to prefill in time): aiming at %.1f%%; consider "
+                         "slo.ttft.perPromptToken",
+                         c.max_replicas, cap + 1.0, std::max(0.0, cap))});
+    d.slo_at_risk = true;
+  }
+  int32_t recommendation = sizing.replicas;
+  switch (sizing.outcome) {
+    case Sizing::Outcome::kMaxInsufficient:
       d.slo_at_risk = true;
       d.reasons.push_back(
           {"MaxReplicasInsufficient",
@@ -157,52 +137,48 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                            "< %.0f%% at %.1f req/s",
                            c.max_replicas, 100 * d.forecast_at_current.attainment, c.percentile,
                            q.arrival_rate)});
-    } else {
-      recommendation = hi;
+      break;
+    case Sizing::Outcome::kScaleUp:
       d.reasons.push_back(
           {"ForecastMissesSlo",
            absl::StrFormat("at %d replicas the twin forecasts %.1f%% of requests within the TTFT "
                            "SLO (< %.0f%%) at %.1f req/s over %s; %d replicas reach %.1f%%",
                            base, 100 * d.forecast_at_current.attainment, c.percentile,
-                           q.arrival_rate, absl::FormatDuration(q.horizon), hi,
-                           100 * at_hi.attainment)});
-    }
-  } else if (c.enforce_limits_on_scale_up && over_limits) {
-    recommendation = std::min(c.max_replicas, base + 1);
-    d.reasons.push_back({"LimitsExceeded",
-                         absl::StrFormat("queue %.1f/replica (limit %.1f), KV %.0f%% (limit %.0f%%)",
-                                         queue_per_replica, c.queue_depth_per_replica, 100 * kv,
-                                         100 * c.kv_cache_utilization)});
-  } else if (snap.stale) {
-    d.reasons.push_back({"ScaleInFrozen", "inputs are stale: " + snap.stale_reason});
-  } else if (over_limits) {
-    d.reasons.push_back(
-        {"ScaleInBlockedByLimits",
-         absl::StrFormat("queue %.1f/replica (limit %.1f) or KV %.0f%% (limit %.0f%%) too high "
-                         "to scale in",
-                         queue_per_replica, c.queue_depth_per_replica, 100 * kv,
-                         100 * c.kv_cache_utilization)});
-  } else if (base > c.min_replicas) {
-    // Scale in: the smallest N the twin says holds the SLO at the safety margin. N = base is
-    // known to hold at the full threshold, so base - 1 is checked first, then smaller sizes
-    // (galloping down, then bisection: SearchDown).
-    const ReplicaSearch down = SearchDown(std::max(c.min_replicas, 1), base, [&](int32_t n) {
-      return evaluate(n, c.safety_margin);
-    });
-    if (down.met) {
-      recommendation = down.replicas;
+                           q.arrival_rate, absl::FormatDuration(q.horizon), sizing.replicas,
+                           100 * sizing.at_answer.attainment)});
+      break;
+    case Sizing::Outcome::kScaleIn:
       d.reasons.push_back(
           {"ScaleInSafe",
            absl::StrFormat("the twin shows the SLO held at %.0f%% of the threshold with %d "
                            "replicas (%.1f req/s)",
-                           100 * c.safety_margin, down.replicas, q.arrival_rate)});
-    } else {
-      d.reasons.push_back({"Steady", absl::StrFormat("%d replicas meet the SLO; %d would not at "
-                                                     "the %.0f%% safety margin",
-                                                     base, base - 1, 100 * c.safety_margin)});
-    }
-  } else {
-    d.reasons.push_back({"Steady", absl::StrFormat("%d replicas meet the SLO", base)});
+                           100 * c.safety_margin, sizing.replicas, q.arrival_rate)});
+      break;
+    case Sizing::Outcome::kHold:
+      if (c.enforce_limits_on_scale_up && over_limits) {
+        recommendation = std::min(c.max_replicas, base + 1);
+        d.reasons.push_back(
+            {"LimitsExceeded",
+             absl::StrFormat("queue %.1f/replica (limit %.1f), KV %.0f%% (limit %.0f%%)",
+                             queue_per_replica, c.queue_depth_per_replica, 100 * kv,
+                             100 * c.kv_cache_utilization)});
+      } else if (snap.stale) {
+        d.reasons.push_back({"ScaleInFrozen", "inputs are stale: " + snap.stale_reason});
+      } else if (over_limits) {
+        d.reasons.push_back(
+            {"ScaleInBlockedByLimits",
+             absl::StrFormat("queue %.1f/replica (limit %.1f) or KV %.0f%% (limit %.0f%%) too "
+                             "high to scale in",
+                             queue_per_replica, c.queue_depth_per_replica, 100 * kv,
+                             100 * c.kv_cache_utilization)});
+      } else if (base > c.min_replicas) {
+        d.reasons.push_back({"Steady", absl::StrFormat("%d replicas meet the SLO; %d would not at "
+                                                       "the %.0f%% safety margin",
+                                                       base, base - 1, 100 * c.safety_margin)});
+      } else {
+        d.reasons.push_back({"Steady", absl::StrFormat("%d replicas meet the SLO", base)});
+      }
+      break;
   }
   d.recommendation = recommendation;
 
@@ -260,8 +236,14 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   ForecastQuestion final_q = q;
   final_q.candidate_replicas = std::max(1, d.replicas - stuck);
   d.question = final_q;
-  d.forecast_at_decision =
-      d.replicas == base ? d.forecast_at_current : evaluate(d.replicas, 1.0);
+  if (std::optional<Forecast> f = sizing.Find(d.replicas, 1.0)) {
+    d.forecast_at_decision = *f;
+  } else {
+    ++d.forecasts;
+    ForecastQuestion x = CandidateQuestion(q, d.replicas, base, stuck, 1.0);
+    x.percentile = sizing.keep_percentile;
+    d.forecast_at_decision = forecaster.Evaluate(x);
+  }
   if (!d.forecast_at_decision.meets_slo) d.slo_at_risk = true;
 
   // Advisory admission: what the fleet serving now holds, while capacity can't keep up.

@@ -220,7 +220,9 @@ TEST(RecommendTest, Table) {
     CapacityForecaster f(10);
     const Decision d = Recommend(tc.snapshot, tc.config, f, now, tc.history);
     EXPECT_EQ(d.replicas, tc.want);
-    if (tc.want_reason[0] != '\0') EXPECT_TRUE(HasReason(d, tc.want_reason)) << d.reasons.size();
+    if (tc.want_reason[0] != '\0') {
+      EXPECT_TRUE(HasReason(d, tc.want_reason)) << d.reasons.size();
+    }
     EXPECT_EQ(d.forecasts, f.calls_);
   }
 }

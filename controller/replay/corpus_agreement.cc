@@ -8,49 +8,24 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "controller/policy/replica_search.h"
+#include "controller/policy/fleet_sizing.h"
 #include "simulator/model/router.h"
 
 namespace twinscale::replay {
 
 EntryDecision DecideEntry(const CorpusEntry& e, const policy::Forecaster& forecaster) {
+  policy::SizingBounds b;
+  b.base = std::clamp(std::max(e.current, 1), e.min_replicas, e.max_replicas);
+  b.min_replicas = e.min_replicas;
+  b.max_replicas = e.max_replicas;
+  b.not_counted = e.not_counted;
+  b.safety_margin = e.safety_margin;
+  b.scale_in_allowed = e.scale_in_allowed;
+  b.hint = e.previous_recommendation;
+  const policy::Sizing s = policy::SizeFleet(e.question, forecaster, b);
   EntryDecision out;
-  const policy::ForecastQuestion& q = e.question;
-  const int32_t base = std::clamp(std::max(e.current, 1), e.min_replicas, e.max_replicas);
-  // The attainment targets, capped below what maxReplicas could reach, at the threshold and at
-  // the scale-in margin.
-  auto ceiling_at = [&](double margin) {
-    ++out.evaluations;
-    return policy::CeilingTarget(
-        forecaster.Evaluate(policy::CeilingQuestion(q, e.max_replicas, margin)));
-  };
-  const double full_cap = ceiling_at(1.0);
-  const double keep_percentile = std::max(0.0, std::min(q.percentile, full_cap));
-  const double scale_in_percentile = std::max(
-      0.0, std::min(q.percentile, e.safety_margin < 1.0 ? ceiling_at(e.safety_margin) : full_cap));
-  // As Recommend does: a size asked about at a margin is asked once.
-  std::vector<std::pair<std::pair<int32_t, double>, policy::Forecast>> asked;
-  auto evaluate = [&](int32_t n, double margin) {
-    for (const auto& [key, f] : asked) {
-      if (key.first == n && key.second == margin) return f;
-    }
-    ++out.evaluations;
-    policy::ForecastQuestion x = policy::CandidateQuestion(q, n, base, e.not_counted, margin);
-    x.percentile = margin < 1.0 ? scale_in_percentile : keep_percentile;
-    asked.push_back({{n, margin}, forecaster.Evaluate(x)});
-    return asked.back().second;
-  };
-  if (!evaluate(base, 1.0).meets_slo) {
-    const policy::ReplicaSearch up =
-        policy::SearchUp(base, e.max_replicas, [&](int32_t n) { return evaluate(n, 1.0); });
-    out.replicas = up.met ? up.replicas : e.max_replicas;
-    return out;
-  }
-  out.replicas = base;
-  if (!e.scale_in_allowed || base <= e.min_replicas) return out;
-  const policy::ReplicaSearch down = policy::SearchDown(
-      e.min_replicas, base, [&](int32_t n) { return evaluate(n, e.safety_margin); });
-  out.replicas = down.replicas;
+  out.replicas = s.replicas;
+  out.evaluations = s.evaluations;
   return out;
 }
 

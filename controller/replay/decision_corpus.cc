@@ -188,7 +188,7 @@ absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
 absl::Status ReadEntry(const Reader& r, CorpusEntry& e) {
   TS_RETURN_IF_ERROR(r.Keys({"source", "profile", "router", "speed", "current", "min_replicas",
                              "max_replicas", "not_counted", "safety_margin", "scale_in_allowed",
-                             "decided", "recommended", "question"}));
+                             "decided", "recommended", "previous_recommendation", "question"}));
   {
     TS_ASSIGN_OR_RETURN(const Reader src, r.Object("source"));
     TS_RETURN_IF_ERROR(src.Keys({"trace", "rate_scale", "truth", "time_s", "policy", "kind"}));
@@ -212,6 +212,9 @@ absl::Status ReadEntry(const Reader& r, CorpusEntry& e) {
   TS_ASSIGN_OR_RETURN(e.scale_in_allowed, r.Bool("scale_in_allowed"));
   TS_ASSIGN_OR_RETURN(e.decided, r.Int("decided", 0, kMax));
   TS_ASSIGN_OR_RETURN(e.recommended, r.Int("recommended", 0, kMax));
+  if (r.Has("previous_recommendation")) {
+    TS_ASSIGN_OR_RETURN(e.previous_recommendation, r.Int("previous_recommendation", 0, kMax));
+  }
   TS_ASSIGN_OR_RETURN(const Reader q, r.Object("question"));
   return ReadQuestion(q, e.question);
 }
@@ -243,6 +246,7 @@ std::string CorpusEntryToJson(const CorpusEntry& e) {
   j["scale_in_allowed"] = e.scale_in_allowed;
   j["decided"] = e.decided;
   j["recommended"] = e.recommended;
+  if (e.previous_recommendation > 0) j["previous_recommendation"] = e.previous_recommendation;
   j["question"] = QuestionObject(e.question);
   return j.dump();
 }
@@ -284,6 +288,7 @@ CorpusEntry EntryFromDecision(const policy::Decision& d) {
   e.current = d.current;
   e.decided = d.replicas;
   e.recommended = d.recommendation;
+  e.previous_recommendation = d.previous_recommendation;
   e.question = d.question;
   // Recommend stores candidate_replicas = max(1, replicas - not counted).
   e.not_counted = d.question.candidate_replicas > 1

@@ -10,6 +10,7 @@
 //    "profile": "llama-3.1-8b-h100-sxm-tp1", "router": "random", "speed": 1,
 //    "current": 6, "min_replicas": 1, "max_replicas": 48, "not_counted": 0,
 //    "safety_margin": 0.8, "scale_in_allowed": true, "decided": 8, "recommended": 8,
+//    "previous_recommendation": 7,
 //    "question": {"ready": [{"waiting": 0, "running": 41, "kv_usage": 0.12}, ...],
 //                 "pending_ready_in_s": [22.5], "new_replica_warmup_s": 45,
 //                 "arrival_rate": 110.2, "arrival_cv": 1.3, "prompt_tokens_mean": 1150,
@@ -23,7 +24,9 @@
 // `kind` says why the entry was picked: "even" (evenly spaced in time), "peak" (among the busiest
 // moments of its replay), "scale-up" or "scale-in" (the decision changed the replica count).
 // `scale_in_allowed` is false when stale inputs or the limits kept the decision from scaling in;
-// `decided` and `recommended` are what twinscale did (after and before windows and rate limits).
+// `decided` and `recommended` are what twinscale did (after and before windows and rate limits);
+// `previous_recommendation` (optional; absent or 0: none) is where the decision's searches started
+// (Decision::previous_recommendation, SizingBounds::hint).
 //
 // Pure: strings in, strings out (the recorder and the tests read and write the file).
 #ifndef TWINSCALE_CONTROLLER_REPLAY_DECISION_CORPUS_H_
@@ -62,6 +65,7 @@ struct CorpusEntry {
   bool scale_in_allowed = true;
   int32_t decided = 0;      // Decision::replicas
   int32_t recommended = 0;  // Decision::recommendation
+  int32_t previous_recommendation = 0;  // Decision::previous_recommendation (0: none)
   policy::ForecastQuestion question;
 };
 

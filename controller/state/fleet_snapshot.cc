@@ -2,6 +2,7 @@
 #include "controller/state/fleet_snapshot.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -165,17 +166,12 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
                                     : Input<double>::Stale("first scrape: no window yet");
   }
   if (arrival_counts_.size() >= 4) {
-    // Index of dispersion from successive differences (an Allan-variance estimate): for Poisson
-    // counts E[(c_i - c_{i-1})^2] = 2 x mean whatever the slow trend, so a ramp in the rate is not
-    // mistaken for burstiness within an interval (the what-if already follows the current rate).
-    double mean = 0, sq = 0;
-    for (double c : arrival_counts_) mean += c;
-    mean /= static_cast<double>(arrival_counts_.size());
-    for (size_t i = 1; i < arrival_counts_.size(); ++i) {
-      const double d = arrival_counts_[i] - arrival_counts_[i - 1];
-      sq += d * d;
-    }
-    const double dispersion = sq / (2.0 * static_cast<double>(arrival_counts_.size() - 1) * mean);
+    // The what-if already follows the current rate; AllanDispersion ignores its slow trend.
+    const double mean =
+        std::accumulate(arrival_counts_.begin(), arrival_counts_.end(), 0.0) /
+        static_cast<double>(arrival_counts_.size());
+    const double dispersion =
+        AllanDispersion(std::vector<double>(arrival_counts_.begin(), arrival_counts_.end()));
     w.dispersion = mean > 0 ? std::clamp(dispersion, 0.25, 16.0) : 1.0;
   }
   auto mean_of = [](const std::optional<metrics::CumulativeHistogram>& h) -> std::optional<double> {
@@ -219,6 +215,19 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   previous_ = std::move(current);
   last_build_ = view.now;
   return snap;
+}
+
+double AllanDispersion(const std::vector<double>& counts) {
+  if (counts.size() < 2) return 1.0;
+  double mean = 0, sq = 0;
+  for (double c : counts) mean += c;
+  mean /= static_cast<double>(counts.size());
+  if (!(mean > 0)) return 1.0;
+  for (size_t i = 1; i < counts.size(); ++i) {
+    const double d = counts[i] - counts[i - 1];
+    sq += d * d;
+  }
+  return sq / (2.0 * static_cast<double>(counts.size() - 1) * mean);
 }
 
 }  // namespace twinscale::state

@@ -81,6 +81,15 @@ struct SnapshotOptions {
   absl::Duration settled_after = absl::Seconds(90);
 };
 
+// The index of dispersion (variance / mean) of successive per-interval arrival counts, estimated
+// from successive differences (an Allan-variance estimate): for Poisson counts
+// E[(c_i - c_{i-1})^2] = 2 x mean whatever the slow trend, so a ramp in the rate is not mistaken for
+// burstiness within an interval. Poisson: 1; a renewal process with gap CV c: about c^2 over
+// intervals much longer than a gap. Unclamped; 1 when there are fewer than 2 counts or their mean
+// is not positive. Used for live snapshots (below) and for a Prometheus history
+// (controller/replay/history_trace).
+double AllanDispersion(const std::vector<double>& counts);
+
 class SnapshotBuilder {
  public:
   explicit SnapshotBuilder(SnapshotOptions options) : options_(options) {}

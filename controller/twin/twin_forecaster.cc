@@ -12,6 +12,7 @@
 #include "simulator/core/simulation.h"
 #include "simulator/model/fleet.h"
 #include "simulator/model/run_stats.h"
+#include "simulator/workload/bucket_length_sampler.h"
 
 namespace twinscale::twin {
 namespace {
@@ -19,73 +20,14 @@ namespace {
 using sim::SimDuration;
 using sim::SimTime;
 
-// Request lengths: the observed histogram's shape (a bucket by its weight, then log-uniform inside
-// it, since length densities fall within the wide buckets of vLLM's 1-2-5 ladder; the +Inf bucket
-// spans [last bound, 2 x last bound]) rescaled so its mean is the observed mean,
-// or an exponential with that mean when no histogram was seen. Coarse buckets (vLLM's 1-2-5
-// ladder) keep the spread of the real lengths, which decides the TTFT tail, without inventing the
-// exponential's much heavier one.
-class LengthSampler {
+// Request lengths: the observed histogram's shape rescaled so its mean is the observed mean, or an
+// exponential with that mean when no histogram was seen (simulator/workload/bucket_length_sampler.h
+// says why buckets, log-uniform inside).
+class LengthSampler : public sim::BucketLengthSampler {
  public:
   LengthSampler(const policy::LengthShape& shape, double mean, int32_t max_tokens)
-      : mean_(std::max(1.0, mean)), max_(max_tokens) {
-    double total = 0;
-    for (double w : shape.weights) total += w;
-    if (shape.empty() || total <= 0 || shape.weights.size() != shape.upper_bounds.size() + 1) {
-      return;
-    }
-    double lo = 0, acc = 0, dist_mean = 0;
-    for (size_t i = 0; i < shape.weights.size(); ++i) {
-      const double hi = i < shape.upper_bounds.size() ? shape.upper_bounds[i] : 2 * lo;
-      const double p = shape.weights[i] / total;
-      if (p > 0 && hi > lo) {
-        acc += p;
-        buckets_.push_back({acc, lo, hi});
-        // Log-uniform inside a bucket (uniform for the first): mean (b - a) / ln(b / a).
-        dist_mean += p * (lo > 0 ? (hi - lo) / std::log(hi / lo) : (lo + hi) / 2);
-      }
-      lo = hi;
-    }
-    if (buckets_.empty() || dist_mean <= 0) {
-      buckets_.clear();
-      return;
-    }
-    buckets_.back().cdf = 1.0;
-    scale_ = mean_ / dist_mean;
-  }
-  int32_t Sample(sim::Rng& rng) const {
-    double x;
-    if (buckets_.empty()) {
-      x = sim::SampleExponential(rng, mean_);
-    } else {
-      const double u = rng.Uniform01();
-      size_t i = 0;
-      while (i + 1 < buckets_.size() && buckets_[i].cdf < u) ++i;
-      const Bucket& b = buckets_[i];
-      const double u2 = rng.Uniform01();
-      x = scale_ * (b.lo > 0 ? b.lo * std::pow(b.hi / b.lo, u2) : b.lo + u2 * (b.hi - b.lo));
-    }
-    return static_cast<int32_t>(std::clamp(std::round(x), 1.0, static_cast<double>(max_)));
-  }
-  // A length drawn with probability proportional to the length (what a running request is).
-  int32_t SampleLengthBiased(sim::Rng& rng) const {
-    // Rejection from Sample with acceptance x / cap: exact, and cheap for these spreads.
-    const double cap = buckets_.empty() ? 10 * mean_ : scale_ * buckets_.back().hi;
-    for (int i = 0; i < 64; ++i) {
-      const int32_t x = Sample(rng);
-      if (rng.Uniform01() * cap <= x) return x;
-    }
-    return Sample(rng);
-  }
-
- private:
-  struct Bucket {
-    double cdf, lo, hi;
-  };
-  double mean_;
-  int32_t max_;
-  double scale_ = 1;
-  std::vector<Bucket> buckets_;
+      : sim::BucketLengthSampler(shape.upper_bounds, shape.weights, std::max(1.0, mean),
+                                 max_tokens) {}
 };
 
 // Arrivals. The fleet's arrival process is a renewal process at `rate` with gamma gaps of

@@ -1,0 +1,126 @@
+// The what-if half of a scaling decision: see fleet_sizing.h.
+#include "controller/policy/fleet_sizing.h"
+
+#include <algorithm>
+
+#include "controller/policy/replica_search.h"
+
+namespace twinscale::policy {
+
+std::optional<Forecast> Sizing::Find(int32_t n, double margin) const {
+  const double percentile = margin < 1.0 ? scale_in_percentile : keep_percentile;
+  for (const Asked& a : asked) {
+    if (a.replicas == n && a.margin == margin && a.percentile == percentile) return a.forecast;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+class Sizer {
+ public:
+  Sizer(const ForecastQuestion& q, const Forecaster& f, const SizingBounds& b, Sizing& out)
+      : q_(q), f_(f), b_(b), out_(out) {
+    out_.keep_percentile = q.percentile;
+    out_.scale_in_percentile = q.percentile;
+  }
+
+  // The forecast for n at `margin`, at that margin's current target; asked once.
+  Forecast At(int32_t n, double margin) {
+    if (std::optional<Forecast> f = out_.Find(n, margin)) return *f;
+    ForecastQuestion x = CandidateQuestion(q_, n, b_.base, b_.not_counted, margin);
+    x.percentile = margin < 1.0 ? out_.scale_in_percentile : out_.keep_percentile;
+    ++out_.evaluations;
+    out_.asked.push_back({n, margin, x.percentile, f_.Evaluate(x)});
+    return out_.asked.back().forecast;
+  }
+
+  // Whether the ceiling at `margin` may sit below the target, given a forecast `seen` at that
+  // margin: only then is it asked. Returns true when the target was lowered (the caller asks
+  // again at the new target).
+  bool CapTarget(double margin, const Forecast& seen) {
+    if (100 * seen.attainment >= q_.percentile + 1.0) return false;
+    std::optional<double>& ceiling = margin < 1.0 ? out_.scale_in_ceiling : out_.keep_ceiling;
+    if (ceiling) return false;
+    ++out_.evaluations;
+    ceiling = CeilingTarget(f_.Evaluate(CeilingQuestion(q_, b_.max_replicas, margin)));
+    if (*ceiling >= q_.percentile) return false;
+    (margin < 1.0 ? out_.scale_in_percentile : out_.keep_percentile) = std::max(0.0, *ceiling);
+    return true;
+  }
+
+  void Run() {
+    const int32_t base = b_.base;
+    out_.at_base = At(base, 1.0);
+    if (CapTarget(1.0, out_.at_base)) {
+      out_.slo_unattainable = true;
+      out_.at_base = At(base, 1.0);
+    }
+    out_.replicas = base;
+    out_.at_answer = out_.at_base;
+    if (!out_.at_base.meets_slo) {
+      ScaleUp();
+    } else if (b_.scale_in_allowed && base > b_.min_replicas) {
+      ScaleIn();
+    }
+  }
+
+ private:
+  void ScaleUp() {
+    const int32_t base = b_.base;
+    auto keep = [&](int32_t n) { return At(n, 1.0); };
+    ReplicaSearch r;
+    if (b_.hint > base && b_.hint <= b_.max_replicas) {
+      const Forecast at_hint = keep(b_.hint);
+      if (at_hint.meets_slo) {
+        r = SearchDown(base + 1, b_.hint, keep);
+        if (!r.met) r = {b_.hint, true, at_hint, 0};
+      } else {
+        r = SearchUp(b_.hint, b_.max_replicas, keep);
+      }
+    } else {
+      r = SearchUp(base, b_.max_replicas, keep);
+    }
+    out_.replicas = r.met ? r.replicas : b_.max_replicas;
+    out_.outcome = r.met ? Sizing::Outcome::kScaleUp : Sizing::Outcome::kMaxInsufficient;
+    if (r.met) out_.at_answer = r.forecast;
+  }
+
+  void ScaleIn() {
+    const int32_t base = b_.base;
+    const int32_t lo = std::max(b_.min_replicas, 1);
+    const double margin = b_.safety_margin;
+    auto safe = [&](int32_t n) { return At(n, margin); };
+    const int32_t start = b_.hint >= lo && b_.hint < base ? b_.hint : base - 1;
+    Forecast at_start = safe(start);
+    if (CapTarget(margin, at_start)) at_start = safe(start);
+    ReplicaSearch r;
+    if (at_start.meets_slo) {
+      r = SearchDown(lo, start, safe);
+      if (!r.met) r = {start, true, at_start, 0};
+    } else if (start < base - 1) {
+      r = SearchUp(start, base - 1, safe);  // sizes between the hint and base
+    }
+    if (r.met) {
+      out_.outcome = Sizing::Outcome::kScaleIn;
+      out_.replicas = r.replicas;
+      out_.at_answer = r.forecast;
+    }
+  }
+
+  const ForecastQuestion& q_;
+  const Forecaster& f_;
+  const SizingBounds& b_;
+  Sizing& out_;
+};
+
+}  // namespace
+
+Sizing SizeFleet(const ForecastQuestion& question, const Forecaster& forecaster,
+                 const SizingBounds& b) {
+  Sizing out;
+  Sizer(question, forecaster, b, out).Run();
+  return out;
+}
+
+}  // namespace twinscale::policy

@@ -1,0 +1,80 @@
+// SizeFleet: the what-if half of a scaling decision — which fleet size the twin says holds the SLO
+// — shared by Recommend and by the offline check of the decision corpus, so both ask exactly the
+// same questions in the same order.
+//
+// The questions, given the current (base) size:
+// 1. Does base hold the SLO over the horizon (warm-up included), at the full threshold?
+// 2. If not: the smallest larger size that does (SearchUp), or maxReplicas if none.
+// 3. If it does and scale-in is allowed: the smallest smaller size that holds the SLO at the safety
+//    margin, judged from now (SearchDown); base if none.
+// Each search starts where the answer probably is: the previous recommendation (`hint`), when it
+// lies on the search's side of base. Under monotone forecasts the answer does not depend on where
+// the search starts; in the steady state (the hint right) a decision then costs two or three
+// what-ifs instead of a gallop from base.
+//
+// The attainment target is capped just below what maxReplicas could reach (CeilingQuestion), so
+// that requests no fleet can serve in time (prompts too long to prefill within the threshold) are
+// not chased up to maxReplicas. The ceilings are asked only when they could bind: more replicas
+// never forecast worse, so once any forecast at a margin reaches target + 1 point, the ceiling at
+// that margin (one point below maxReplicas' attainment) is known to be above the target.
+//
+// Pure: no I/O, no clock.
+#ifndef TWINSCALE_CONTROLLER_POLICY_FLEET_SIZING_H_
+#define TWINSCALE_CONTROLLER_POLICY_FLEET_SIZING_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "controller/policy/forecaster.h"
+
+namespace twinscale::policy {
+
+struct SizingBounds {
+  int32_t base = 1;          // the current size, clamped to [min_replicas, max_replicas], >= 1
+  int32_t min_replicas = 1;
+  int32_t max_replicas = 1;
+  int32_t not_counted = 0;   // starting pods holding a slot but no capacity (CandidateQuestion)
+  double safety_margin = 1;  // scale-in is judged at this fraction of the TTFT targets
+  bool scale_in_allowed = true;
+  int32_t hint = 0;          // the previous recommendation; 0: none
+};
+
+struct Sizing {
+  enum class Outcome {
+    kHold,             // base holds the SLO; scale-in not allowed or nothing smaller is safe
+    kScaleUp,          // base misses; `replicas` is the smallest larger size that meets
+    kMaxInsufficient,  // base misses and so does maxReplicas; replicas = max_replicas
+    kScaleIn,          // a smaller size holds the SLO at the safety margin
+  };
+  Outcome outcome = Outcome::kHold;
+  int32_t replicas = 0;
+  Forecast at_base;    // base, full threshold
+  Forecast at_answer;  // at `replicas` (at the margin for kScaleIn; at_base for kHold)
+  // The targets (percent) the questions were asked at, and the ceilings when they were asked.
+  double keep_percentile = 0;
+  double scale_in_percentile = 0;
+  std::optional<double> keep_ceiling;      // CeilingTarget at the full threshold
+  std::optional<double> scale_in_ceiling;  // CeilingTarget at the safety margin
+  bool slo_unattainable = false;           // keep_ceiling capped the target
+  int32_t evaluations = 0;                 // what-ifs asked (ceilings included)
+
+  struct Asked {
+    int32_t replicas;
+    double margin;
+    double percentile;
+    Forecast forecast;
+  };
+  std::vector<Asked> asked;  // every what-if, in order (ceilings excluded)
+  // The forecast for `n` at `margin` at that margin's target, if it was asked.
+  std::optional<Forecast> Find(int32_t n, double margin) const;
+};
+
+// `question` carries the observed fleet, the workload and the SLO (candidate_replicas, judge_from
+// and the thresholds are set per question by CandidateQuestion). b.base >= 1.
+Sizing SizeFleet(const ForecastQuestion& question, const Forecaster& forecaster,
+                 const SizingBounds& b);
+
+}  // namespace twinscale::policy
+
+#endif  // TWINSCALE_CONTROLLER_POLICY_FLEET_SIZING_H_

@@ -1,0 +1,152 @@
+// SizeFleet against a forecaster whose answers are known by hand: the attainment is
+// plateau x min(1, n / need), `need` depending on whether the question is asked at the full
+// threshold or at the scale-in margin, and the ceiling question (maxReplicas, idle) reaches the
+// plateau. Each case lists the what-ifs in the order they must be
+// asked (the hint first, then galloping and bisection) and when a ceiling must be asked; and for
+// every base and hint, the answer is the one a search without a hint finds.
+#include "controller/policy/fleet_sizing.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace twinscale::policy {
+namespace {
+
+constexpr double kMargin = 0.8;
+
+class KnownForecaster : public Forecaster {
+ public:
+  KnownForecaster(int32_t need_keep, int32_t need_safe, double plateau)
+      : need_keep_(need_keep), need_safe_(need_safe), plateau_(plateau) {}
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    const bool at_margin = q.ttft_threshold < absl::Milliseconds(500);
+    const bool ceiling = q.attainment_tolerance > 0;  // CeilingQuestion asks for precision
+    (ceiling ? ceilings_ : asked_).push_back(q.candidate_replicas);
+    const int32_t need = at_margin ? need_safe_ : need_keep_;
+    Forecast f;
+    // The ceiling (maxReplicas, idle) is the plateau: what no fleet size can improve on.
+    f.attainment = ceiling ? plateau_
+                           : plateau_ * std::min(1.0, static_cast<double>(q.candidate_replicas) / need);
+    f.meets_slo = 100 * f.attainment + 1e-9 >= q.percentile;
+    return f;
+  }
+  mutable std::vector<int32_t> asked_, ceilings_;
+
+ private:
+  int32_t need_keep_, need_safe_;
+  double plateau_;
+};
+
+ForecastQuestion Question() {
+  ForecastQuestion q;
+  q.ttft_threshold = absl::Milliseconds(500);
+  q.percentile = 93;
+  q.horizon = absl::Minutes(5);
+  return q;
+}
+
+SizingBounds Bounds(int32_t base, int32_t hint, bool scale_in_allowed = true) {
+  SizingBounds b;
+  b.base = base;
+  b.min_replicas = 1;
+  b.max_replicas = 20;
+  b.safety_margin = kMargin;
+  b.scale_in_allowed = scale_in_allowed;
+  b.hint = hint;
+  return b;
+}
+
+TEST(FleetSizingTest, WorkedByHand) {
+  using O = Sizing::Outcome;
+  struct Case {
+    std::string name;
+    int32_t need_keep, need_safe;
+    double plateau;
+    SizingBounds bounds;
+    int32_t want;
+    O outcome;
+    std::vector<int32_t> want_asked;
+    int32_t want_ceilings;
+  };
+  const std::vector<Case> cases = {
+      {"steady: base meets, base - 1 is not safe (its 90% < 94% asks the margin's ceiling)", 8,
+       10, 1.0, Bounds(10, 10), 10, O::kHold, {10, 9}, 1},
+      {"scale-in, hint right: 9 safe, 8 not; every forecast clear of the ceiling", 8, 9, 1.0,
+       Bounds(12, 9), 9, O::kScaleIn, {12, 9, 8}, 0},
+      {"scale-in, hint too low: 6 unsafe, then up from it: 7, 8 miss, 10 meets, bisect 9", 8, 9,
+       1.0, Bounds(12, 6), 9, O::kScaleIn, {12, 6, 7, 8, 10, 9}, 1},
+      {"scale-in, hint too high: 11 safe, then down: 10, 9, 7 (miss), bisect 8", 6, 8, 1.0,
+       Bounds(12, 11), 8, O::kScaleIn, {12, 11, 10, 9, 7, 8}, 0},
+      {"scale-in not allowed: one what-if", 8, 9, 1.0, Bounds(12, 9, false), 12, O::kHold, {12}, 0},
+      {"scale-up, hint right: 9 meets, 8 misses", 9, 12, 1.0, Bounds(5, 9), 9, O::kScaleUp,
+       {5, 9, 8}, 1},
+      {"scale-up, no hint: 6, 7, 9 (meets), bisect 8", 9, 12, 1.0, Bounds(5, 0), 9, O::kScaleUp,
+       {5, 6, 7, 9, 8}, 1},
+      {"scale-up, hint too low: 7 misses, then 8, 9", 9, 12, 1.0, Bounds(5, 7), 9, O::kScaleUp,
+       {5, 7, 8, 9}, 1},
+      {"scale-up, hint above maxReplicas is ignored", 9, 12, 1.0, Bounds(5, 40), 9, O::kScaleUp,
+       {5, 6, 7, 9, 8}, 1},
+      {"maxReplicas insufficient: 6, 7, 9, 13, 20 all miss", 30, 30, 1.0, Bounds(5, 0), 20,
+       O::kMaxInsufficient, {5, 6, 7, 9, 13, 20}, 1},
+      // Plateau 0.90: even 20 idle replicas reach 90%, so the target drops to 89% at both
+      // margins and base is asked again at it; 9 at the margin reaches 0.9 x 9/10 = 81%: unsafe.
+      {"SLO unattainable: the targets drop below the ceiling", 8, 10, 0.90, Bounds(10, 10), 10,
+       O::kHold, {10, 10, 9, 9}, 2},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    KnownForecaster f(tc.need_keep, tc.need_safe, tc.plateau);
+    const Sizing s = SizeFleet(Question(), f, tc.bounds);
+    EXPECT_EQ(s.replicas, tc.want);
+    EXPECT_EQ(s.outcome, tc.outcome);
+    EXPECT_EQ(f.asked_, tc.want_asked);
+    EXPECT_EQ(static_cast<int32_t>(f.ceilings_.size()), tc.want_ceilings);
+    EXPECT_EQ(s.evaluations, static_cast<int32_t>(f.asked_.size() + f.ceilings_.size()));
+  }
+}
+
+TEST(FleetSizingTest, UnattainableSloAimsJustBelowTheCeiling) {
+  KnownForecaster f(8, 10, 0.90);
+  const Sizing s = SizeFleet(Question(), f, Bounds(10, 10));
+  EXPECT_TRUE(s.slo_unattainable);
+  ASSERT_TRUE(s.keep_ceiling.has_value());
+  EXPECT_NEAR(*s.keep_ceiling, 89.0, 1e-9);  // 100 x 0.90 - 1
+  EXPECT_NEAR(s.keep_percentile, 89.0, 1e-9);
+  EXPECT_NEAR(s.scale_in_percentile, 89.0, 1e-9);
+  EXPECT_TRUE(s.at_base.meets_slo);
+}
+
+TEST(FleetSizingTest, TheHintNeverChangesTheAnswerOfAMonotoneForecaster) {
+  for (int32_t need_keep = 1; need_keep <= 22; need_keep += 3) {
+    for (int32_t need_safe = need_keep; need_safe <= 24; need_safe += 4) {
+      for (int32_t base = 1; base <= 20; ++base) {
+        KnownForecaster plain(need_keep, need_safe, 1.0);
+        const Sizing want = SizeFleet(Question(), plain, Bounds(base, 0));
+        for (int32_t hint = 1; hint <= 21; ++hint) {
+          SCOPED_TRACE(testing::Message() << "need " << need_keep << "/" << need_safe << " base "
+                                          << base << " hint " << hint);
+          KnownForecaster f(need_keep, need_safe, 1.0);
+          const Sizing s = SizeFleet(Question(), f, Bounds(base, hint));
+          EXPECT_EQ(s.replicas, want.replicas);
+          EXPECT_EQ(s.outcome, want.outcome);
+        }
+      }
+    }
+  }
+}
+
+TEST(FleetSizingTest, FindReturnsWhatWasAskedAtThatMarginsTarget) {
+  KnownForecaster f(8, 9, 1.0);
+  const Sizing s = SizeFleet(Question(), f, Bounds(12, 9));
+  ASSERT_TRUE(s.Find(12, 1.0).has_value());
+  EXPECT_TRUE(s.Find(12, 1.0)->meets_slo);
+  ASSERT_TRUE(s.Find(8, kMargin).has_value());
+  EXPECT_FALSE(s.Find(8, kMargin)->meets_slo);
+  EXPECT_FALSE(s.Find(8, 1.0).has_value());
+  EXPECT_FALSE(s.Find(11, kMargin).has_value());
+}
+
+}  // namespace
+}  // namespace twinscale::policy

@@ -50,8 +50,8 @@ ABSL_FLAG(std::string, truth, "none",
           "How the simulated truth differs from the twin: none | efficiency | noise | warmup | "
           "routing | frontend | all (comma list).");
 ABSL_FLAG(int32_t, initial_replicas, 0,
-          "Replicas Ready at the start for every policy (0: the oracle's first minute, else the "
-          "policy's minimum).");
+          "Replicas Ready at the start for every policy, clamped to its min/max (0: the oracle's "
+          "first minute, else the policy's minimum).");
 ABSL_FLAG(std::string, out, "",
           "Directory for summary.json, timeline.csv and report.html (created).");
 ABSL_FLAG(std::string, chartjs, "",
@@ -94,6 +94,7 @@ namespace {
 struct PolicyEntry {
   std::unique_ptr<replay::Autoscaler> autoscaler;
   int32_t min_replicas = 1;
+  int32_t max_replicas = 1 << 20;
   sim::RouterKind router = sim::RouterKind::kLeastRequests;
 };
 
@@ -159,6 +160,7 @@ absl::Status Run() {
       r.policy.seed = absl::GetFlag(FLAGS_seed);
       PolicyEntry e;
       e.min_replicas = r.policy.min_replicas;
+      e.max_replicas = r.policy.max_replicas;
       e.router = r.twin.router;
       auto a = std::make_unique<replay::TwinscaleAutoscaler>(
           absl::StrCat("twinscale:", ias.metadata.name), r.policy, r.twin);
@@ -182,6 +184,10 @@ absl::Status Run() {
     for (const policy::BaselineSpec& spec : *family) {
       PolicyEntry e;
       e.min_replicas = spec.min_replicas;
+      e.max_replicas = spec.max_replicas;
+      if (spec.kind == policy::BaselineKind::kStatic) {  // starts at its own size
+        e.min_replicas = e.max_replicas = static_cast<int32_t>(spec.parameter);
+      }
       e.router = first ? first->twin.router : sim::RouterKind::kLeastRequests;
       e.autoscaler = std::make_unique<replay::BaselineAutoscaler>(spec);
       policies.push_back(std::move(e));
@@ -270,7 +276,9 @@ absl::Status Run() {
       initial = oracle && !oracle->minutes.empty() ? oracle->minutes.front().replicas
                                                    : p.min_replicas;
     }
-    rc.initial_replicas = std::max(initial, p.min_replicas);
+    // Within the policy's own bounds: a policy never runs a fleet it could not have asked for.
+    rc.initial_replicas =
+        std::clamp(initial, p.min_replicas, std::max(p.min_replicas, p.max_replicas));
     ProgressBar bar(clock, absl::StrCat("replay ", p.autoscaler->Name()),
                     absl::Seconds(ts.span_seconds), mode);
     rc.progress = [&bar](absl::Duration d) { bar.Update(d); };

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -227,6 +229,16 @@ absl::Status Run() {
   } else {
     if (!absl::GetFlag(FLAGS_selector).empty()) {
       return absl::InvalidArgumentError("--selector needs --from-prometheus");
+    }
+    // The history flags have defaults; one changed from its default was meant for a history.
+    for (const absl::CommandLineFlag* flag :
+         {&absl::GetFlagReflectionHandle(FLAGS_range), &absl::GetFlagReflectionHandle(FLAGS_end),
+          &absl::GetFlagReflectionHandle(FLAGS_step)}) {
+      if (flag->CurrentValue() != flag->DefaultValue()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", flag->Name(), " needs --from-prometheus (it selects the history ",
+                         "to synthesise a trace from; a --trace file is replayed whole)"));
+      }
     }
     sim::TraceReadOptions ro;
     TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));

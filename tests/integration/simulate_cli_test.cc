@@ -1,7 +1,7 @@
 // `twinscale simulate` end to end, through the real binary: the JSON contract, determinism (two runs
 // with the same seed give byte-identical output), a single request's latencies worked by hand from
 // the BLIS coefficients, the capacity search's answer checked against separate runs, and clear
-// errors for bad flags and bad traces.
+// errors for bad flags and bad traces. Also replay's refusal of flags that need --from-prometheus.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -159,3 +159,16 @@ TEST(SimulateCliTest, HelpListsTheSubcommandsFlags) {
 }
 
 }  // namespace
+
+// replay's history flags mean nothing for a trace file: a changed one is a mistake, named.
+TEST(ReplayCliTest, HistoryFlagsWithoutFromPrometheusAreRefusedByName) {
+  for (const char* flag : {"--range 2h", "--step 30s", "--end 2025-01-31T12:00:00Z"}) {
+    const Result r = RunTwinscale(std::string("replay --policy static:2 --progress never ") + flag);
+    EXPECT_NE(r.exit_code, 0) << flag;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    EXPECT_NE(r.out.find(name + " needs --from-prometheus"), std::string::npos) << r.out;
+  }
+  const Result s = RunTwinscale("replay --policy static:2 --progress never --selector '{a=\"b\"}'");
+  EXPECT_NE(s.exit_code, 0);
+  EXPECT_NE(s.out.find("--selector needs --from-prometheus"), std::string::npos) << s.out;
+}

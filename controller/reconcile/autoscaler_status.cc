@@ -1,0 +1,259 @@
+// Status conditions, the write rule and the JSON form: see autoscaler_status.h.
+#include "controller/reconcile/autoscaler_status.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "controller/reconcile/kube_pod.h"
+#include "nlohmann/json.hpp"
+
+namespace twinscale::reconcile {
+namespace {
+
+bool RelativelyDifferent(std::optional<double> a, std::optional<double> b, double tolerance) {
+  if (a.has_value() != b.has_value()) return true;
+  if (!a.has_value()) return false;
+  if ((*a == 0) != (*b == 0)) return true;
+  const double scale = std::max(std::abs(*a), std::abs(*b));
+  return scale > 0 && std::abs(*a - *b) > tolerance * scale;
+}
+
+std::optional<double> Seconds(const std::optional<absl::Duration>& d) {
+  if (!d.has_value()) return std::nullopt;
+  return absl::ToDoubleSeconds(*d);
+}
+
+// Numbers people read: at most 4 significant digits, no exponent for ordinary magnitudes.
+nlohmann::json Number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return nlohmann::json::parse(absl::StrFormat("%.4g", v), nullptr, /*allow_exceptions=*/false);
+}
+
+absl::Status WrongType(absl::string_view field, absl::string_view want) {
+  return absl::InvalidArgumentError(absl::StrCat("status.", field, ": expected ", want));
+}
+
+absl::StatusOr<absl::Duration> DurationField(const nlohmann::json& v, absl::string_view field) {
+  absl::Duration d;
+  if (!v.is_string() || !absl::ParseDuration(v.get<std::string>(), &d)) {
+    return WrongType(field, "a duration such as \"1.5s\"");
+  }
+  return d;
+}
+
+absl::StatusOr<std::optional<double>> NumberField(const nlohmann::json& obj, const char* key,
+                                                  absl::string_view field) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::optional<double>();
+  if (!it->is_number()) return WrongType(field, "a number");
+  return std::optional<double>(it->get<double>());
+}
+
+}  // namespace
+
+const Condition* AutoscalerStatus::FindCondition(std::string_view type) const {
+  for (const Condition& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+void SetCondition(AutoscalerStatus& status, std::string_view type, std::string_view value,
+                  std::string_view reason, std::string_view message, absl::Time now,
+                  int64_t generation) {
+  for (Condition& c : status.conditions) {
+    if (c.type != type) continue;
+    if (c.status != value) c.last_transition_time = now;
+    c.status = std::string(value);
+    c.reason = std::string(reason);
+    c.message = std::string(message);
+    c.observed_generation = generation;
+    return;
+  }
+  status.conditions.push_back(Condition{std::string(type), std::string(value), std::string(reason),
+                                        std::string(message), now, generation});
+}
+
+bool MeaningfulChange(const AutoscalerStatus& a, const AutoscalerStatus& b) {
+  if (a.observed_generation != b.observed_generation) return true;
+  if (a.conditions.size() != b.conditions.size()) return true;
+  for (const Condition& c : b.conditions) {
+    const Condition* o = a.FindCondition(c.type);
+    if (o == nullptr || o->status != c.status || o->reason != c.reason || o->message != c.message) {
+      return true;
+    }
+  }
+  if (a.current_replicas != b.current_replicas || a.desired_replicas != b.desired_replicas) {
+    return true;
+  }
+  if (a.admission.has_value() != b.admission.has_value()) return true;
+  if (a.admission.has_value() &&
+      (a.admission->active != b.admission->active ||
+       a.admission->max_queue_per_replica != b.admission->max_queue_per_replica ||
+       RelativelyDifferent(a.admission->max_arrival_rate, b.admission->max_arrival_rate, 0.1))) {
+    return true;
+  }
+  if (a.last_decision.has_value() != b.last_decision.has_value()) return true;
+  if (a.last_decision.has_value()) {
+    if (a.last_decision->replicas != b.last_decision->replicas) return true;
+    if (a.last_decision->reasons.size() != b.last_decision->reasons.size()) return true;
+    for (size_t i = 0; i < a.last_decision->reasons.size(); ++i) {
+      if (a.last_decision->reasons[i].code != b.last_decision->reasons[i].code) return true;
+    }
+  }
+  if (a.calibration.has_value() != b.calibration.has_value()) return true;
+  if (a.calibration.has_value() &&
+      (RelativelyDifferent(a.calibration->prefill_speed, b.calibration->prefill_speed, 0.01) ||
+       RelativelyDifferent(a.calibration->decode_speed, b.calibration->decode_speed, 0.01))) {
+    return true;
+  }
+  if (a.measured_warmup.has_value() != b.measured_warmup.has_value()) return true;
+  if (a.measured_warmup.has_value() &&
+      absl::AbsDuration(*a.measured_warmup - *b.measured_warmup) >= absl::Seconds(1)) {
+    return true;
+  }
+  if (a.observed.has_value() != b.observed.has_value()) return true;
+  if (a.observed.has_value()) {
+    const auto& x = *a.observed;
+    const auto& y = *b.observed;
+    if (RelativelyDifferent(x.queue_depth_per_replica, y.queue_depth_per_replica, 0.1) ||
+        RelativelyDifferent(x.kv_cache_utilization, y.kv_cache_utilization, 0.1) ||
+        RelativelyDifferent(x.arrival_rate, y.arrival_rate, 0.1) ||
+        RelativelyDifferent(Seconds(x.ttft_p90), Seconds(y.ttft_p90), 0.1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string FormatSpecDuration(absl::Duration d) {
+  if (d == absl::ZeroDuration()) return "0s";
+  // Milliseconds are the finest grain anyone reads here; absl would print "1.234567891s".
+  return absl::FormatDuration(absl::Trunc(d, absl::Milliseconds(1)));
+}
+
+nlohmann::json StatusToJson(const AutoscalerStatus& s) {
+  nlohmann::json j = nlohmann::json::object();
+  j["observedGeneration"] = s.observed_generation;
+  nlohmann::json conditions = nlohmann::json::array();
+  for (const Condition& c : s.conditions) {
+    conditions.push_back({{"type", c.type},
+                          {"status", c.status},
+                          {"reason", c.reason},
+                          {"message", c.message},
+                          {"lastTransitionTime", FormatKubeTime(c.last_transition_time)},
+                          {"observedGeneration", c.observed_generation}});
+  }
+  j["conditions"] = std::move(conditions);
+  if (s.current_replicas) j["currentReplicas"] = *s.current_replicas;
+  if (s.desired_replicas) j["desiredReplicas"] = *s.desired_replicas;
+  if (s.admission) {
+    j["admission"] = {{"active", s.admission->active}};
+    if (s.admission->active) {
+      j["admission"]["maxQueuePerReplica"] = s.admission->max_queue_per_replica;
+      j["admission"]["maxArrivalRate"] = Number(s.admission->max_arrival_rate);
+    }
+  }
+  if (s.observed) {
+    nlohmann::json o = nlohmann::json::object();
+    if (s.observed->queue_depth_per_replica) {
+      o["queueDepthPerReplica"] = Number(*s.observed->queue_depth_per_replica);
+    }
+    if (s.observed->ttft_p90) o["ttftP90"] = FormatSpecDuration(*s.observed->ttft_p90);
+    if (s.observed->kv_cache_utilization) {
+      o["kvCacheUtilization"] = Number(std::clamp(*s.observed->kv_cache_utilization, 0.0, 1.0));
+    }
+    if (s.observed->arrival_rate) o["arrivalRate"] = Number(*s.observed->arrival_rate);
+    j["observed"] = std::move(o);
+  }
+  if (s.measured_warmup) j["measuredWarmup"] = FormatSpecDuration(*s.measured_warmup);
+  if (s.calibration) {
+    j["calibration"] = {{"prefillSpeed", Number(s.calibration->prefill_speed)},
+                        {"decodeSpeed", Number(s.calibration->decode_speed)},
+                        {"updates", s.calibration->updates}};
+  }
+  if (s.last_decision) {
+    nlohmann::json reasons = nlohmann::json::array();
+    for (const policy::Reason& r : s.last_decision->reasons) {
+      reasons.push_back({{"code", r.code}, {"message", r.message.substr(0, 4096)}});
+    }
+    j["lastDecision"] = {{"time", FormatKubeTime(s.last_decision->time)},
+                         {"replicas", s.last_decision->replicas},
+                         {"reasons", std::move(reasons)}};
+  }
+  return j;
+}
+
+absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
+  AutoscalerStatus s;
+  if (j.is_null()) return s;
+  if (!j.is_object()) return WrongType("", "an object");
+  if (auto it = j.find("observedGeneration"); it != j.end()) {
+    if (!it->is_number_integer()) return WrongType("observedGeneration", "an integer");
+    s.observed_generation = it->get<int64_t>();
+  }
+  if (auto it = j.find("conditions"); it != j.end()) {
+    if (!it->is_array()) return WrongType("conditions", "a list");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const nlohmann::json& c = (*it)[i];
+      const std::string field = absl::StrCat("conditions[", i, "]");
+      if (!c.is_object() || !c.contains("type") || !c["type"].is_string()) {
+        return WrongType(field, "an object with a string type");
+      }
+      Condition cond;
+      cond.type = c["type"].get<std::string>();
+      cond.status = c.value("status", "Unknown");
+      cond.reason = c.value("reason", "");
+      cond.message = c.value("message", "");
+      cond.observed_generation = c.value("observedGeneration", int64_t{0});
+      auto t = ParseKubeTime(c.value("lastTransitionTime", ""));
+      if (!t.ok()) return WrongType(field + ".lastTransitionTime", "an RFC 3339 time");
+      cond.last_transition_time = *t;
+      s.conditions.push_back(std::move(cond));
+    }
+  }
+  if (auto it = j.find("currentReplicas"); it != j.end() && it->is_number_integer()) {
+    s.current_replicas = it->get<int32_t>();
+  }
+  if (auto it = j.find("desiredReplicas"); it != j.end() && it->is_number_integer()) {
+    s.desired_replicas = it->get<int32_t>();
+  }
+  if (auto it = j.find("measuredWarmup"); it != j.end()) {
+    auto d = DurationField(*it, "measuredWarmup");
+    if (!d.ok()) return d.status();
+    s.measured_warmup = *d;
+  }
+  if (auto it = j.find("calibration"); it != j.end()) {
+    if (!it->is_object()) return WrongType("calibration", "an object");
+    AutoscalerStatus::Calibration c;
+    auto prefill = NumberField(*it, "prefillSpeed", "calibration.prefillSpeed");
+    if (!prefill.ok()) return prefill.status();
+    auto decode = NumberField(*it, "decodeSpeed", "calibration.decodeSpeed");
+    if (!decode.ok()) return decode.status();
+    if (prefill->has_value()) c.prefill_speed = **prefill;
+    if (decode->has_value()) c.decode_speed = **decode;
+    c.updates = it->value("updates", int64_t{0});
+    if (c.prefill_speed <= 0 || c.decode_speed <= 0) {
+      return WrongType("calibration", "speed factors above zero");
+    }
+    s.calibration = c;
+  }
+  if (auto it = j.find("lastDecision"); it != j.end() && it->is_object()) {
+    AutoscalerStatus::LastDecision d;
+    auto t = ParseKubeTime(it->value("time", ""));
+    if (!t.ok()) return WrongType("lastDecision.time", "an RFC 3339 time");
+    d.time = *t;
+    d.replicas = it->value("replicas", 0);
+    if (auto r = it->find("reasons"); r != it->end() && r->is_array()) {
+      for (const nlohmann::json& x : *r) {
+        if (x.is_object()) d.reasons.push_back({x.value("code", ""), x.value("message", "")});
+      }
+    }
+    s.last_decision = std::move(d);
+  }
+  // admission and observed are recomputed every decision; nothing downstream reads them back.
+  return s;
+}
+
+}  // namespace twinscale::reconcile

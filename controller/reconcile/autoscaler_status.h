@@ -1,0 +1,91 @@
+// The InferenceAutoscaler's status (DESIGN.md section 3) as the controller keeps it: conditions
+// with honest transition times, current and desired replicas, admission limits, what was observed,
+// the measured warm-up, the calibration (which a new leader reads back, so it survives a
+// failover) and the last decision with its reasons. Also the two rules that keep status writes
+// rare and meaningful: a condition's lastTransitionTime moves only when its status flips, and a
+// status is written only when something a person or a peer would act on changed. Pure.
+#ifndef TWINSCALE_CONTROLLER_RECONCILE_AUTOSCALER_STATUS_H_
+#define TWINSCALE_CONTROLLER_RECONCILE_AUTOSCALER_STATUS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "controller/policy/decision.h"
+#include "nlohmann/json_fwd.hpp"
+
+namespace twinscale::reconcile {
+
+// Condition types.
+inline constexpr std::string_view kSpecValid = "SpecValid";        // the spec parsed and resolved
+inline constexpr std::string_view kMetricsFresh = "MetricsFresh";  // inputs within staleAfter
+inline constexpr std::string_view kScalingActive = "ScalingActive";  // the controller may act
+inline constexpr std::string_view kSloAtRisk = "SloAtRisk";        // forecast misses even so
+
+// metav1.Condition.
+struct Condition {
+  std::string type;
+  std::string status;  // "True" | "False" | "Unknown"
+  std::string reason;  // CamelCase
+  std::string message;
+  absl::Time last_transition_time;
+  int64_t observed_generation = 0;
+};
+
+struct AutoscalerStatus {
+  int64_t observed_generation = 0;
+  std::vector<Condition> conditions;
+  std::optional<int32_t> current_replicas;  // the target's /scale spec.replicas
+  std::optional<int32_t> desired_replicas;  // the decision
+  std::optional<policy::AdmissionAdvice> admission;
+  struct Observed {
+    std::optional<double> queue_depth_per_replica, kv_cache_utilization, arrival_rate;
+    std::optional<absl::Duration> ttft_p90;
+  };
+  std::optional<Observed> observed;
+  std::optional<absl::Duration> measured_warmup;
+  struct Calibration {
+    double prefill_speed = 1;
+    double decode_speed = 1;
+    int64_t updates = 0;
+  };
+  std::optional<Calibration> calibration;
+  struct LastDecision {
+    absl::Time time;
+    int32_t replicas = 0;
+    std::vector<policy::Reason> reasons;
+  };
+  std::optional<LastDecision> last_decision;
+
+  const Condition* FindCondition(std::string_view type) const;
+};
+
+// Sets condition `type` to `status` ("True"/"False"/"Unknown") with reason and message. Its
+// lastTransitionTime becomes `now` only when the status differs from the one held (or the
+// condition is new): a reason or message change alone keeps the time, as Kubernetes conventions ask.
+void SetCondition(AutoscalerStatus& status, std::string_view type, std::string_view value,
+                  std::string_view reason, std::string_view message, absl::Time now,
+                  int64_t generation);
+
+// Whether `next` differs from `written` in a way worth a write: generation, a condition's status,
+// reason or message, replicas, admission, the last decision's replicas or reason codes, the
+// calibration by more than 1%, the measured warm-up by a second or more, or an observed value by
+// more than 10% (a change to or from zero counts). The decision's time and small drifts don't.
+bool MeaningfulChange(const AutoscalerStatus& written, const AutoscalerStatus& next);
+
+// The status as the CRD's schema has it (durations as "1.5s" strings, times RFC 3339), and back.
+// FromJson is lenient about what it doesn't need (a status written by an older controller) and
+// InvalidArgument, naming the field, for a value of the wrong type.
+nlohmann::json StatusToJson(const AutoscalerStatus& status);
+absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& status);
+
+// A duration as the CRD's pattern wants it: absl's form, but "0s" rather than "0".
+std::string FormatSpecDuration(absl::Duration d);
+
+}  // namespace twinscale::reconcile
+
+#endif  // TWINSCALE_CONTROLLER_RECONCILE_AUTOSCALER_STATUS_H_

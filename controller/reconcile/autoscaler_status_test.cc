@@ -1,0 +1,113 @@
+// Status rules worked by hand: transition times move only on a flip; writes only on meaningful
+// change (table); the JSON matches the CRD's field names and formats and reads back.
+#include "controller/reconcile/autoscaler_status.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "nlohmann/json.hpp"
+
+namespace twinscale::reconcile {
+namespace {
+
+const absl::Time kT0 = absl::FromUnixSeconds(1795251600);  // 2026-11-21T09:00:00Z
+
+TEST(AutoscalerStatusTest, TransitionTimeMovesOnlyWhenTheStatusFlips) {
+  AutoscalerStatus s;
+  SetCondition(s, kMetricsFresh, "True", "ScrapesFresh", "10 of 10 pods", kT0, 1);
+  SetCondition(s, kMetricsFresh, "True", "ScrapesFresh", "9 of 10 pods", kT0 + absl::Seconds(15), 1);
+  ASSERT_EQ(s.conditions.size(), 1u);
+  EXPECT_EQ(s.conditions[0].last_transition_time, kT0);  // same status: time kept
+  EXPECT_EQ(s.conditions[0].message, "9 of 10 pods");
+  SetCondition(s, kMetricsFresh, "False", "ScrapesStale", "no pod answered", kT0 + absl::Seconds(30), 2);
+  EXPECT_EQ(s.conditions[0].last_transition_time, kT0 + absl::Seconds(30));
+  EXPECT_EQ(s.conditions[0].observed_generation, 2);
+  SetCondition(s, kSpecValid, "True", "Valid", "", kT0 + absl::Seconds(45), 2);
+  EXPECT_EQ(s.conditions.size(), 2u);
+  EXPECT_EQ(s.FindCondition(kSpecValid)->last_transition_time, kT0 + absl::Seconds(45));
+}
+
+AutoscalerStatus Base() {
+  AutoscalerStatus s;
+  s.observed_generation = 3;
+  SetCondition(s, kScalingActive, "True", "Direct", "", kT0, 3);
+  s.current_replicas = 10;
+  s.desired_replicas = 10;
+  s.admission = policy::AdmissionAdvice{};
+  s.observed = AutoscalerStatus::Observed{2.0, 0.40, 100.0, absl::Milliseconds(300)};
+  s.measured_warmup = absl::Seconds(70);
+  s.calibration = AutoscalerStatus::Calibration{0.8, 0.8, 12};
+  s.last_decision = AutoscalerStatus::LastDecision{kT0, 10, {{"ForecastMeetsSlo", "p90 310 ms"}}};
+  return s;
+}
+
+TEST(AutoscalerStatusTest, MeaningfulChangeTable) {
+  struct Case {
+    const char* what;
+    std::function<void(AutoscalerStatus&)> change;
+    bool meaningful;
+  };
+  const Case cases[] = {
+      {"nothing", [](AutoscalerStatus&) {}, false},
+      {"only the decision's time", [](AutoscalerStatus& s) { s.last_decision->time += absl::Seconds(15); }, false},
+      {"a reason's numbers only", [](AutoscalerStatus& s) { s.last_decision->reasons[0].message = "p90 320 ms"; }, false},
+      {"queue 2.0 -> 2.1 (5%)", [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 2.1; }, false},
+      {"queue 2.0 -> 2.4 (20%)", [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 2.4; }, true},
+      {"queue 2.0 -> 0", [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 0.0; }, true},
+      {"TTFT 300 -> 320 ms", [](AutoscalerStatus& s) { s.observed->ttft_p90 = absl::Milliseconds(320); }, false},
+      {"TTFT 300 -> 400 ms", [](AutoscalerStatus& s) { s.observed->ttft_p90 = absl::Milliseconds(400); }, true},
+      {"calibration 0.800 -> 0.805", [](AutoscalerStatus& s) { s.calibration->decode_speed = 0.805; }, false},
+      {"calibration 0.80 -> 0.82", [](AutoscalerStatus& s) { s.calibration->decode_speed = 0.82; }, true},
+      {"warm-up +0.5 s", [](AutoscalerStatus& s) { *s.measured_warmup += absl::Milliseconds(500); }, false},
+      {"warm-up +2 s", [](AutoscalerStatus& s) { *s.measured_warmup += absl::Seconds(2); }, true},
+      {"desired 10 -> 11", [](AutoscalerStatus& s) { s.desired_replicas = 11; }, true},
+      {"current 10 -> 11", [](AutoscalerStatus& s) { s.current_replicas = 11; }, true},
+      {"generation", [](AutoscalerStatus& s) { s.observed_generation = 4; }, true},
+      {"a reason code", [](AutoscalerStatus& s) { s.last_decision->reasons[0].code = "ScaleInSafe"; }, true},
+      {"a condition's status", [](AutoscalerStatus& s) { s.conditions[0].status = "False"; }, true},
+      {"a new condition", [](AutoscalerStatus& s) { SetCondition(s, kSloAtRisk, "False", "ForecastMeetsSlo", "", kT0, 3); }, true},
+      {"admission on", [](AutoscalerStatus& s) { s.admission->active = true; }, true},
+  };
+  for (const Case& c : cases) {
+    AutoscalerStatus next = Base();
+    c.change(next);
+    EXPECT_EQ(MeaningfulChange(Base(), next), c.meaningful) << c.what;
+  }
+}
+
+TEST(AutoscalerStatusTest, JsonUsesTheCrdNamesAndFormats) {
+  const nlohmann::json j = StatusToJson(Base());
+  EXPECT_EQ(j["observedGeneration"], 3);
+  EXPECT_EQ(j["conditions"][0]["type"], "ScalingActive");
+  EXPECT_EQ(j["conditions"][0]["lastTransitionTime"], "2026-11-21T09:00:00Z");
+  EXPECT_EQ(j["currentReplicas"], 10);
+  EXPECT_EQ(j["desiredReplicas"], 10);
+  EXPECT_EQ(j["admission"], nlohmann::json({{"active", false}}));
+  EXPECT_EQ(j["observed"]["ttftP90"], "300ms");
+  EXPECT_DOUBLE_EQ(j["observed"]["kvCacheUtilization"].get<double>(), 0.4);
+  EXPECT_EQ(j["measuredWarmup"], "1m10s");
+  EXPECT_DOUBLE_EQ(j["calibration"]["decodeSpeed"].get<double>(), 0.8);
+  EXPECT_EQ(j["lastDecision"]["reasons"][0]["code"], "ForecastMeetsSlo");
+  EXPECT_EQ(FormatSpecDuration(absl::ZeroDuration()), "0s");  // the CRD pattern rejects "0"
+  EXPECT_EQ(FormatSpecDuration(absl::Nanoseconds(1234567891)), "1.234s");
+}
+
+TEST(AutoscalerStatusTest, ReadsBackWhatANewLeaderNeeds) {
+  auto back = StatusFromJson(StatusToJson(Base()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->calibration.has_value());
+  EXPECT_DOUBLE_EQ(back->calibration->decode_speed, 0.8);
+  EXPECT_EQ(back->calibration->updates, 12);
+  EXPECT_EQ(*back->measured_warmup, absl::Seconds(70));
+  EXPECT_EQ(back->conditions[0].last_transition_time, kT0);
+  EXPECT_EQ(back->last_decision->replicas, 10);
+  // A status written by nobody yet, and one with a wrong type named.
+  EXPECT_TRUE(StatusFromJson(nlohmann::json()).ok());
+  const absl::Status bad = StatusFromJson({{"calibration", {{"decodeSpeed", "fast"}}}}).status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("calibration.decodeSpeed"), std::string::npos) << bad;
+}
+
+}  // namespace
+}  // namespace twinscale::reconcile

@@ -1,0 +1,100 @@
+// Pod objects (as the API server writes them) into pod stages: one case per row of the stage rules
+// in kube_pod.h, plus the fields the controller reads and clear errors.
+#include "controller/reconcile/kube_pod.h"
+
+#include <gtest/gtest.h>
+
+#include "nlohmann/json.hpp"
+
+namespace twinscale::reconcile {
+namespace {
+
+using Stage = state::PodView::Stage;
+
+nlohmann::json Pod(nlohmann::json conditions, nlohmann::json extra_meta = nlohmann::json::object(),
+                   std::string phase = "Running") {
+  nlohmann::json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "vllm-0"}, {"uid", "u-1"}, {"creationTimestamp", "2026-11-21T09:00:00Z"}}},
+      {"status", {{"phase", phase}, {"podIP", "10.0.0.7"}, {"conditions", conditions}}}};
+  if (extra_meta.is_object()) pod["metadata"].update(extra_meta);
+  return pod;
+}
+
+nlohmann::json Cond(const char* type, const char* status, const char* reason = "",
+                    const char* since = "2026-11-21T09:01:30Z") {
+  return {{"type", type}, {"status", status}, {"reason", reason}, {"lastTransitionTime", since}};
+}
+
+struct StageCase {
+  const char* name;
+  nlohmann::json pod;
+  Stage want;
+  bool unschedulable;
+};
+
+TEST(KubePodTest, StageRulesTable) {
+  const StageCase cases[] = {
+      {"no conditions yet (just created)", Pod(nlohmann::json::array()), Stage::kPending, false},
+      {"unschedulable",
+       Pod({Cond("PodScheduled", "False", "Unschedulable")}), Stage::kPending, true},
+      {"scheduled, containers starting",
+       Pod({Cond("PodScheduled", "True"), Cond("Initialized", "True"),
+            Cond("ContainersReady", "False", "ContainersNotReady"), Cond("Ready", "False")}),
+       Stage::kLoading, false},
+      {"containers ready, a readiness gate still closed",
+       Pod({Cond("PodScheduled", "True"), Cond("ContainersReady", "True"), Cond("Ready", "False")}),
+       Stage::kWarmingUp, false},
+      {"ready",
+       Pod({Cond("PodScheduled", "True"), Cond("ContainersReady", "True"), Cond("Ready", "True")}),
+       Stage::kReady, false},
+      {"ready but being deleted",
+       Pod({Cond("PodScheduled", "True"), Cond("Ready", "True")},
+           {{"deletionTimestamp", "2026-11-21T09:05:00Z"}}),
+       Stage::kTerminating, false},
+      {"failed", Pod({Cond("PodScheduled", "True"), Cond("Ready", "False")}, {}, "Failed"),
+       Stage::kTerminating, false},
+  };
+  for (const StageCase& c : cases) {
+    auto pod = ParseKubePod(c.pod);
+    ASSERT_TRUE(pod.ok()) << c.name << ": " << pod.status();
+    EXPECT_EQ(pod->stage, c.want) << c.name;
+    EXPECT_EQ(pod->unschedulable, c.unschedulable) << c.name;
+  }
+}
+
+TEST(KubePodTest, ReadsAddressAndTimes) {
+  auto pod = ParseKubePod(
+      Pod({Cond("PodScheduled", "True"), Cond("ContainersReady", "True"), Cond("Ready", "True")}));
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(pod->name, "vllm-0");
+  EXPECT_EQ(pod->uid, "u-1");
+  EXPECT_EQ(pod->ip, "10.0.0.7");
+  ASSERT_TRUE(pod->ready_since.has_value());
+  // Created 09:00:00, Ready since 09:01:30: a 90 s warm-up.
+  EXPECT_EQ(*pod->ready_since - pod->created, absl::Seconds(90));
+}
+
+TEST(KubePodTest, ErrorsNameTheField) {
+  nlohmann::json no_name = Pod(nlohmann::json::array());
+  no_name["metadata"].erase("name");
+  EXPECT_NE(ParseKubePod(no_name).status().message().find("metadata.name"), std::string::npos);
+  nlohmann::json bad_time = Pod(nlohmann::json::array());
+  bad_time["metadata"]["creationTimestamp"] = "yesterday";
+  const absl::Status s = ParseKubePod(bad_time).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("creationTimestamp"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("yesterday"), std::string::npos) << s;
+}
+
+TEST(KubePodTest, KubeTimesRoundTripAndAcceptMicroTime) {
+  const absl::Time t = absl::FromUnixSeconds(1795251600);  // 2026-11-21T09:00:00Z
+  EXPECT_EQ(FormatKubeTime(t), "2026-11-21T09:00:00Z");
+  EXPECT_EQ(*ParseKubeTime("2026-11-21T09:00:00Z"), t);
+  EXPECT_EQ(*ParseKubeTime("2026-11-21T09:00:00.250000Z"), t + absl::Milliseconds(250));
+  EXPECT_EQ(*ParseKubeTime("2026-11-21T10:00:00+01:00"), t);
+}
+
+}  // namespace
+}  // namespace twinscale::reconcile

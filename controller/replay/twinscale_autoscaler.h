@@ -1,7 +1,6 @@
-// twinscale's own policy behind replay's Autoscaler interface: each sync it builds a FleetSnapshot
-// from the scraped view (state::SnapshotBuilder), asks Recommend with the twin as forecaster, and
-// records the decision in its history — the same pieces the live reconciler wires together. Before
-// each decision the calibrator fits the twin's speed to the inter-token latency the fleet showed.
+// twinscale's own policy behind replay's Autoscaler interface: each sync hands the scraped view to
+// twin::TargetDecider — the same decision chain the live reconciler runs (snapshot, calibration,
+// Recommend with the twin as forecaster) — and keeps the record replay reports.
 #ifndef TWINSCALE_CONTROLLER_REPLAY_TWINSCALE_AUTOSCALER_H_
 #define TWINSCALE_CONTROLLER_REPLAY_TWINSCALE_AUTOSCALER_H_
 
@@ -11,9 +10,7 @@
 
 #include "controller/policy/recommend.h"
 #include "controller/replay/autoscaler.h"
-#include "controller/state/fleet_snapshot.h"
-#include "controller/twin/calibration.h"
-#include "controller/twin/twin_forecaster.h"
+#include "controller/twin/target_decider.h"
 
 namespace twinscale::replay {
 
@@ -21,7 +18,7 @@ class TwinscaleAutoscaler : public Autoscaler {
  public:
   TwinscaleAutoscaler(std::string name, policy::PolicyConfig config, twin::TwinOptions twin);
   std::string Name() const override { return name_; }
-  absl::Duration SyncPeriod() const override { return config_.interval; }
+  absl::Duration SyncPeriod() const override { return decider_.config().interval; }
   int32_t Decide(const ClusterView& view) override;
   std::string LastReason() const override { return last_reason_; }
   // Every decision taken, in order (for reports and the decision corpus).
@@ -31,19 +28,13 @@ class TwinscaleAutoscaler : public Autoscaler {
   // as it stood) minus the observed p90 (ms; NaN when unknown).
   const std::vector<double>& speed_history() const { return speed_history_; }
   const std::vector<double>& prediction_error_ms() const { return prediction_error_ms_; }
-  void set_calibration(bool on) { calibrate_ = on; }
+  void set_calibration(bool on) { decider_.set_calibration(on); }
 
  private:
   std::string name_;
-  policy::PolicyConfig config_;
-  twin::TwinForecaster forecaster_;
-  state::SnapshotBuilder snapshots_;
-  twin::Calibrator calibrator_;
-  bool calibrate_ = true;
+  twin::TargetDecider decider_;
   std::vector<double> speed_history_;
   std::vector<double> prediction_error_ms_;
-  std::optional<double> next_window_p90_ms_;
-  policy::PolicyHistory history_;
   std::vector<policy::Decision> decisions_;
   std::string last_reason_;
 };

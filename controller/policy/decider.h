@@ -1,0 +1,41 @@
+// Decider: one target's decision maker across decisions. Each interval it gets what the
+// controller sees (state::ClusterView) and returns the Decision; between calls it keeps what
+// successive decisions need (the previous scrapes for increases, stabilization history, the
+// twin's calibration). The live reconciler and replay drive the same implementation
+// (twin::TargetDecider); tests of the reconcile loop can drive a scripted one.
+#ifndef TWINSCALE_CONTROLLER_POLICY_DECIDER_H_
+#define TWINSCALE_CONTROLLER_POLICY_DECIDER_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "controller/policy/decision.h"
+#include "controller/state/cluster_view.h"
+#include "controller/state/fleet_snapshot.h"
+
+namespace twinscale::policy {
+
+// The twin's speed factors fitted to the fleet (1 = the profile is exact). Kept in the object's
+// status so a new leader starts from them.
+struct CalibrationFactors {
+  double prefill_speed = 1;
+  double decode_speed = 1;
+  int64_t updates = 0;  // windows folded in so far
+};
+
+class Decider {
+ public:
+  virtual ~Decider() = default;
+  virtual Decision Decide(const state::ClusterView& view) = 0;
+  // The snapshot the last Decide built (null before the first).
+  virtual const state::FleetSnapshot* last_snapshot() const = 0;
+  virtual CalibrationFactors calibration() const = 0;
+  virtual void RestoreCalibration(const CalibrationFactors& factors) = 0;
+  // The twin's p90 TTFT forecast for the last window minus what the fleet showed (ms), when both
+  // were known.
+  virtual std::optional<double> last_prediction_error_ms() const = 0;
+};
+
+}  // namespace twinscale::policy
+
+#endif  // TWINSCALE_CONTROLLER_POLICY_DECIDER_H_

@@ -1,0 +1,73 @@
+// twinscale's decision chain for one target: see target_decider.h.
+#include "controller/twin/target_decider.h"
+
+namespace twinscale::twin {
+namespace {
+
+state::SnapshotOptions SnapshotOptionsFor(const policy::PolicyConfig& config,
+                                          absl::Duration stale_after) {
+  state::SnapshotOptions o;
+  o.stale_after = stale_after;
+  o.slo_threshold_seconds = absl::ToDoubleSeconds(config.ttft_threshold);
+  return o;
+}
+
+}  // namespace
+
+TargetDecider::TargetDecider(policy::PolicyConfig config, TwinOptions twin,
+                             absl::Duration stale_after)
+    : config_(config),
+      forecaster_(twin),
+      snapshots_(SnapshotOptionsFor(config, stale_after)),
+      calibrator_(twin.deployment) {}
+
+void TargetDecider::Reconfigure(policy::PolicyConfig config, TwinOptions twin,
+                                absl::Duration stale_after) {
+  const CalibrationState kept = calibrator_.state();
+  config_ = config;
+  forecaster_ = TwinForecaster(twin);
+  snapshots_.set_options(SnapshotOptionsFor(config, stale_after));
+  calibrator_ = Calibrator(twin.deployment);
+  calibrator_.Restore(kept);
+  if (calibrate_) forecaster_.set_speed(kept.speed);
+}
+
+policy::CalibrationFactors TargetDecider::calibration() const {
+  const CalibrationState& s = calibrator_.state();
+  return {s.speed.prefill, s.speed.decode, s.updates};
+}
+
+void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
+  CalibrationState s = calibrator_.state();
+  s.speed.prefill = f.prefill_speed;
+  s.speed.decode = f.decode_speed;
+  s.updates = f.updates;
+  calibrator_.Restore(s);
+  if (calibrate_) forecaster_.set_speed(s.speed);
+}
+
+policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
+  snapshot_ = snapshots_.Build(view);
+  const state::FleetSnapshot& snap = *snapshot_;
+  if (calibrate_) forecaster_.set_speed(calibrator_.Update(snap).speed);
+  prediction_error_ms_.reset();
+  if (next_window_p90_ms_.has_value() &&
+      snap.workload.ttft_p90_seconds.kind() == state::Input<double>::Kind::kValue) {
+    prediction_error_ms_ = *next_window_p90_ms_ - 1000 * snap.workload.ttft_p90_seconds.value();
+  }
+  policy::Decision d = policy::Recommend(snap, config_, forecaster_, view.now, history_);
+  policy::RecordDecision(d, config_, history_);
+  // The twin's forecast for the coming window with the fleet as it stands (no change assumed):
+  // next time, compared with what the fleet showed, it is the prediction error.
+  next_window_p90_ms_.reset();
+  if (!d.question.ready.empty() && d.question.arrival_rate > 0) {
+    policy::ForecastQuestion next = d.question;
+    next.candidate_replicas = static_cast<int32_t>(next.ready.size() + next.pending_ready_in.size());
+    next.horizon = config_.interval;
+    next.judge_from = absl::ZeroDuration();
+    next_window_p90_ms_ = forecaster_.Evaluate(next).ttft_p90_ms;
+  }
+  return d;
+}
+
+}  // namespace twinscale::twin

@@ -1,0 +1,55 @@
+// TargetDecider: twinscale's decision chain for one target, the policy::Decider that the live
+// reconciler and replay both run. Each decision: the ClusterView becomes a FleetSnapshot
+// (state::SnapshotBuilder), the calibrator folds the window's inter-token latency into the twin's
+// speed, Recommend asks the twin (TwinForecaster) its what-ifs, and the decision is recorded for
+// the stabilization windows. It also forecasts the coming window with the fleet as it stands, so
+// the next decision can report the prediction error.
+#ifndef TWINSCALE_CONTROLLER_TWIN_TARGET_DECIDER_H_
+#define TWINSCALE_CONTROLLER_TWIN_TARGET_DECIDER_H_
+
+#include <optional>
+
+#include "controller/policy/decider.h"
+#include "controller/policy/recommend.h"
+#include "controller/state/fleet_snapshot.h"
+#include "controller/twin/calibration.h"
+#include "controller/twin/twin_forecaster.h"
+
+namespace twinscale::twin {
+
+class TargetDecider : public policy::Decider {
+ public:
+  // `stale_after`: spec.metrics.staleAfter (a pod's scrape older than this is Stale).
+  TargetDecider(policy::PolicyConfig config, TwinOptions twin, absl::Duration stale_after);
+
+  policy::Decision Decide(const state::ClusterView& view) override;
+  const state::FleetSnapshot* last_snapshot() const override {
+    return snapshot_.has_value() ? &*snapshot_ : nullptr;
+  }
+  policy::CalibrationFactors calibration() const override;
+  void RestoreCalibration(const policy::CalibrationFactors& factors) override;
+  std::optional<double> last_prediction_error_ms() const override { return prediction_error_ms_; }
+
+  // A new spec takes effect at the next decision; the history (windows, previous scrapes) and the
+  // calibration are kept, as they describe the fleet, not the spec.
+  void Reconfigure(policy::PolicyConfig config, TwinOptions twin, absl::Duration stale_after);
+  // Calibration off: the profile's speed throughout (replay's --calibrate=false).
+  void set_calibration(bool on) { calibrate_ = on; }
+  const policy::PolicyConfig& config() const { return config_; }
+  const TwinForecaster& forecaster() const { return forecaster_; }
+
+ private:
+  policy::PolicyConfig config_;
+  TwinForecaster forecaster_;
+  state::SnapshotBuilder snapshots_;
+  Calibrator calibrator_;
+  bool calibrate_ = true;
+  policy::PolicyHistory history_;
+  std::optional<state::FleetSnapshot> snapshot_;
+  std::optional<double> next_window_p90_ms_;  // forecast for the window after the last decision
+  std::optional<double> prediction_error_ms_;
+};
+
+}  // namespace twinscale::twin
+
+#endif  // TWINSCALE_CONTROLLER_TWIN_TARGET_DECIDER_H_

@@ -7,9 +7,13 @@
 #define TWINSCALE_CONTROLLER_POLICY_DECIDER_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
+#include "absl/status/statusor.h"
+
 #include "controller/policy/decision.h"
+#include "controller/policy/spec.h"
 #include "controller/state/cluster_view.h"
 #include "controller/state/fleet_snapshot.h"
 
@@ -34,6 +38,17 @@ class Decider {
   // The twin's p90 TTFT forecast for the last window minus what the fleet showed (ms), when both
   // were known.
   virtual std::optional<double> last_prediction_error_ms() const = 0;
+};
+
+// Makes and re-configures the per-target decision makers (twin::TwinDeciderFactory in the binary;
+// a scripted one in tests of the reconcile loop).
+class DeciderFactory {
+ public:
+  virtual ~DeciderFactory() = default;
+  // InvalidArgument naming the field when the spec can't be resolved (an unknown profile, ...).
+  virtual absl::StatusOr<std::unique_ptr<Decider>> Create(const InferenceAutoscalerSpec& spec) = 0;
+  // Applies a changed spec to an existing decider, keeping its history and calibration.
+  virtual absl::Status Reconfigure(const InferenceAutoscalerSpec& spec, Decider& decider) = 0;
 };
 
 }  // namespace twinscale::policy

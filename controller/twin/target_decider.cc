@@ -70,4 +70,23 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
   return d;
 }
 
+absl::StatusOr<std::unique_ptr<policy::Decider>> TwinDeciderFactory::Create(
+    const policy::InferenceAutoscalerSpec& spec) {
+  auto resolved = Resolve(spec, *profiles_);
+  if (!resolved.ok()) return resolved.status();
+  return std::make_unique<TargetDecider>(resolved->policy, resolved->twin, spec.metrics.stale_after);
+}
+
+absl::Status TwinDeciderFactory::Reconfigure(const policy::InferenceAutoscalerSpec& spec,
+                                             policy::Decider& decider) {
+  auto resolved = Resolve(spec, *profiles_);
+  if (!resolved.ok()) return resolved.status();
+  auto* target = dynamic_cast<TargetDecider*>(&decider);
+  if (target == nullptr) {
+    return absl::InvalidArgumentError("TwinDeciderFactory: not a decider it made");
+  }
+  target->Reconfigure(resolved->policy, resolved->twin, spec.metrics.stale_after);
+  return absl::OkStatus();
+}
+
 }  // namespace twinscale::twin

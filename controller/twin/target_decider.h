@@ -13,6 +13,7 @@
 #include "controller/policy/recommend.h"
 #include "controller/state/fleet_snapshot.h"
 #include "controller/twin/calibration.h"
+#include "controller/twin/resolve.h"
 #include "controller/twin/twin_forecaster.h"
 
 namespace twinscale::twin {
@@ -48,6 +49,21 @@ class TargetDecider : public policy::Decider {
   std::optional<state::FleetSnapshot> snapshot_;
   std::optional<double> next_window_p90_ms_;  // forecast for the window after the last decision
   std::optional<double> prediction_error_ms_;
+};
+
+// The binary's DeciderFactory: resolves a spec against the profiles (twin::Resolve) into a
+// TargetDecider.
+class TwinDeciderFactory : public policy::DeciderFactory {
+ public:
+  // `profiles` must outlive the factory.
+  explicit TwinDeciderFactory(const sim::ProfileRegistry* profiles) : profiles_(profiles) {}
+  absl::StatusOr<std::unique_ptr<policy::Decider>> Create(
+      const policy::InferenceAutoscalerSpec& spec) override;
+  absl::Status Reconfigure(const policy::InferenceAutoscalerSpec& spec,
+                           policy::Decider& decider) override;
+
+ private:
+  const sim::ProfileRegistry* profiles_;
 };
 
 }  // namespace twinscale::twin

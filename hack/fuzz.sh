@@ -16,10 +16,10 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
-  spec_loader_fuzz prometheus_response_fuzz
+  spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
@@ -37,6 +37,21 @@ cp deploy/samples/*.yaml deploy/crds/*.yaml "$work/spec/"
 echo '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"le":"+Inf"},"values":[[1700000000,"1"],[1700000015.5,"NaN"]]}]}}' >"$work/promapi/matrix.json"
 echo '{"status":"error","errorType":"bad_data","error":"parse error"}' >"$work/promapi/error.json"
 echo '{"status":"success","data":{"resultType":"vector","result":[]}}' >"$work/promapi/vector.json"
+# Instant-query answers as the PromQL source gets them: raw vLLM samples of pods a and b (two
+# engines), one matched by instance only, a scalar, and an error.
+cat >"$work/promquery/range_vector.json" <<'JSON'
+{"status":"success","data":{"resultType":"matrix","result":[
+{"metric":{"__name__":"vllm:num_requests_running","engine":"0","model_name":"m","pod":"a","job":"vllm","instance":"10.0.0.1:8000"},"values":[[1700000000,"3"],[1700000001,"4"]]},
+{"metric":{"__name__":"vllm:num_requests_running","engine":"1","model_name":"m","pod":"a","job":"vllm","instance":"10.0.0.1:8000"},"values":[[1700000001,"2"]]},
+{"metric":{"__name__":"vllm:time_to_first_token_seconds_bucket","engine":"0","le":"0.5","model_name":"m","pod":"a","job":"vllm","instance":"10.0.0.1:8000"},"values":[[1700000001,"5"]]},
+{"metric":{"__name__":"vllm:time_to_first_token_seconds_bucket","engine":"0","le":"+Inf","model_name":"m","pod":"a","job":"vllm","instance":"10.0.0.1:8000"},"values":[[1700000001,"6"]]},
+{"metric":{"__name__":"vllm:time_to_first_token_seconds_count","engine":"0","model_name":"m","pod":"a","job":"vllm","instance":"10.0.0.1:8000"},"values":[[1700000001,"6"]]},
+{"metric":{"__name__":"vllm:cache_config_info","engine":"0","num_gpu_blocks":"7463","block_size":"16","pod":"b","job":"vllm","instance":"10.0.0.2:8000"},"values":[[1700000002,"1"]]},
+{"metric":{"__name__":"vllm:num_requests_waiting","engine":"0","model_name":"m","job":"static","instance":"127.0.0.12:9400"},"values":[[1700000002,"1"]]}]}}
+JSON
+echo '{"status":"success","data":{"resultType":"scalar","result":[1700000000,"1"]}}' >"$work/promquery/scalar.json"
+echo '{"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1700000000,"1"]}]}}' >"$work/promquery/vector.json"
+cp "$work/promapi/error.json" "$work/promquery/"
 run() {
   local bin=$1 corpus=$2
   echo "== $bin for ${SECONDS_PER_FUZZER}s"
@@ -49,6 +64,7 @@ run vllm_observation_fuzz "$work/vllm"
 run profile_yaml_fuzz "$work/yaml"
 run spec_loader_fuzz "$work/spec"
 run prometheus_response_fuzz "$work/promapi"
+run prometheus_query_fuzz "$work/promquery"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <cpprest/http_client.h>
 #include <cpprest/uri_builder.h>
@@ -44,7 +46,40 @@ absl::Status Bad(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("Prometheus answer: ", what));
 }
 
-absl::StatusOr<PromSeries> ParseSeries(const json& j, size_t index) {
+// A JSON document, or InvalidArgument saying where it stops being JSON.
+absl::StatusOr<json> ParseJson(std::string_view body) {
+  try {
+    return json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& e) {
+    return Bad(absl::StrCat("not JSON at byte ", e.byte));
+  } catch (const std::exception& e) {
+    return Bad(absl::StrCat("not JSON: ", e.what()));
+  }
+}
+
+// One [time, "value"] pair at `at` (e.g. "result[2].values[7]").
+absl::StatusOr<PromPoint> ParsePoint(const json& p, const std::string& at) {
+  if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_string()) {
+    return Bad(absl::StrCat(at, " is not [time, \"value\"]"));
+  }
+  const double t = p[0].get<double>();
+  // Unix seconds within absl::Time's comfortable range (years 0..9999).
+  if (!std::isfinite(t) || std::fabs(t) > 253402300799.0) {
+    return Bad(absl::StrCat(at, " has an out-of-range time"));
+  }
+  double v = 0;
+  if (!ParseSampleValue(p[1].get_ref<const std::string&>(), v)) {
+    return Bad(absl::StrCat(at, " has a bad value \"",
+                            p[1].get_ref<const std::string&>().substr(0, 40), "\""));
+  }
+  return PromPoint{absl::FromUnixMillis(static_cast<int64_t>(std::llround(t * 1000.0))), v};
+}
+
+// One element of data.result: {"metric": {...}, "values": [[t, "v"], ...]} (a matrix) or
+// {"metric": {...}, "value": [t, "v"]} (a vector).
+enum class SeriesShape { kValues, kValue };
+
+absl::StatusOr<PromSeries> ParseSeries(const json& j, size_t index, SeriesShape shape) {
   const std::string at = absl::StrCat("result[", index, "]");
   if (!j.is_object()) return Bad(absl::StrCat(at, " is not an object"));
   PromSeries series;
@@ -58,40 +93,34 @@ absl::StatusOr<PromSeries> ParseSeries(const json& j, size_t index) {
       series.labels[it.key()] = it.value().get<std::string>();
     }
   }
+  if (shape == SeriesShape::kValue) {
+    auto value = j.find("value");
+    if (value == j.end()) return Bad(absl::StrCat(at, ".value is missing"));
+    absl::StatusOr<PromPoint> p = ParsePoint(*value, absl::StrCat(at, ".value"));
+    if (!p.ok()) return p.status();
+    series.points.push_back(*p);
+    return series;
+  }
   auto values = j.find("values");
   if (values == j.end() || !values->is_array()) {
     return Bad(absl::StrCat(at, ".values is missing or not an array"));
   }
   series.points.reserve(values->size());
   for (size_t i = 0; i < values->size(); ++i) {
-    const json& p = (*values)[i];
-    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_string()) {
-      return Bad(absl::StrCat(at, ".values[", i, "] is not [time, \"value\"]"));
+    const std::string where = absl::StrCat(at, ".values[", i, "]");
+    absl::StatusOr<PromPoint> p = ParsePoint((*values)[i], where);
+    if (!p.ok()) return p.status();
+    if (!series.points.empty() && p->at <= series.points.back().at) {
+      return Bad(absl::StrCat(where, " is not after the one before"));
     }
-    const double t = p[0].get<double>();
-    // Unix seconds within absl::Time's comfortable range (years 0..9999).
-    if (!std::isfinite(t) || std::fabs(t) > 253402300799.0) {
-      return Bad(absl::StrCat(at, ".values[", i, "] has an out-of-range time"));
-    }
-    double v = 0;
-    if (!ParseSampleValue(p[1].get_ref<const std::string&>(), v)) {
-      return Bad(absl::StrCat(at, ".values[", i, "] has a bad value \"",
-                              p[1].get_ref<const std::string&>().substr(0, 40), "\""));
-    }
-    const absl::Time when = absl::FromUnixMillis(static_cast<int64_t>(std::llround(t * 1000.0)));
-    if (!series.points.empty() && when <= series.points.back().at) {
-      return Bad(absl::StrCat(at, ".values[", i, "] is not after the one before"));
-    }
-    series.points.push_back(PromPoint{when, v});
+    series.points.push_back(*p);
   }
   return series;
 }
 
-}  // namespace
-
-absl::StatusOr<PromMatrix> ParseQueryRangeResponse(std::string_view body) {
-  const json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Bad("not JSON");
+// The envelope every answer shares: {"status": "success", "data": {"resultType": ..., "result":
+// ...}} or {"status": "error", "errorType": ..., "error": ...}. Returns data, or the error.
+absl::StatusOr<const json*> ParseEnvelope(const json& j) {
   if (!j.is_object()) return Bad("not a JSON object");
   auto status = j.find("status");
   if (status == j.end() || !status->is_string()) return Bad("no \"status\"");
@@ -107,20 +136,110 @@ absl::StatusOr<PromMatrix> ParseQueryRangeResponse(std::string_view body) {
   if (data == j.end() || !data->is_object()) return Bad("no \"data\" object");
   auto type = data->find("resultType");
   if (type == data->end() || !type->is_string()) return Bad("no \"data.resultType\"");
-  if (*type != "matrix") {
-    return Bad(absl::StrCat("resultType is \"", type->get<std::string>().substr(0, 40),
-                            "\", want \"matrix\" (a range query)"));
-  }
-  auto result = data->find("result");
-  if (result == data->end() || !result->is_array()) return Bad("no \"data.result\" array");
+  if (data->find("result") == data->end()) return Bad("no \"data.result\"");
+  return &*data;
+}
+
+absl::StatusOr<PromMatrix> ParseResultArray(const json& result, SeriesShape shape) {
+  if (!result.is_array()) return Bad("\"data.result\" is not an array");
   PromMatrix matrix;
-  matrix.reserve(result->size());
-  for (size_t i = 0; i < result->size(); ++i) {
-    absl::StatusOr<PromSeries> s = ParseSeries((*result)[i], i);
+  matrix.reserve(result.size());
+  for (size_t i = 0; i < result.size(); ++i) {
+    absl::StatusOr<PromSeries> s = ParseSeries(result[i], i, shape);
     if (!s.ok()) return s.status();
     matrix.push_back(std::move(*s));
   }
   return matrix;
+}
+
+// Whether a failed parse is Prometheus' own error answer (whose code keeps its meaning).
+bool IsPrometheusError(const absl::Status& s) {
+  return absl::StartsWith(s.message(), "Prometheus error");
+}
+
+// GET <base_url>/<api>?<params>: the status code and body, or the transport's error.
+absl::StatusOr<std::pair<int, std::string>> Get(
+    const std::string& base_url, const PrometheusClientOptions& options, const std::string& api,
+    const std::vector<std::pair<std::string, std::string>>& params) {
+  const std::string where = absl::StrCat("Prometheus at ", base_url);
+  try {
+    web::http::client::http_client_config config;
+    config.set_timeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(options.timeout)));
+    web::http::client::http_client client(base_url, config);
+    web::uri_builder path(api);
+    for (const auto& [k, v] : params) path.append_query(k, v);
+    web::http::http_response response =
+        client.request(web::http::methods::GET, path.to_string()).get();
+    const int status_code = response.status_code();
+    return std::make_pair(status_code,
+                          response.extract_string(/*ignore_content_type=*/true).get());
+  } catch (const web::http::http_exception& e) {
+    const std::error_code ec = e.error_code();
+    if (ec == std::errc::timed_out || ec.value() == static_cast<int>(std::errc::timed_out)) {
+      return absl::DeadlineExceededError(absl::StrCat(where, ": no answer within ",
+                                                      absl::FormatDuration(options.timeout), ": ",
+                                                      e.what()));
+    }
+    return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
+  } catch (const std::exception& e) {
+    // uri_exception for a malformed URL, pplx::task_canceled, and the like.
+    return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
+  }
+}
+
+// A parse failure of an answer as the caller sees it: naming the URL, the HTTP status when it was
+// not 200, and the query.
+absl::Status AnswerError(const std::string& base_url, int status_code, const absl::Status& parse,
+                         const std::string& promql) {
+  std::string msg = absl::StrCat("Prometheus at ", base_url, ": ");
+  if (status_code != 200) absl::StrAppend(&msg, "HTTP ", status_code, ": ");
+  absl::StrAppend(&msg, parse.message(), " (query ", promql, ")");
+  // Prometheus' own error answers keep their meaning (bad_data: the query is wrong); an answer
+  // that isn't the API's JSON (a proxy's page, a 404 for a wrong path) is Unavailable.
+  if (IsPrometheusError(parse)) return absl::Status(parse.code(), msg);
+  return absl::UnavailableError(msg);
+}
+
+}  // namespace
+
+absl::StatusOr<PromMatrix> ParseQueryRangeResponse(std::string_view body) {
+  absl::StatusOr<json> j = ParseJson(body);
+  if (!j.ok()) return j.status();
+  absl::StatusOr<const json*> data = ParseEnvelope(*j);
+  if (!data.ok()) return data.status();
+  const std::string& type = (*data)->at("resultType").get_ref<const std::string&>();
+  if (type != "matrix") {
+    return Bad(absl::StrCat("resultType is \"", type.substr(0, 40),
+                            "\", want \"matrix\" (a range query)"));
+  }
+  return ParseResultArray((*data)->at("result"), SeriesShape::kValues);
+}
+
+absl::StatusOr<PromQueryResult> ParseQueryResponse(std::string_view body) {
+  absl::StatusOr<json> j = ParseJson(body);
+  if (!j.ok()) return j.status();
+  absl::StatusOr<const json*> data = ParseEnvelope(*j);
+  if (!data.ok()) return data.status();
+  const std::string& type = (*data)->at("resultType").get_ref<const std::string&>();
+  const json& result = (*data)->at("result");
+  PromQueryResult out;
+  if (type == "vector" || type == "matrix") {
+    out.type = type == "vector" ? PromQueryResult::Type::kVector : PromQueryResult::Type::kMatrix;
+    absl::StatusOr<PromMatrix> m = ParseResultArray(
+        result, type == "vector" ? SeriesShape::kValue : SeriesShape::kValues);
+    if (!m.ok()) return m.status();
+    out.series = *std::move(m);
+    return out;
+  }
+  if (type == "scalar") {
+    out.type = PromQueryResult::Type::kScalar;
+    absl::StatusOr<PromPoint> p = ParsePoint(result, "data.result");
+    if (!p.ok()) return p.status();
+    out.series.push_back(PromSeries{{}, {*p}});
+    return out;
+  }
+  return Bad(absl::StrCat("resultType is \"", type.substr(0, 40),
+                          "\", want \"vector\", \"matrix\" or \"scalar\""));
 }
 
 std::string PromTimestamp(absl::Time t) {
@@ -160,47 +279,25 @@ absl::StatusOr<PromMatrix> PrometheusClient::QueryRange(const RangeQuery& q) con
 }
 
 absl::StatusOr<PromMatrix> PrometheusClient::QueryOnce(const RangeQuery& q) const {
-  const std::string where = absl::StrCat("Prometheus at ", base_url_);
-  std::string body;
-  int status_code = 0;
-  try {
-    web::http::client::http_client_config config;
-    config.set_timeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(options_.timeout)));
-    web::http::client::http_client client(base_url_, config);
-    web::uri_builder path("api/v1/query_range");
-    path.append_query("query", q.promql);
-    path.append_query("start", PromTimestamp(q.start));
-    path.append_query("end", PromTimestamp(q.end));
-    path.append_query("step", absl::StrFormat("%.3f", absl::ToDoubleSeconds(q.step)));
-    web::http::http_response response =
-        client.request(web::http::methods::GET, path.to_string()).get();
-    status_code = response.status_code();
-    body = response.extract_string(/*ignore_content_type=*/true).get();
-  } catch (const web::http::http_exception& e) {
-    const std::error_code ec = e.error_code();
-    if (ec == std::errc::timed_out || ec.value() == static_cast<int>(std::errc::timed_out)) {
-      return absl::DeadlineExceededError(absl::StrCat(where, ": no answer within ",
-                                                      absl::FormatDuration(options_.timeout), ": ",
-                                                      e.what()));
-    }
-    return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
-  } catch (const std::exception& e) {
-    // uri_exception for a malformed URL, pplx::task_canceled, and the like.
-    return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
-  }
-  absl::StatusOr<PromMatrix> m = ParseQueryRangeResponse(body);
-  if (!m.ok()) {
-    std::string msg = absl::StrCat(where, ": ");
-    if (status_code != 200) absl::StrAppend(&msg, "HTTP ", status_code, ": ");
-    absl::StrAppend(&msg, m.status().message(), " (query ", q.promql, ")");
-    // Prometheus' own error answers keep their meaning (bad_data: the query is wrong); an answer
-    // that isn't the API's JSON (a proxy's page, a 404 for a wrong path) is Unavailable.
-    if (absl::StartsWith(m.status().message(), "Prometheus error")) {
-      return absl::Status(m.status().code(), msg);
-    }
-    return absl::UnavailableError(msg);
-  }
+  absl::StatusOr<std::pair<int, std::string>> answer =
+      Get(base_url_, options_, "api/v1/query_range",
+          {{"query", q.promql},
+           {"start", PromTimestamp(q.start)},
+           {"end", PromTimestamp(q.end)},
+           {"step", absl::StrFormat("%.3f", absl::ToDoubleSeconds(q.step))}});
+  if (!answer.ok()) return answer.status();
+  absl::StatusOr<PromMatrix> m = ParseQueryRangeResponse(answer->second);
+  if (!m.ok()) return AnswerError(base_url_, answer->first, m.status(), q.promql);
   return m;
+}
+
+absl::StatusOr<PromQueryResult> PrometheusClient::Query(const InstantQuery& q) const {
+  absl::StatusOr<std::pair<int, std::string>> answer =
+      Get(base_url_, options_, "api/v1/query", {{"query", q.promql}, {"time", PromTimestamp(q.at)}});
+  if (!answer.ok()) return answer.status();
+  absl::StatusOr<PromQueryResult> r = ParseQueryResponse(answer->second);
+  if (!r.ok()) return AnswerError(base_url_, answer->first, r.status(), q.promql);
+  return r;
 }
 
 }  // namespace twinscale::metrics

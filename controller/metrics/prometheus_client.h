@@ -1,5 +1,8 @@
 // A client for Prometheus' HTTP query API: range queries (/api/v1/query_range) returning a matrix
-// of series, and the parser of the API's JSON answer (pure, fuzzed: tests/fuzz).
+// of series, instant queries (/api/v1/query) returning a vector, a matrix (a range-vector
+// selector: raw samples with their scrape timestamps) or a scalar, and the parsers of the API's
+// JSON answers (pure, fuzzed: tests/fuzz/prometheus_response_fuzz.cc and
+// prometheus_query_fuzz.cc).
 //
 // Errors (DESIGN.md 5's meanings): Unavailable when Prometheus can't be reached or answers with an
 // error of its own (the message names the URL and quotes Prometheus' "error" text);
@@ -10,8 +13,8 @@
 //
 // This header carries no cpprestsdk include (the HTTP machinery lives in the .cc), so light users
 // such as controller/replay/history_trace see only the plain types.
-// Thread-safety: PrometheusClient is immutable after construction; QueryRange may be called from
-// several threads (each call builds its own HTTP client).
+// Thread-safety: PrometheusClient is immutable after construction; QueryRange and Query may be
+// called from several threads (each call builds its own HTTP client).
 #ifndef TWINSCALE_CONTROLLER_METRICS_PROMETHEUS_CLIENT_H_
 #define TWINSCALE_CONTROLLER_METRICS_PROMETHEUS_CLIENT_H_
 
@@ -45,10 +48,30 @@ using PromMatrix = std::vector<PromSeries>;
 // Never throws, whatever the bytes.
 absl::StatusOr<PromMatrix> ParseQueryRangeResponse(std::string_view body);
 
+// The answer of an instant query (/api/v1/query), by its resultType:
+//   kVector  one series per element, each with exactly one point (its "value");
+//   kMatrix  a range-vector selector's raw samples ("values"), points in time order;
+//   kScalar  one series without labels and with one point.
+struct PromQueryResult {
+  enum class Type { kVector, kMatrix, kScalar };
+  Type type = Type::kVector;
+  PromMatrix series;
+};
+
+// Parses the body of a /api/v1/query answer. Errors as ParseQueryRangeResponse's, each naming
+// where in the document the problem is ("data.result[3].value[1] ..."; "not JSON at byte N: ..."
+// for malformed JSON); a "string" result, which no caller uses, is InvalidArgument. Never throws.
+absl::StatusOr<PromQueryResult> ParseQueryResponse(std::string_view body);
+
 struct RangeQuery {
   std::string promql;
   absl::Time start, end;  // inclusive; start <= end
   absl::Duration step = absl::Seconds(15);  // > 0
+};
+
+struct InstantQuery {
+  std::string promql;
+  absl::Time at;  // the evaluation time (Prometheus' `time` parameter)
 };
 
 struct PrometheusClientOptions {
@@ -65,6 +88,9 @@ class PrometheusClient {
   // Evaluates `q.promql` at start, start + step, ... <= end. Series that span several requests
   // (long ranges) are joined by their labels, in the order Prometheus returned them first.
   absl::StatusOr<PromMatrix> QueryRange(const RangeQuery& q) const;
+
+  // Evaluates `q.promql` at `q.at` (/api/v1/query). Errors as QueryRange's.
+  absl::StatusOr<PromQueryResult> Query(const InstantQuery& q) const;
 
   const std::string& base_url() const { return base_url_; }
 

@@ -78,6 +78,87 @@ TEST(ParseQueryRangeResponseTest, RejectsWhatIsNotAMatrixAnswer) {
   }
 }
 
+TEST(ParseQueryResponseTest, ParsesEachResultType) {
+  // A vector: one point per series, at the evaluation time.
+  absl::StatusOr<PromQueryResult> v = ParseQueryResponse(R"({"status":"success","data":{
+    "resultType":"vector","result":[{"metric":{"__name__":"up","pod":"a"},"value":[1700000000.5,"1"]},
+                                    {"metric":{},"value":[1700000000.5,"-Inf"]}]}})");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->type, PromQueryResult::Type::kVector);
+  ASSERT_EQ(v->series.size(), 2u);
+  EXPECT_EQ(v->series[0].labels.at("pod"), "a");
+  ASSERT_EQ(v->series[0].points.size(), 1u);
+  EXPECT_EQ(v->series[0].points[0].at, absl::FromUnixMillis(1700000000500));
+  EXPECT_EQ(v->series[0].points[0].value, 1);
+  EXPECT_TRUE(std::isinf(v->series[1].points[0].value) && v->series[1].points[0].value < 0);
+  // A matrix (a range-vector selector's raw samples), with their own timestamps.
+  absl::StatusOr<PromQueryResult> m = ParseQueryResponse(R"({"status":"success","data":{
+    "resultType":"matrix","result":[{"metric":{"le":"0.5"},"values":[[1.001,"3"],[2.002,"4"]]}]}})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->type, PromQueryResult::Type::kMatrix);
+  ASSERT_EQ(m->series[0].points.size(), 2u);
+  EXPECT_EQ(m->series[0].points[1].at, absl::FromUnixMillis(2002));
+  EXPECT_EQ(m->series[0].points[1].value, 4);
+  // A scalar: one unlabelled series with one point.
+  absl::StatusOr<PromQueryResult> s =
+      ParseQueryResponse(R"({"status":"success","data":{"resultType":"scalar","result":[7,"2.5"]}})");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->type, PromQueryResult::Type::kScalar);
+  ASSERT_EQ(s->series.size(), 1u);
+  EXPECT_TRUE(s->series[0].labels.empty());
+  EXPECT_EQ(s->series[0].points[0].at, absl::FromUnixSeconds(7));
+  EXPECT_EQ(s->series[0].points[0].value, 2.5);
+}
+
+TEST(ParseQueryResponseTest, RejectsBadAnswersSayingWhere) {
+  struct Case {
+    std::string name;  // why the body is bad
+    std::string body;
+    absl::StatusCode code;
+    std::string mentions;
+  };
+  const std::vector<Case> cases = {
+      {"HTML from a proxy: where JSON stops", "<html>502</html>", absl::StatusCode::kInvalidArgument,
+       "not JSON at byte 1"},
+      {"truncated after 26 bytes", R"({"status":"success","data")", absl::StatusCode::kInvalidArgument,
+       "not JSON at byte 27"},
+      {"Prometheus' own error: bad query",
+       R"({"status":"error","errorType":"bad_data","error":"unexpected end of input"})",
+       absl::StatusCode::kInvalidArgument, "unexpected end of input"},
+      {"Prometheus' own error: execution", R"({"status":"error","errorType":"execution","error":"oom"})",
+       absl::StatusCode::kUnavailable, "oom"},
+      {"a string result, which nothing uses",
+       R"({"status":"success","data":{"resultType":"string","result":[1,"x"]}})",
+       absl::StatusCode::kInvalidArgument, "resultType is \"string\""},
+      {"no result", R"({"status":"success","data":{"resultType":"vector"}})",
+       absl::StatusCode::kInvalidArgument, "data.result"},
+      {"a vector element without value",
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{}}]}})",
+       absl::StatusCode::kInvalidArgument, "result[0].value is missing"},
+      {"a vector value that is not a pair",
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1]}]}})",
+       absl::StatusCode::kInvalidArgument, "result[0].value is not [time"},
+      {"the third element's value is not a number",
+       R"({"status":"success","data":{"resultType":"vector","result":[{"value":[1,"1"]},{"value":[1,"1"]},{"value":[1,"one"]}]}})",
+       absl::StatusCode::kInvalidArgument, "result[2].value has a bad value \"one\""},
+      {"matrix points out of order",
+       R"({"status":"success","data":{"resultType":"matrix","result":[{"values":[[2,"1"],[2,"1"]]}]}})",
+       absl::StatusCode::kInvalidArgument, "result[0].values[1] is not after"},
+      {"a scalar that is not a pair",
+       R"({"status":"success","data":{"resultType":"scalar","result":"7"}})",
+       absl::StatusCode::kInvalidArgument, "data.result is not [time"},
+      {"a label that is not a string",
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":7},"value":[1,"1"]}]}})",
+       absl::StatusCode::kInvalidArgument, "result[0].metric.pod"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const absl::Status s = ParseQueryResponse(c.body).status();
+    EXPECT_EQ(s.code(), c.code) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), c.mentions)) << s;
+  }
+}
+
 TEST(PromTimestampTest, MillisecondPrecision) {
   EXPECT_EQ(PromTimestamp(absl::FromUnixMillis(1700000000123)), "1700000000.123");
   EXPECT_EQ(PromTimestamp(absl::FromUnixSeconds(5)), "5.000");
@@ -89,6 +170,13 @@ TEST(PrometheusClientTest, UnreachableServerIsUnavailableAndNamesTheUrl) {
   const absl::Status s =
       client.QueryRange({"up", absl::FromUnixSeconds(0), absl::FromUnixSeconds(60), absl::Seconds(15)})
           .status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "http://127.0.0.1:1")) << s;
+}
+
+TEST(PrometheusClientTest, InstantQueryToAnUnreachableServerIsUnavailable) {
+  PrometheusClient client("http://127.0.0.1:1", {absl::Seconds(5)});
+  const absl::Status s = client.Query({"up", absl::FromUnixSeconds(60)}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "http://127.0.0.1:1")) << s;
 }

@@ -14,13 +14,6 @@
 // /metrics in real time for about 20 s, and the arrivals it recorded are read back the same way.
 //
 // Skipped (GTEST_SKIP) when prometheus or promtool are not installed.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <netinet/in.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -35,7 +28,6 @@
 #include <thread>
 #include <vector>
 
-#include <cpprest/http_client.h>
 #include <cpprest/http_listener.h>
 
 #include "absl/strings/match.h"
@@ -52,6 +44,7 @@
 #include "simulator/profiles/profile_loader.h"
 #include "simulator/workload/trace.h"
 #include "simulator/workload/trace_reader.h"
+#include "tests/util/prometheus_server.h"
 
 namespace twinscale {
 namespace {
@@ -59,73 +52,10 @@ namespace {
 constexpr char kModel[] = "meta-llama/Llama-3.1-8B-Instruct";
 constexpr char kTrace[] = "tests/data/traces/AzureLLMInferenceTrace_conv.csv";
 
-bool Installed(const char* path) { return access(path, X_OK) == 0; }
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string MakeTempDir() {
-  std::string t = (std::filesystem::temp_directory_path() / "twinscale-prom-XXXXXX").string();
-  return mkdtemp(t.data());
-}
-
-// A Prometheus server on loopback, stopped (SIGTERM, then waited for) by the destructor.
-class PrometheusServer {
- public:
-  PrometheusServer(const std::string& dir, const std::string& config) : port_(FreePort()) {
-    const std::string config_path = dir + "/prometheus.yml";
-    std::ofstream(config_path) << config;
-    const std::string data = dir + "/data";
-    const std::string log = dir + "/prometheus.log";
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      const std::string a1 = "--storage.tsdb.path=" + data, a2 = "--config.file=" + config_path,
-                        a3 = absl::StrCat("--web.listen-address=127.0.0.1:", port_);
-      execl("/usr/bin/prometheus", "prometheus", a1.c_str(), a2.c_str(), a3.c_str(),
-            "--storage.tsdb.retention.time=3650d", "--web.enable-lifecycle", nullptr);
-      _exit(127);
-    }
-  }
-  ~PrometheusServer() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status;
-      waitpid(pid_, &status, 0);
-    }
-  }
-  std::string url() const { return absl::StrCat("http://127.0.0.1:", port_); }
-  // Polls /-/ready until it answers 200 (true) or `limit` passes.
-  bool WaitReady(absl::Duration limit) const {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(absl::ToInt64Milliseconds(limit));
-    while (std::chrono::steady_clock::now() < deadline) {
-      try {
-        web::http::client::http_client c(url());
-        if (c.request(web::http::methods::GET, "/-/ready").get().status_code() == 200) return true;
-      } catch (const std::exception&) {
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
-  }
-
- private:
-  int port_;
-  pid_t pid_ = -1;
-};
+using testutil::FreePort;
+using testutil::Installed;
+using testutil::MakeTempDir;
+using testutil::PrometheusServer;
 
 // The families the history reads (and the success counter, for the record).
 bool Wanted(const std::string& name) {
@@ -192,7 +122,7 @@ double Mean(const std::vector<int32_t>& v) {
 class PrometheusHistoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!Installed("/usr/bin/prometheus") || !Installed("/usr/bin/promtool")) {
+    if (!Installed(testutil::kPrometheusBinary) || !Installed(testutil::kPromtoolBinary)) {
       GTEST_SKIP() << "prometheus/promtool not installed";
     }
     dir_ = MakeTempDir();
@@ -249,8 +179,9 @@ TEST_F(PrometheusHistoryTest, BackfilledHourSynthesisesTheTraceThatDroveTheFleet
   }
   const std::string om = dir_ + "/history.om.txt";
   rec.WriteOpenMetrics(om);
-  const std::string cmd = absl::StrCat("/usr/bin/promtool tsdb create-blocks-from openmetrics ", om,
-                                       " ", dir_, "/data > ", dir_, "/promtool.log 2>&1");
+  const std::string cmd =
+      absl::StrCat(testutil::kPromtoolBinary, " tsdb create-blocks-from openmetrics ", om, " ",
+                   dir_, "/data > ", dir_, "/promtool.log 2>&1");
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "promtool failed; see " << dir_ << "/promtool.log";
   const double backfill_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -16,10 +16,10 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
-  spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz
+  spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
@@ -58,6 +58,26 @@ run() {
   "$BUILD_DIR/tests/fuzz/$bin" -max_total_time="$SECONDS_PER_FUZZER" -rss_limit_mb=2048 \
     -artifact_prefix="$work/" "$corpus" 2>&1 | tail -n 3
 }
+# A kubeconfig with each kind of entry, and what the API server sends: watch events and a Status.
+cat >"$work/kubeconfig/config" <<'KUBECONFIG'
+apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: dev
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority-data: Q0E=, insecure-skip-tls-verify: false}
+users:
+- name: dev
+  user: {token: abc, tokenFile: token, client-certificate: c.crt, client-key-data: S0VZ}
+- name: eks
+  user: {exec: {command: aws, args: [eks, get-token]}}
+contexts:
+- name: dev
+  context: {cluster: dev, user: dev, namespace: ml}
+KUBECONFIG
+echo '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"5"}}}' >"$work/kubewire/added.json"
+echo '{"type":"ERROR","object":{"kind":"Status","reason":"Expired","code":410}}' >"$work/kubewire/expired.json"
+printf '%s' '{"kind":"Status","reason":"Conflict","message":"modified","code":409}' >"$work/kubewire/status.json"
 run trace_reader_fuzz "$work/traces"
 run prometheus_text_fuzz "$work/prom"
 run vllm_observation_fuzz "$work/vllm"
@@ -65,6 +85,8 @@ run profile_yaml_fuzz "$work/yaml"
 run spec_loader_fuzz "$work/spec"
 run prometheus_response_fuzz "$work/promapi"
 run prometheus_query_fuzz "$work/promquery"
+run kubeconfig_fuzz "$work/kubeconfig"
+run kube_wire_fuzz "$work/kubewire"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

@@ -1,5 +1,6 @@
 // twinscale: one binary, subcommands. Flags and wiring only; each subcommand lives in controller/cli.
 //
+//   twinscale controller [flags] the Kubernetes operator (watch, decide, scale, status)
 //   twinscale simulate [flags]   run the fleet simulator (the twin); capacity search
 //   twinscale replay [flags]     dry run of policies against a trace (cost, SLO attainment)
 //   twinscale version            print the version
@@ -20,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "controller/cli/common_flags.h"
+#include "controller/cli/controller_command.h"
 #include "controller/cli/replay_command.h"
 #include "controller/cli/simulate_command.h"
 
@@ -41,6 +43,9 @@ int RunVersion() {
 }
 
 const Subcommand kSubcommands[] = {
+    {"controller", "the Kubernetes operator: watch InferenceAutoscalers, decide, scale, report",
+     twinscale::cli::kControllerUsage, twinscale::cli::kControllerFlagsFile,
+     twinscale::cli::RunControllerCommand},
     {"simulate", "run the fleet simulator (the twin); --find-replicas for capacity questions",
      twinscale::cli::kSimulateUsage, twinscale::cli::kSimulateFlagsFile, twinscale::cli::RunSimulate},
     {"replay", "dry run: replay a trace against policies and baselines; cost and SLO attainment",

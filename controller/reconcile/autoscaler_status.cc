@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "controller/reconcile/kube_pod.h"
+#include "controller/kube/kube_time.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::reconcile {
@@ -142,7 +142,7 @@ nlohmann::json StatusToJson(const AutoscalerStatus& s) {
                           {"status", c.status},
                           {"reason", c.reason},
                           {"message", c.message},
-                          {"lastTransitionTime", FormatKubeTime(c.last_transition_time)},
+                          {"lastTransitionTime", kube::FormatKubeTime(c.last_transition_time)},
                           {"observedGeneration", c.observed_generation}});
   }
   j["conditions"] = std::move(conditions);
@@ -178,7 +178,7 @@ nlohmann::json StatusToJson(const AutoscalerStatus& s) {
     for (const policy::Reason& r : s.last_decision->reasons) {
       reasons.push_back({{"code", r.code}, {"message", r.message.substr(0, 4096)}});
     }
-    j["lastDecision"] = {{"time", FormatKubeTime(s.last_decision->time)},
+    j["lastDecision"] = {{"time", kube::FormatKubeTime(s.last_decision->time)},
                          {"replicas", s.last_decision->replicas},
                          {"reasons", std::move(reasons)}};
   }
@@ -207,7 +207,7 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
       cond.reason = c.value("reason", "");
       cond.message = c.value("message", "");
       cond.observed_generation = c.value("observedGeneration", int64_t{0});
-      auto t = ParseKubeTime(c.value("lastTransitionTime", ""));
+      auto t = kube::ParseKubeTime(c.value("lastTransitionTime", ""));
       if (!t.ok()) return WrongType(field + ".lastTransitionTime", "an RFC 3339 time");
       cond.last_transition_time = *t;
       s.conditions.push_back(std::move(cond));
@@ -241,7 +241,7 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
   }
   if (auto it = j.find("lastDecision"); it != j.end() && it->is_object()) {
     AutoscalerStatus::LastDecision d;
-    auto t = ParseKubeTime(it->value("time", ""));
+    auto t = kube::ParseKubeTime(it->value("time", ""));
     if (!t.ok()) return WrongType("lastDecision.time", "an RFC 3339 time");
     d.time = *t;
     d.replicas = it->value("replicas", 0);

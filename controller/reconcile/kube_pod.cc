@@ -2,6 +2,7 @@
 #include "controller/reconcile/kube_pod.h"
 
 #include "absl/strings/str_cat.h"
+#include "controller/kube/kube_time.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::reconcile {
@@ -34,17 +35,6 @@ std::string StringAt(const nlohmann::json& obj, const char* a, const char* b) {
 
 }  // namespace
 
-std::string FormatKubeTime(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
-}
-
-absl::StatusOr<absl::Time> ParseKubeTime(const std::string& text) {
-  absl::Time t;
-  std::string err;
-  if (absl::ParseTime(absl::RFC3339_full, text, &t, &err)) return t;
-  return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" is not an RFC 3339 time: ", err));
-}
-
 absl::StatusOr<KubePod> ParseKubePod(const nlohmann::json& pod) {
   if (!pod.is_object()) return absl::InvalidArgumentError("pod: not a JSON object");
   KubePod out;
@@ -57,7 +47,7 @@ absl::StatusOr<KubePod> ParseKubePod(const nlohmann::json& pod) {
     return absl::InvalidArgumentError(
         absl::StrCat("pod ", out.name, ": metadata.creationTimestamp is missing"));
   }
-  auto t = ParseKubeTime(created);
+  auto t = kube::ParseKubeTime(created);
   if (!t.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("pod ", out.name, ": metadata.creationTimestamp: ", t.status().message()));
@@ -85,7 +75,7 @@ absl::StatusOr<KubePod> ParseKubePod(const nlohmann::json& pod) {
   if (ConditionIs(ready, "True")) {
     const std::string since = ready->value("lastTransitionTime", "");
     if (!since.empty()) {
-      auto rt = ParseKubeTime(since);
+      auto rt = kube::ParseKubeTime(since);
       if (!rt.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "pod ", out.name, ": Ready condition lastTransitionTime: ", rt.status().message()));

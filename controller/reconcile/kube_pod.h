@@ -37,11 +37,6 @@ struct KubePod {
 // that is not RFC 3339).
 absl::StatusOr<KubePod> ParseKubePod(const nlohmann::json& pod);
 
-// metav1.Time: RFC 3339 in UTC with whole seconds ("2026-11-21T09:00:00Z"); the parser also takes
-// fractional seconds and offsets (metav1.MicroTime, other writers).
-std::string FormatKubeTime(absl::Time t);
-absl::StatusOr<absl::Time> ParseKubeTime(const std::string& text);
-
 }  // namespace twinscale::reconcile
 
 #endif  // TWINSCALE_CONTROLLER_RECONCILE_KUBE_POD_H_

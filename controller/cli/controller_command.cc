@@ -1,0 +1,194 @@
+// `twinscale controller`: flags and wiring of the operator (see controller_command.h).
+#include "controller/cli/controller_command.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "controller/common/clock.h"
+#include "controller/common/json_log.h"
+#include "controller/common/metrics_registry.h"
+#include "controller/kube/cluster_config.h"
+#include "controller/kube/event_recorder.h"
+#include "controller/kube/rest_client.h"
+#include "controller/metrics/pod_scraper.h"
+#include "controller/metrics/promql_source.h"
+#include "controller/outputs/ops_server.h"
+#include "controller/reconcile/controller.h"
+#include "controller/reconcile/controller_metrics.h"
+#include "controller/reconcile/reconciler.h"
+#include "controller/twin/target_decider.h"
+#include "simulator/profiles/profile_loader.h"
+
+ABSL_FLAG(std::string, kubeconfig, "",
+          "Kubeconfig file(s), ':'-separated (default: $KUBECONFIG, else in-cluster config, else "
+          "~/.kube/config).");
+ABSL_FLAG(std::string, context, "", "Kubeconfig context (default: the current context).");
+ABSL_FLAG(std::string, watch_namespace, "",
+          "Only InferenceAutoscalers of this namespace (default: every namespace).");
+ABSL_FLAG(int32_t, workers, 2, "Reconcile worker threads.");
+ABSL_FLAG(std::string, ops_address, "0.0.0.0", "Address of /metrics, /healthz and /readyz.");
+ABSL_FLAG(int32_t, ops_port, 8080, "Port of /metrics, /healthz and /readyz.");
+ABSL_FLAG(bool, leader_elect, true,
+          "Campaign for a coordination.k8s.io/v1 Lease; only the holder acts.");
+ABSL_FLAG(std::string, lease_name, "twinscale-controller", "Name of the Lease.");
+ABSL_FLAG(std::string, lease_namespace, "",
+          "Namespace of the Lease (default: the pod's namespace, else \"default\").");
+ABSL_FLAG(std::string, identity, "",
+          "This replica's identity in the Lease (default: $POD_NAME, else the host name).");
+ABSL_FLAG(absl::Duration, lease_duration, absl::Seconds(15), "How long a Lease stays valid.");
+ABSL_FLAG(absl::Duration, renew_deadline, absl::Seconds(10),
+          "The leader steps down when it could not renew for this long.");
+ABSL_FLAG(absl::Duration, retry_period, absl::Seconds(2), "Time between election attempts.");
+ABSL_FLAG(std::string, log_level, "info", "debug | info | warning | error.");
+
+namespace twinscale::cli {
+
+const char kControllerUsage[] =
+    "twinscale controller: the Kubernetes operator. Watches InferenceAutoscalers, reads the\n"
+    "fleet's vLLM metrics, consults the twin, and scales the target (Direct) or reports the\n"
+    "decision in status (Recommend, KEDA, HPA).\n\n"
+    "Examples:\n"
+    "  twinscale controller                                   # in a pod (in-cluster config)\n"
+    "  twinscale controller --kubeconfig ~/.kube/config --leader-elect=false --ops-port 9090\n";
+const char kControllerFlagsFile[] = "controller_command.cc";
+
+namespace {
+
+absl::Notification* g_stop = nullptr;
+extern "C" void OnSignal(int) {
+  // Notify is async-signal-safe enough here: it takes no lock held by the interrupted thread
+  // (the main thread only waits on it).
+  if (g_stop != nullptr && !g_stop->HasBeenNotified()) g_stop->Notify();
+}
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
+}
+
+absl::StatusOr<kube::ClusterConfig> LoadConfig() {
+  std::string paths = absl::GetFlag(FLAGS_kubeconfig);
+  if (paths.empty()) paths = EnvOr("KUBECONFIG", "");
+  if (paths.empty() && std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
+    return kube::LoadInClusterConfig();
+  }
+  std::vector<std::string> files =
+      kube::KubeconfigPathsFromEnv(paths.empty() ? std::nullopt : std::optional<std::string_view>(paths),
+                                   EnvOr("HOME", "/root"));
+  return kube::LoadKubeconfig(files, absl::GetFlag(FLAGS_context));
+}
+
+LogLevel ParseLevel(const std::string& s) {
+  if (s == "debug") return LogLevel::kDebug;
+  if (s == "warning") return LogLevel::kWarning;
+  if (s == "error") return LogLevel::kError;
+  return LogLevel::kInfo;
+}
+
+}  // namespace
+
+int RunControllerCommand() {
+  RealClock clock;
+  JsonLogger log(clock, std::cerr, ParseLevel(absl::GetFlag(FLAGS_log_level)));
+  auto fail = [&](std::string_view what, const absl::Status& s) {
+    log.Error(what, "", {{"error", s}});
+    return 1;
+  };
+
+  auto config = LoadConfig();
+  if (!config.ok()) return fail("no cluster configuration", config.status());
+  auto client = kube::HttpKubeClient::FromConfig(*config, &clock);
+  if (!client.ok()) return fail("cannot build the Kubernetes client", client.status());
+  auto profiles = sim::ProfileRegistry::LoadEmbedded();
+  if (!profiles.ok()) return fail("cannot load the embedded profiles", profiles.status());
+
+  MetricsRegistry registry;
+  auto metrics = reconcile::ControllerMetrics::Register(registry);
+  if (!metrics.ok()) return fail("cannot register metrics", metrics.status());
+
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  const std::string identity =
+      absl::GetFlag(FLAGS_identity).empty() ? EnvOr("POD_NAME", host) : absl::GetFlag(FLAGS_identity);
+  kube::EventRecorderOptions eo;
+  eo.instance = identity;
+  kube::EventRecorder events(client->get(), &clock, eo);
+  twin::TwinDeciderFactory deciders(&*profiles);
+
+  reconcile::ReconcilerDeps deps;
+  deps.client = client->get();
+  deps.clock = &clock;
+  deps.deciders = &deciders;
+  deps.events = &events;
+  deps.log = &log;
+  deps.metrics = &*metrics;
+  deps.metrics_sources = [&clock](const policy::MetricsSpec& spec, const std::string& model)
+      -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
+    if (spec.source == policy::MetricsSourceKind::kPrometheus) {
+      if (!spec.prometheus.has_value()) {
+        return absl::InvalidArgumentError("spec.metrics.prometheus is required with source Prometheus");
+      }
+      metrics::PromqlSourceOptions o;
+      o.url = spec.prometheus->url;
+      o.label_matchers = spec.prometheus->label_matchers;
+      o.lookback = spec.stale_after;
+      o.model_name_filter = model;
+      return std::make_unique<metrics::PromqlSource>(clock, o);
+    }
+    metrics::PodScraperOptions o;
+    o.timeout = std::min(absl::Seconds(5), spec.interval / 2);
+    o.model_name_filter = model;
+    return std::make_unique<metrics::PodScraper>(clock, o);
+  };
+  reconcile::Reconciler reconciler(deps);
+
+  reconcile::ControllerOptions co;
+  co.watch_namespace = absl::GetFlag(FLAGS_watch_namespace);
+  co.workers = absl::GetFlag(FLAGS_workers);
+  co.leader_election = absl::GetFlag(FLAGS_leader_elect);
+  co.lease.lease_name = absl::GetFlag(FLAGS_lease_name);
+  co.lease.lease_namespace = absl::GetFlag(FLAGS_lease_namespace);
+  if (co.lease.lease_namespace.empty()) {
+    co.lease.lease_namespace = config->default_namespace.empty() ? "default" : config->default_namespace;
+  }
+  co.lease.identity = identity;
+  co.lease.lease_duration = absl::GetFlag(FLAGS_lease_duration);
+  co.lease.renew_deadline = absl::GetFlag(FLAGS_renew_deadline);
+  co.lease.retry_period = absl::GetFlag(FLAGS_retry_period);
+  reconcile::Controller controller(co, client->get(), &reconciler, &clock, &log, &*metrics);
+
+  outputs::OpsServerOptions oo;
+  oo.address = absl::GetFlag(FLAGS_ops_address);
+  oo.port = absl::GetFlag(FLAGS_ops_port);
+  outputs::OpsServer ops(registry, [&controller]() -> absl::Status {
+    if (!controller.Synced()) return absl::UnavailableError("InferenceAutoscalers not listed yet");
+    return absl::OkStatus();
+  }, oo);
+  if (absl::Status s = ops.Start(); !s.ok()) return fail("cannot serve /metrics", s);
+
+  absl::Notification stop;
+  g_stop = &stop;
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  if (absl::Status s = controller.Start(); !s.ok()) return fail("cannot start", s);
+  log.Info("started", "", {{"identity", identity}, {"server", config->server},
+                           {"ops", ops.url()}, {"leader_election", co.leader_election}});
+  stop.WaitForNotification();
+  log.Info("stopping");
+  controller.Stop();
+  ops.Stop();
+  log.Info("stopped");
+  g_stop = nullptr;
+  return 0;
+}
+
+}  // namespace twinscale::cli

@@ -1,0 +1,87 @@
+// The Controller: the long-running part of `twinscale controller`. It keeps an informer on the
+// InferenceAutoscalers (list then watch), queues an object when it appears, when its spec changes
+// (metadata.generation) and again every spec.metrics.interval — never for the controller's own
+// status writes, which change resourceVersion but not generation — and runs Reconciler passes on
+// worker threads. With leader election on, only the Lease holder's workers run: a follower keeps
+// its cache warm and takes over within the lease duration when the leader goes away; the leader
+// releases the Lease on Stop() (SIGTERM) so a peer takes over at once.
+#ifndef TWINSCALE_CONTROLLER_RECONCILE_CONTROLLER_H_
+#define TWINSCALE_CONTROLLER_RECONCILE_CONTROLLER_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "controller/common/clock.h"
+#include "controller/kube/leader_election.h"
+#include "controller/reconcile/reconciler.h"
+#include "controller/reconcile/work_queue.h"
+
+namespace twinscale {
+class JsonLogger;
+namespace kube {
+class Cancellation;
+class Informer;
+class KubeClient;
+}  // namespace kube
+namespace reconcile {
+
+struct ControllerOptions {
+  std::string watch_namespace;  // "" = every namespace
+  int32_t workers = 2;
+  bool leader_election = true;
+  kube::LeaderElectionConfig lease;  // used when leader_election
+};
+
+class Controller {
+ public:
+  // Pointers must outlive the controller; `metrics` and `log` may be null.
+  Controller(ControllerOptions options, kube::KubeClient* client, Reconciler* reconciler,
+             const Clock* clock, JsonLogger* log, ControllerMetrics* metrics);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Starts the informer, the election (or the workers at once without it). InvalidArgument for
+  // a bad lease configuration.
+  absl::Status Start();
+  // Stops acting at once, releases the Lease if held, stops the informer; returns when every
+  // thread has ended. Idempotent.
+  void Stop();
+
+  // For /readyz: the informer has listed once.
+  bool Synced() const;
+  bool IsLeader() const { return leading_.load(); }
+
+ private:
+  class Handler;
+  void StartLeading();
+  void StopLeading();
+  void Work();
+
+  ControllerOptions options_;
+  kube::KubeClient* client_;
+  Reconciler* reconciler_;
+  const Clock* clock_;
+  JsonLogger* log_;
+  ControllerMetrics* metrics_;
+  WorkQueue queue_;
+  std::unique_ptr<Handler> handler_;
+  std::unique_ptr<kube::Informer> informer_;
+  std::unique_ptr<kube::LeaderElector> elector_;
+  std::unique_ptr<kube::Cancellation> stop_;
+  std::thread election_thread_;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> leading_{false};
+  std::atomic<int64_t> leadership_epoch_{0};  // workers of an older epoch exit
+  std::mutex workers_mu_;
+  bool stopped_ = false;
+};
+
+}  // namespace reconcile
+}  // namespace twinscale
+
+#endif  // TWINSCALE_CONTROLLER_RECONCILE_CONTROLLER_H_

@@ -1,0 +1,102 @@
+// The Reconciler: one pass over one InferenceAutoscaler — read -> snapshot -> decide -> act ->
+// status (DESIGN.md 2, 5, 6). A pass:
+//   1. reads the object; a spec that doesn't parse or resolve gets SpecValid=False naming the
+//      field, a Warning event (once per generation), and nothing else happens;
+//   2. reads the target's /scale (spec.replicas, status.selector) and, in Direct mode, looks for
+//      another autoscaler of the same target (an HPA, a KEDA ScaledObject): if there is one,
+//      ScalingActive=False names it and nothing is written to /scale;
+//   3. lists the target's pods by the selector and reads their vLLM metrics through the spec's
+//      source (the pods' /metrics, or Prometheus); a pod that can't be read is Stale, which the
+//      policy treats as "hold": a failed read never scales in;
+//   4. asks the target's Decider (the twin-backed policy) for the decision;
+//   5. Direct: patches /scale with the read resourceVersion as precondition (a 409 re-reads and
+//      retries), after marking scale-in victims with controller.kubernetes.io/pod-deletion-cost on
+//      Deployments (their ReplicaSets honour it); records ScaledUp / ScaledDown events.
+//      Recommend, KEDA and HPA: the decision goes to status (and to the outputs) only;
+//   6. writes status when it changed meaningfully (autoscaler_status.h) — a merge patch of the
+//      /status subresource, which bumps resourceVersion but not generation, so the watch that
+//      brings it back doesn't trigger another pass.
+// Per-object state (the decider with its windows and calibration, the status last written)
+// lives here between passes; on the first pass after a start or failover the calibration is read
+// back from the status. Thread-safety: passes over different objects may run concurrently; one
+// object is never reconciled by two threads at once (the work queue guarantees it).
+#ifndef TWINSCALE_CONTROLLER_RECONCILE_RECONCILER_H_
+#define TWINSCALE_CONTROLLER_RECONCILE_RECONCILER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "controller/common/clock.h"
+#include "controller/metrics/metrics_source.h"
+#include "controller/policy/decider.h"
+#include "controller/policy/spec.h"
+#include "controller/reconcile/autoscaler_status.h"
+
+namespace twinscale {
+class JsonLogger;
+namespace kube {
+class KubeClient;
+class EventRecorder;
+}  // namespace kube
+namespace reconcile {
+struct ControllerMetrics;
+
+// The source of a spec's metrics (PodScraper or PromqlSource in the binary).
+using MetricsSourceFactory = std::function<absl::StatusOr<std::unique_ptr<metrics::MetricsSource>>(
+    const policy::MetricsSpec& spec, const std::string& model_name)>;
+
+struct ReconcilerDeps {
+  kube::KubeClient* client = nullptr;        // required
+  const Clock* clock = nullptr;              // required
+  policy::DeciderFactory* deciders = nullptr;  // required
+  MetricsSourceFactory metrics_sources;      // required
+  kube::EventRecorder* events = nullptr;     // optional
+  JsonLogger* log = nullptr;                 // optional
+  ControllerMetrics* metrics = nullptr;      // optional
+};
+
+struct ReconcileResult {
+  // When to reconcile this object again (its interval, or sooner to retry); nullopt when the
+  // object is gone.
+  std::optional<absl::Duration> requeue_after;
+  absl::Status status;  // what went wrong, if anything (also in the object's conditions)
+};
+
+class Reconciler {
+ public:
+  explicit Reconciler(ReconcilerDeps deps);
+  ~Reconciler();
+  ReconcileResult Reconcile(const std::string& ns, const std::string& name);
+  // Forgets an object's state (it was deleted).
+  void Forget(const std::string& ns, const std::string& name);
+
+ private:
+  struct TargetState;
+  TargetState& StateFor(const std::string& key);
+
+  ReconcilerDeps deps_;
+  std::mutex mu_;  // guards the map, not the states (one worker per key)
+  std::map<std::string, std::unique_ptr<TargetState>> states_;
+};
+
+// The replicas to mark for deletion when scaling `pods` in by `count`: pods that are not Ready
+// first (newest first: they have cost least), then Ready ones with the fewest requests in flight
+// (running + waiting, per the last reading; unread pods last), ties by name. Pure; exposed for tests.
+struct VictimCandidate {
+  std::string name;
+  bool ready = false;
+  absl::Time created;
+  std::optional<double> in_flight;
+};
+std::vector<std::string> ChooseScaleInVictims(std::vector<VictimCandidate> pods, int32_t count);
+
+}  // namespace reconcile
+}  // namespace twinscale
+
+#endif  // TWINSCALE_CONTROLLER_RECONCILE_RECONCILER_H_

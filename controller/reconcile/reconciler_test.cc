@@ -1,0 +1,405 @@
+// The Reconciler's pass, case by case, against an in-memory API (fakes::FakeKubeClient, which
+// keeps the server's rules: resourceVersion preconditions, generation, /status and /scale), a
+// scripted decider (the replica count each pass is told to decide) and a scripted metrics source.
+// Each case states what a platform team would expect of the operator and checks it on the objects
+// and requests the fake saw.
+#include "controller/reconcile/reconciler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "controller/kube/event_recorder.h"
+#include "controller/kube/resource_ref.h"
+#include "nlohmann/json.hpp"
+#include "tests/fakes/fake_kube_client.h"
+
+namespace twinscale::reconcile {
+namespace {
+
+using ::testing::HasSubstr;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1795251600);
+
+// Decides what the test says; records what it was shown.
+class ScriptedDecider : public policy::Decider {
+ public:
+  explicit ScriptedDecider(std::deque<int32_t>* script, std::vector<state::ClusterView>* views,
+                           policy::CalibrationFactors* restored)
+      : script_(script), views_(views), restored_(restored) {}
+  policy::Decision Decide(const state::ClusterView& view) override {
+    views_->push_back(view);
+    policy::Decision d;
+    d.at = view.now;
+    d.current = view.spec_replicas;
+    d.replicas = script_->empty() ? view.spec_replicas : script_->front();
+    if (!script_->empty()) script_->pop_front();
+    d.reasons.push_back({"Scripted", "the test said so"});
+    return d;
+  }
+  const state::FleetSnapshot* last_snapshot() const override { return nullptr; }
+  policy::CalibrationFactors calibration() const override { return cal_; }
+  void RestoreCalibration(const policy::CalibrationFactors& f) override {
+    cal_ = f;
+    *restored_ = f;
+  }
+  std::optional<double> last_prediction_error_ms() const override { return std::nullopt; }
+
+ private:
+  std::deque<int32_t>* script_;
+  std::vector<state::ClusterView>* views_;
+  policy::CalibrationFactors* restored_;
+  policy::CalibrationFactors cal_;
+};
+
+class ScriptedFactory : public policy::DeciderFactory {
+ public:
+  absl::StatusOr<std::unique_ptr<policy::Decider>> Create(
+      const policy::InferenceAutoscalerSpec& spec) override {
+    ++created;
+    if (spec.model.profile == "no-such-profile") {
+      return absl::InvalidArgumentError("spec.model.profile: unknown profile \"no-such-profile\"");
+    }
+    return std::make_unique<ScriptedDecider>(&script, &views, &restored);
+  }
+  absl::Status Reconfigure(const policy::InferenceAutoscalerSpec&, policy::Decider&) override {
+    ++reconfigured;
+    return absl::OkStatus();
+  }
+  std::deque<int32_t> script;
+  std::vector<state::ClusterView> views;
+  policy::CalibrationFactors restored;
+  int created = 0, reconfigured = 0;
+};
+
+// Every pod reads fine with `running` requests in flight, unless failed.
+class ScriptedSource : public metrics::MetricsSource {
+ public:
+  explicit ScriptedSource(const Clock* clock, std::map<std::string, double>* load, bool* fail_all)
+      : clock_(clock), load_(load), fail_all_(fail_all) {}
+  absl::StatusOr<std::vector<metrics::PodResult>> Read(
+      const std::vector<metrics::PodTarget>& pods) const override {
+    if (*fail_all_) return absl::UnavailableError("prometheus http://prom:9090 is down");
+    std::vector<metrics::PodResult> out;
+    for (const auto& p : pods) {
+      metrics::PodReading r;
+      r.scraped_at = clock_->Now();
+      metrics::EngineObservation e;
+      e.running = load_->count(p.pod) ? (*load_)[p.pod] : 1.0;
+      e.waiting = 0.0;
+      r.observation.engines.push_back(e);
+      out.push_back({p.pod, r});
+    }
+    return out;
+  }
+
+ private:
+  const Clock* clock_;
+  std::map<std::string, double>* load_;
+  bool* fail_all_;
+};
+
+nlohmann::json Ias(const std::string& mode, const std::string& profile = "llama-3.1-8b-h100-sxm-tp1") {
+  return {{"apiVersion", "twinscale.io/v1alpha1"},
+          {"kind", "InferenceAutoscaler"},
+          {"metadata", {{"name", "llama"}, {"namespace", "llm"}}},
+          {"spec",
+           {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "vllm"}}},
+            {"mode", mode},
+            {"minReplicas", 1},
+            {"maxReplicas", 16},
+            {"model", {{"profile", profile}}}}}};
+}
+
+nlohmann::json Deployment(int replicas) {
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata", {{"name", "vllm"}, {"namespace", "llm"}}},
+          {"spec",
+           {{"replicas", replicas},
+            {"selector", {{"matchLabels", {{"app", "vllm"}}}}},
+            {"template", {{"metadata", {{"labels", {{"app", "vllm"}}}}}}}}}};
+}
+
+nlohmann::json ReadyPod(const std::string& name, int ip_suffix, const std::string& created) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "llm"}, {"labels", {{"app", "vllm"}}},
+                        {"creationTimestamp", created}}},
+          {"status",
+           {{"phase", "Running"},
+            {"podIP", "10.0.0." + std::to_string(ip_suffix)},
+            {"conditions",
+             {{{"type", "PodScheduled"}, {"status", "True"}},
+              {{"type", "ContainersReady"}, {"status", "True"}},
+              {{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", "2026-11-21T09:01:10Z"}}}}}}};
+}
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  // The fake stamps creationTimestamp from the clock: objects are made at 09:00:00 (kT0) and
+  // each test starts at 09:10:00.
+  ReconcilerTest() : clock_(kT0), api_(&clock_), events_(&api_, &clock_) {
+    deps_.client = &api_;
+    deps_.clock = &clock_;
+    deps_.deciders = &factory_;
+    deps_.events = &events_;
+    deps_.metrics_sources = [this](const policy::MetricsSpec&, const std::string&)
+        -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
+      return std::make_unique<ScriptedSource>(&clock_, &load_, &fail_all_);
+    };
+  }
+  void SetUpFleet(const std::string& mode, int replicas) {
+    ASSERT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", Ias(mode)).ok());
+    ASSERT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment(replicas)).ok());
+    for (int i = 0; i < replicas; ++i) {
+      ASSERT_TRUE(api_.Create(kube::kPods, "llm",
+                              ReadyPod("vllm-" + std::to_string(i), 10 + i, "2026-11-21T09:00:00Z"))
+                      .ok());
+    }
+    clock_.Set(kT0 + absl::Minutes(10));
+  }
+  int32_t SpecReplicas() {
+    return (*api_.Get(kube::kDeployments, "llm", "vllm"))["spec"]["replicas"].get<int32_t>();
+  }
+  nlohmann::json Status() { return (*api_.Get(kube::kInferenceAutoscalers, "llm", "llama"))["status"]; }
+  nlohmann::json Condition(const std::string& type) {
+    const nlohmann::json status = Status();
+    for (const auto& c : status.value("conditions", nlohmann::json::array())) {
+      if (c["type"] == type) return c;
+    }
+    return nullptr;
+  }
+  std::vector<nlohmann::json> Events() {
+    return api_.List(kube::kEvents, "llm")->items;
+  }
+  int Writes(const std::string& verb, const kube::ResourceRef& ref, const std::string& sub) {
+    int n = 0;
+    for (const auto& r : api_.requests()) {
+      if (r.verb == verb && r.resource == ref && r.subresource == sub) ++n;
+    }
+    return n;
+  }
+
+  ManualClock clock_;
+  fakes::FakeKubeClient api_;
+  kube::EventRecorder events_;
+  ScriptedFactory factory_;
+  std::map<std::string, double> load_;
+  bool fail_all_ = false;
+  ReconcilerDeps deps_;
+};
+
+TEST_F(ReconcilerTest, DirectScalesUpThroughScaleAndSaysWhy) {
+  SetUpFleet("Direct", 3);
+  factory_.script = {5};
+  Reconciler r(deps_);
+  const ReconcileResult res = r.Reconcile("llm", "llama");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  EXPECT_EQ(res.requeue_after, absl::Seconds(15));  // the spec's default interval
+  EXPECT_EQ(SpecReplicas(), 5);
+  EXPECT_EQ(Status()["desiredReplicas"], 5);
+  EXPECT_EQ(Status()["currentReplicas"], 5);
+  EXPECT_EQ(Condition("ScalingActive")["status"], "True");
+  EXPECT_EQ(Condition("SpecValid")["status"], "True");
+  ASSERT_EQ(factory_.views.size(), 1u);
+  EXPECT_EQ(factory_.views[0].spec_replicas, 3);
+  EXPECT_EQ(factory_.views[0].pods.size(), 3u);
+  EXPECT_TRUE(factory_.views[0].pods[0].scrape_ok);
+  EXPECT_EQ(factory_.views[0].pods[0].ready_for, absl::Seconds(530));  // 09:10:00 - 09:01:10
+  bool scaled_event = false;
+  for (const auto& e : Events()) {
+    if (e["reason"] == "ScaledUp") {
+      scaled_event = true;
+      EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("from 3 to 5"));
+    }
+  }
+  EXPECT_TRUE(scaled_event);
+  EXPECT_EQ(Status()["measuredWarmup"], "1m10s");  // created 09:00:00, Ready 09:01:10
+}
+
+TEST_F(ReconcilerTest, AConflictOnScaleIsReReadAndRetried) {
+  SetUpFleet("Direct", 3);
+  factory_.script = {6};
+  int failed = 0;
+  api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& req) {
+    if (req.verb == "patch" && req.subresource == "scale" && failed++ == 0) {
+      return absl::AbortedError("Operation cannot be fulfilled: the object has been modified");
+    }
+    return absl::OkStatus();
+  });
+  Reconciler r(deps_);
+  EXPECT_TRUE(r.Reconcile("llm", "llama").status.ok());
+  EXPECT_EQ(SpecReplicas(), 6);
+  EXPECT_EQ(Writes("patch", kube::kDeployments, "scale"), 2);
+  EXPECT_EQ(Writes("get", kube::kDeployments, "scale"), 2);  // the first read and the re-read
+}
+
+TEST_F(ReconcilerTest, AnotherAutoscalerOfTheTargetStopsDirectScaling) {
+  SetUpFleet("Direct", 3);
+  ASSERT_TRUE(api_.Create(kube::kHorizontalPodAutoscalers, "llm",
+                          {{"apiVersion", "autoscaling/v2"},
+                           {"kind", "HorizontalPodAutoscaler"},
+                           {"metadata", {{"name", "old-hpa"}, {"namespace", "llm"}}},
+                           {"spec", {{"scaleTargetRef", {{"apiVersion", "apps/v1"},
+                                                         {"kind", "Deployment"},
+                                                         {"name", "vllm"}}},
+                                     {"maxReplicas", 10}}}})
+                  .ok());
+  factory_.script = {8};
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  EXPECT_EQ(SpecReplicas(), 3);
+  EXPECT_EQ(Writes("patch", kube::kDeployments, "scale"), 0);
+  EXPECT_EQ(Condition("ScalingActive")["status"], "False");
+  EXPECT_EQ(Condition("ScalingActive")["reason"], "ConflictingAutoscaler");
+  EXPECT_THAT(Condition("ScalingActive")["message"].get<std::string>(),
+              HasSubstr("HorizontalPodAutoscaler old-hpa"));
+  EXPECT_EQ(Status()["desiredReplicas"], 8);  // still reported
+}
+
+TEST_F(ReconcilerTest, AnInvalidSpecGetsAConditionAndOneEventPerGeneration) {
+  ASSERT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", Ias("Direct", "no-such-profile")).ok());
+  ASSERT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment(3)).ok());
+  Reconciler r(deps_);
+  const ReconcileResult res = r.Reconcile("llm", "llama");
+  EXPECT_FALSE(res.status.ok());
+  EXPECT_EQ(Condition("SpecValid")["status"], "False");
+  EXPECT_THAT(Condition("SpecValid")["message"].get<std::string>(), HasSubstr("spec.model.profile"));
+  r.Reconcile("llm", "llama");
+  int warnings = 0;
+  for (const auto& e : Events()) {
+    if (e["reason"] == "InvalidSpec") warnings += e.value("count", 1);
+  }
+  EXPECT_EQ(warnings, 1);
+  EXPECT_EQ(Writes("patch", kube::kDeployments, "scale"), 0);
+  EXPECT_EQ(SpecReplicas(), 3);
+}
+
+TEST_F(ReconcilerTest, AMalformedSpecNamesTheField) {
+  nlohmann::json bad = Ias("Direct");
+  bad["spec"]["maxReplicas"] = "lots";
+  ASSERT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", bad).ok());
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  EXPECT_EQ(Condition("SpecValid")["status"], "False");
+  EXPECT_THAT(Condition("SpecValid")["message"].get<std::string>(), HasSubstr("maxReplicas"));
+}
+
+TEST_F(ReconcilerTest, RecommendReportsButNeverScales) {
+  SetUpFleet("Recommend", 3);
+  factory_.script = {7};
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  EXPECT_EQ(SpecReplicas(), 3);
+  EXPECT_EQ(Writes("patch", kube::kDeployments, "scale"), 0);
+  EXPECT_EQ(Status()["desiredReplicas"], 7);
+  EXPECT_EQ(Status()["currentReplicas"], 3);
+}
+
+TEST_F(ReconcilerTest, StatusIsWrittenOnlyWhenSomethingMeaningfulChanged) {
+  SetUpFleet("Recommend", 3);
+  factory_.script = {4, 4, 4, 5};
+  Reconciler r(deps_);
+  for (int i = 0; i < 3; ++i) {
+    r.Reconcile("llm", "llama");
+    clock_.Advance(absl::Seconds(15));
+  }
+  EXPECT_EQ(Writes("patch", kube::kInferenceAutoscalers, "status"), 1);
+  // The status write changed resourceVersion, not generation (so the watch ignores it).
+  EXPECT_EQ((*api_.Get(kube::kInferenceAutoscalers, "llm", "llama"))["metadata"]["generation"], 1);
+  r.Reconcile("llm", "llama");
+  EXPECT_EQ(Writes("patch", kube::kInferenceAutoscalers, "status"), 2);
+  EXPECT_EQ(Status()["desiredReplicas"], 5);
+}
+
+TEST_F(ReconcilerTest, ScaleInMarksTheLeastLoadedReadyPodForDeletion) {
+  SetUpFleet("Direct", 3);
+  load_ = {{"vllm-0", 12}, {"vllm-1", 2}, {"vllm-2", 30}};
+  factory_.script = {2};
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  EXPECT_EQ(SpecReplicas(), 2);
+  const auto annotations = [&](const char* pod) {
+    return (*api_.Get(kube::kPods, "llm", pod))["metadata"].value("annotations", nlohmann::json::object());
+  };
+  EXPECT_EQ(annotations("vllm-1").value("controller.kubernetes.io/pod-deletion-cost", ""), "-1000");
+  EXPECT_FALSE(annotations("vllm-0").contains("controller.kubernetes.io/pod-deletion-cost"));
+  EXPECT_FALSE(annotations("vllm-2").contains("controller.kubernetes.io/pod-deletion-cost"));
+}
+
+TEST_F(ReconcilerTest, APodDeletedMidDecisionDoesNotStopTheScaleIn) {
+  SetUpFleet("Direct", 3);
+  load_ = {{"vllm-0", 12}, {"vllm-1", 2}, {"vllm-2", 30}};
+  factory_.script = {2};
+  api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& req) {
+    if (req.verb == "patch" && req.resource == kube::kPods) {
+      return absl::NotFoundError("pods \"vllm-1\" not found");
+    }
+    return absl::OkStatus();
+  });
+  Reconciler r(deps_);
+  EXPECT_TRUE(r.Reconcile("llm", "llama").status.ok());
+  EXPECT_EQ(SpecReplicas(), 2);
+}
+
+TEST_F(ReconcilerTest, AFailedMetricsSourceMarksInputsStaleAndSaysSo) {
+  SetUpFleet("Direct", 3);
+  fail_all_ = true;
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  ASSERT_EQ(factory_.views.size(), 1u);
+  for (const auto& p : factory_.views[0].pods) EXPECT_FALSE(p.scrape_ok) << p.name;
+  EXPECT_EQ(Condition("MetricsFresh")["status"], "False");
+  EXPECT_THAT(Condition("MetricsFresh")["message"].get<std::string>(), HasSubstr("prom:9090"));
+}
+
+TEST_F(ReconcilerTest, ANewLeaderStartsFromTheCalibrationInStatus) {
+  SetUpFleet("Recommend", 3);
+  nlohmann::json status = {{"observedGeneration", 1},
+                           {"calibration", {{"prefillSpeed", 0.75}, {"decodeSpeed", 0.8}, {"updates", 40}}}};
+  ASSERT_TRUE(api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama", {{"status", status}}, "status").ok());
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  EXPECT_DOUBLE_EQ(factory_.restored.prefill_speed, 0.75);
+  EXPECT_DOUBLE_EQ(factory_.restored.decode_speed, 0.8);
+  EXPECT_EQ(factory_.restored.updates, 40);
+}
+
+TEST_F(ReconcilerTest, ASpecChangeReconfiguresTheSameDecider) {
+  SetUpFleet("Recommend", 3);
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  ASSERT_TRUE(api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama",
+                              {{"spec", {{"maxReplicas", 32}}}}).ok());
+  r.Reconcile("llm", "llama");
+  EXPECT_EQ(factory_.created, 1);
+  EXPECT_EQ(factory_.reconfigured, 1);
+  EXPECT_EQ(Status()["observedGeneration"], 2);
+}
+
+TEST_F(ReconcilerTest, ADeletedObjectIsForgottenAndNotRequeued) {
+  Reconciler r(deps_);
+  const ReconcileResult res = r.Reconcile("llm", "gone");
+  EXPECT_TRUE(res.status.ok());
+  EXPECT_FALSE(res.requeue_after.has_value());
+}
+
+TEST(ChooseScaleInVictimsTest, UnreadyNewestFirstThenLeastLoaded) {
+  const absl::Time t = kT0;
+  std::vector<VictimCandidate> pods = {
+      {"ready-busy", true, t, 20.0},
+      {"ready-idle", true, t, 1.0},
+      {"ready-unread", true, t, std::nullopt},
+      {"starting-old", false, t, std::nullopt},
+      {"starting-new", false, t + absl::Minutes(1), std::nullopt},
+  };
+  EXPECT_EQ(ChooseScaleInVictims(pods, 3),
+            (std::vector<std::string>{"starting-new", "starting-old", "ready-idle"}));
+  EXPECT_EQ(ChooseScaleInVictims(pods, 5).back(), "ready-unread");
+  EXPECT_EQ(ChooseScaleInVictims(pods, 9).size(), 5u);
+}
+
+}  // namespace
+}  // namespace twinscale::reconcile

@@ -62,6 +62,7 @@ Controller::~Controller() { Stop(); }
 
 absl::Status Controller::Start() {
   kube::InformerOptions io;
+  io.resource = kube::kInferenceAutoscalers;
   io.namespace_name = options_.watch_namespace;
   io.on_error = [this](const absl::Status& s) {
     if (log_) log_->Warning("watch of InferenceAutoscalers failed", "", {{"error", s}});

@@ -9,6 +9,15 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "absl/strings/str_split.h"
+#include "controller/kube/informer.h"
+#include "controller/kube/leader_election.h"
+#include "yaml-cpp/yaml.h"
 
 #include "controller/kube/event_recorder.h"
 #include "controller/kube/resource_ref.h"
@@ -399,6 +408,98 @@ TEST(ChooseScaleInVictimsTest, UnreadyNewestFirstThenLeastLoaded) {
             (std::vector<std::string>{"starting-new", "starting-old", "ready-idle"}));
   EXPECT_EQ(ChooseScaleInVictims(pods, 5).back(), "ready-unread");
   EXPECT_EQ(ChooseScaleInVictims(pods, 9).size(), 5u);
+}
+
+}  // namespace
+}  // namespace twinscale::reconcile
+
+namespace twinscale::reconcile {
+namespace {
+
+// deploy/controller/rbac.yaml as (apiGroup, resource, verb) triples.
+std::set<std::tuple<std::string, std::string, std::string>> RbacGrants() {
+  std::ifstream f("deploy/controller/rbac.yaml");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::set<std::tuple<std::string, std::string, std::string>> grants;
+  // yaml-cpp 0.7's LoadAll can loop on some inputs: split the documents ourselves.
+  for (const std::string& doc : std::vector<std::string>(absl::StrSplit(ss.str(), "\n---\n"))) {
+    YAML::Node n = YAML::Load(doc);
+    if (!n["rules"]) continue;
+    for (const auto& rule : n["rules"]) {
+      for (const auto& g : rule["apiGroups"]) {
+        for (const auto& r : rule["resources"]) {
+          for (const auto& v : rule["verbs"]) {
+            grants.emplace(g.as<std::string>(), r.as<std::string>(), v.as<std::string>());
+          }
+        }
+      }
+    }
+  }
+  return grants;
+}
+
+// Every request the controller makes in a busy life — passes that scale up, scale in (marking a
+// victim), report an invalid spec, record events, plus leader election and the informer — is
+// allowed by the shipped RBAC, and the RBAC grants nothing the controller never asks for.
+TEST_F(ReconcilerTest, TheShippedRbacAllowsExactlyWhatTheControllerDoes) {
+  SetUpFleet("Direct", 3);
+  load_ = {{"vllm-0", 12}, {"vllm-1", 2}, {"vllm-2", 30}};
+  factory_.script = {5, 2};
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  clock_.Advance(absl::Seconds(15));
+  r.Reconcile("llm", "llama");
+  ASSERT_TRUE(api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama",
+                              {{"spec", {{"model", {{"profile", "no-such-profile"}}}}}}).ok());
+  Reconciler fresh(deps_);
+  fresh.Reconcile("llm", "llama");
+  Reconciler restarted(deps_);  // the same InvalidSpec event again: aggregated (a count bump)
+  restarted.Reconcile("llm", "llama");
+  auto elector = kube::LeaderElector::Create(&api_, &clock_, {"twinscale-system", "twinscale-controller", "a"});
+  ASSERT_TRUE(elector.ok()) << elector.status();
+  EXPECT_TRUE((*elector)->TryAcquireOrRenew());
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_TRUE((*elector)->TryAcquireOrRenew());
+  EXPECT_TRUE((*elector)->Release().ok());
+  kube::InformerOptions io;
+  io.resource = kube::kInferenceAutoscalers;
+  kube::Informer informer(&api_, io);
+  informer.Start();
+  EXPECT_TRUE(informer.WaitForSync(absl::Seconds(10)));
+  ASSERT_TRUE(api_.WaitForOpenWatches(1, absl::Seconds(10)));
+  informer.Stop();
+
+  const auto grants = RbacGrants();
+  std::set<std::tuple<std::string, std::string, std::string>> used;
+  for (const auto& req : api_.requests()) {
+    // The test's own set-up writes (creating the fleet, editing the spec) are not the controller's.
+    if (req.verb == "create" && (req.resource == kube::kDeployments || req.resource == kube::kPods ||
+                                 req.resource == kube::kInferenceAutoscalers ||
+                                 req.resource == kube::kHorizontalPodAutoscalers)) {
+      continue;
+    }
+    if (req.verb == "patch" && req.resource == kube::kInferenceAutoscalers && req.subresource.empty()) {
+      continue;
+    }
+    const std::string resource =
+        req.subresource.empty() ? req.resource.resource : req.resource.resource + "/" + req.subresource;
+    used.emplace(req.resource.group, resource, req.verb);
+    EXPECT_TRUE(grants.count({req.resource.group, resource, req.verb}))
+        << "RBAC does not allow " << req.verb << " " << req.resource.group << "/" << resource;
+  }
+  // Nothing granted that the controller never needed (StatefulSets and LeaderWorkerSets share
+  // the Deployment's code path; "update" is the PUT twin of "patch" for /scale and /status).
+  for (const auto& [group, resource, verb] : grants) {
+    const bool exercised = used.count({group, resource, verb}) != 0;
+    const bool same_path_as_exercised =
+        resource == "statefulsets/scale" || resource == "leaderworkersets/scale" ||
+        (verb == "update" && (resource == "deployments/scale" || resource == "inferenceautoscalers/status")) ||
+        (resource == "inferenceautoscalers/status" && verb == "get") ||
+        (resource == "pods" && (verb == "get" || verb == "watch"));
+    EXPECT_TRUE(exercised || same_path_as_exercised)
+        << "RBAC grants " << verb << " " << group << "/" << resource << " but the controller never uses it";
+  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulator/model/vllm_metrics.h"
+#include "tests/util/vllm_fixture.h"
 
 namespace twinscale::metrics {
 namespace {
@@ -83,25 +84,8 @@ std::string ReadFixture() {
   return ss.str();
 }
 
-// The verbatim blocks of the fixture (between "# ---- BEGIN VERBATIM" and "# ---- END VERBATIM"),
-// without source 3's shell prompt and "..." elisions, which are not exposition text.
-std::vector<std::string> FixtureBlocks() {
-  std::vector<std::string> blocks;
-  std::istringstream in(ReadFixture());
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("# ---- BEGIN VERBATIM", 0) == 0) {
-      blocks.emplace_back();
-      inside = true;
-    } else if (line.rfind("# ---- END VERBATIM", 0) == 0) {
-      inside = false;
-    } else if (inside && line.rfind("$ ", 0) != 0 && line != "...") {
-      blocks.back() += line + "\n";
-    }
-  }
-  return blocks;
-}
+// The fixture's verbatim blocks (tests/util/vllm_fixture.h).
+std::vector<std::string> FixtureBlocks() { return testutil::VllmFixtureBlocks(ReadFixture()); }
 
 TEST(VllmObservationTest, RealVllmText) {
   const std::vector<std::string> blocks = FixtureBlocks();

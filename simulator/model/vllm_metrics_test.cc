@@ -21,6 +21,7 @@
 #include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
 #include "simulator/model/vllm_exposition_expectations.h"
+#include "tests/util/vllm_fixture.h"
 
 // Counts heap allocations, to check that the update path allocates nothing. Counting is switched
 // on only around the code under test. (GCC 12 flags malloc/free inside replacement operators
@@ -368,25 +369,8 @@ std::string ReadFixture() {
   return ss.str();
 }
 
-// The verbatim blocks of the fixture (between "# ---- BEGIN VERBATIM" and "# ---- END VERBATIM"),
-// without source 3's shell prompt and "..." elisions, which are not exposition text.
-std::vector<std::string> FixtureBlocks() {
-  std::vector<std::string> blocks;
-  std::istringstream in(ReadFixture());
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("# ---- BEGIN VERBATIM", 0) == 0) {
-      blocks.emplace_back();
-      inside = true;
-    } else if (line.rfind("# ---- END VERBATIM", 0) == 0) {
-      inside = false;
-    } else if (inside && line.rfind("$ ", 0) != 0 && line != "...") {
-      blocks.back() += line + "\n";
-    }
-  }
-  return blocks;
-}
+// The fixture's verbatim blocks (tests/util/vllm_fixture.h).
+std::vector<std::string> FixtureBlocks() { return testutil::VllmFixtureBlocks(ReadFixture()); }
 
 TEST(VllmExpositionExpectationsTest, RealVllmTextMeetsThem) {
   const std::vector<std::string> blocks = FixtureBlocks();

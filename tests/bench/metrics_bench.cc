@@ -19,6 +19,7 @@
 #include "controller/metrics/prometheus_text.h"
 #include "controller/metrics/vllm_observation.h"
 #include "simulator/model/vllm_metrics.h"
+#include "tests/util/vllm_fixture.h"
 
 #ifndef TWINSCALE_METRICS_FIXTURE
 #define TWINSCALE_METRICS_FIXTURE "tests/data/fixtures/vllm_metrics_excerpts.txt"
@@ -68,20 +69,9 @@ std::vector<std::string> FixtureBlocks() {
     std::fprintf(stderr, "can't open %s\n", TWINSCALE_METRICS_FIXTURE);
     std::abort();
   }
-  std::vector<std::string> blocks;
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("# ---- BEGIN VERBATIM", 0) == 0) {
-      blocks.emplace_back();
-      inside = true;
-    } else if (line.rfind("# ---- END VERBATIM", 0) == 0) {
-      inside = false;
-    } else if (inside && line.rfind("$ ", 0) != 0 && line != "...") {
-      blocks.back() += line + "\n";
-    }
-  }
-  return blocks;
+  std::stringstream text;
+  text << in.rdbuf();
+  return twinscale::testutil::VllmFixtureBlocks(text.str());
 }
 
 std::vector<std::string> Pages(const char* input) {

@@ -23,6 +23,7 @@
 #include "tests/e2e/live_fleet.h"
 #include "tests/util/observation_compare.h"
 #include "tests/util/prometheus_server.h"
+#include "tests/util/vllm_fixture.h"
 
 namespace twinscale::e2e {
 namespace {
@@ -88,25 +89,13 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-// The verbatim blocks of the fixture, without the shell prompt and the "..." elisions (as
-// hack/fuzz.sh extracts them).
+// The fixture's verbatim blocks (tests/util/vllm_fixture.h).
 std::vector<std::string> FixtureBlocks() {
   std::ifstream in(kFixturePath);
   EXPECT_TRUE(in.good()) << "can't open " << kFixturePath << " (run from the repo root)";
-  std::vector<std::string> blocks;
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (absl::StartsWith(line, "# ---- BEGIN VERBATIM")) {
-      inside = true;
-      blocks.emplace_back();
-    } else if (absl::StartsWith(line, "# ---- END VERBATIM")) {
-      inside = false;
-    } else if (inside && !absl::StartsWith(line, "$ ") && line != "...") {
-      blocks.back() += line + "\n";
-    }
-  }
-  return blocks;
+  std::stringstream text;
+  text << in.rdbuf();
+  return testutil::VllmFixtureBlocks(text.str());
 }
 
 class PodScraperE2eTest : public ::testing::Test {

@@ -4,10 +4,12 @@
 #include "simulator/workload/trace_reader.h"
 
 #include <cerrno>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -268,9 +270,21 @@ bool ParseCivilTimestamp(absl::string_view s, int64_t& ns, std::string& why) {
   return true;
 }
 
-// ---- Azure ------------------------------------------------------------------------------------
+// ---- CSV traces (Azure, BurstGPT) -----------------------------------------------------------
 
-absl::StatusOr<Trace> ParseAzureImpl(absl::string_view text, absl::string_view name) {
+// One data row of a CSV trace: the time field as written, the two token counts parsed.
+struct CsvTraceRow {
+  absl::string_view time;
+  int64_t prompt = 0, output = 0;
+  int64_t line = 0;
+};
+
+// The rows of a CSV trace whose header names `columns` (time, prompt tokens, output tokens), in
+// file order, each handed to `row` (which may fail the read with its own error). The header, field
+// counts, quoting and token counts are checked here, with the line number in every error.
+absl::Status ForEachCsvTraceRow(absl::string_view text, absl::string_view name,
+                                const std::array<const char*, 3>& columns,
+                                const std::function<absl::Status(const CsvTraceRow&)>& row) {
   Lines lines(text);
   absl::string_view line;
   int64_t number = 0;
@@ -278,94 +292,71 @@ absl::StatusOr<Trace> ParseAzureImpl(absl::string_view text, absl::string_view n
   std::vector<absl::string_view> header, fields;
   if (!SplitCsv(line, header)) return LineError(name, number, "unterminated quote in header");
   std::vector<size_t> cols;
-  if (absl::Status s = FindColumns(header, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, name,
-                                   number, cols);
-      !s.ok()) {
-    return s;
-  }
-  Trace trace;
-  trace.source = std::string(name);
-  std::string why;
+  if (absl::Status s = 
+      FindColumns(header, {columns[0], columns[1], columns[2]}, name, number, cols); !s.ok()) return s;
   while (lines.Next(line, number)) {
     if (!SplitCsv(line, fields)) return LineError(name, number, "unterminated quote");
     if (fields.size() != header.size()) {
       return LineError(name, number,
                        absl::StrCat("expected ", header.size(), " fields, got ", fields.size()));
     }
-    int64_t ns = 0;
-    if (!ParseCivilTimestamp(fields[cols[0]], ns, why)) {
-      return LineError(name, number,
-                       absl::StrCat("bad TIMESTAMP ", Quote(fields[cols[0]]), ": ", why));
-    }
-    int64_t prompt = 0, output = 0;
-    if (absl::Status s = ParseTokens(fields[cols[1]], "ContextTokens", name, number, prompt);
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = ParseTokens(fields[cols[2]], "GeneratedTokens", name, number, output);
-        !s.ok()) {
-      return s;
-    }
-    RequestSpec r;
-    r.arrival = SimTime::FromNanos(ns);  // absolute for now; NormalizeTrace makes it relative
-    r.prompt_tokens = AtLeastOne(prompt);
-    r.output_tokens = AtLeastOne(output);
-    trace.requests.push_back(std::move(r));
+    CsvTraceRow r;
+    r.time = fields[cols[0]];
+    r.line = number;
+    if (absl::Status s = ParseTokens(fields[cols[1]], columns[1], name, number, r.prompt); !s.ok()) return s;
+    if (absl::Status s = ParseTokens(fields[cols[2]], columns[2], name, number, r.output); !s.ok()) return s;
+    if (absl::Status s = row(r); !s.ok()) return s;
   }
+  return absl::OkStatus();
+}
+
+void AddRequest(Trace& trace, SimTime arrival, int64_t prompt, int64_t output) {
+  RequestSpec r;
+  r.arrival = arrival;
+  r.prompt_tokens = AtLeastOne(prompt);
+  r.output_tokens = AtLeastOne(output);
+  trace.requests.push_back(std::move(r));
+}
+
+absl::StatusOr<Trace> ParseAzureImpl(absl::string_view text, absl::string_view name) {
+  Trace trace;
+  trace.source = std::string(name);
+  std::string why;
+  if (absl::Status s = ForEachCsvTraceRow(
+      text, name, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+      [&](const CsvTraceRow& r) -> absl::Status {
+        int64_t ns = 0;
+        if (!ParseCivilTimestamp(r.time, ns, why)) {
+          return LineError(name, r.line, absl::StrCat("bad TIMESTAMP ", Quote(r.time), ": ", why));
+        }
+        // Absolute for now; NormalizeTrace makes it relative.
+        AddRequest(trace, SimTime::FromNanos(ns), r.prompt, r.output);
+        return absl::OkStatus();
+      }); !s.ok()) return s;
   if (trace.requests.empty()) return NoRequests(name);
   NormalizeTrace(trace);
   return trace;
 }
 
-// ---- BurstGPT ---------------------------------------------------------------------------------
-
 absl::StatusOr<Trace> ParseBurstGptImpl(absl::string_view text, absl::string_view name,
                                         const TraceReadOptions& options) {
-  Lines lines(text);
-  absl::string_view line;
-  int64_t number = 0;
-  if (!lines.Next(line, number)) return NoRequests(name);
-  std::vector<absl::string_view> header, fields;
-  if (!SplitCsv(line, header)) return LineError(name, number, "unterminated quote in header");
-  std::vector<size_t> cols;
-  if (absl::Status s = FindColumns(header, {"Timestamp", "Request tokens", "Response tokens"}, name,
-                                   number, cols);
-      !s.ok()) {
-    return s;
-  }
   Trace trace;
   trace.source = std::string(name);
-  while (lines.Next(line, number)) {
-    if (!SplitCsv(line, fields)) return LineError(name, number, "unterminated quote");
-    if (fields.size() != header.size()) {
-      return LineError(name, number,
-                       absl::StrCat("expected ", header.size(), " fields, got ", fields.size()));
-    }
-    double seconds = 0;
-    const absl::string_view ts = fields[cols[0]];
-    if (!absl::SimpleAtod(ts, &seconds) || !std::isfinite(seconds)) {
-      return LineError(name, number, absl::StrCat("bad number ", Quote(ts), " in Timestamp"));
-    }
-    if (seconds < 0) return LineError(name, number, absl::StrCat("negative Timestamp ", ts));
-    if (seconds > kMaxRelativeSeconds) {
-      return LineError(name, number, absl::StrCat("Timestamp ", ts, " is too large"));
-    }
-    int64_t prompt = 0, output = 0;
-    if (absl::Status s = ParseTokens(fields[cols[1]], "Request tokens", name, number, prompt);
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = ParseTokens(fields[cols[2]], "Response tokens", name, number, output);
-        !s.ok()) {
-      return s;
-    }
-    if (output == 0 && !options.include_failed) continue;  // a failed request
-    RequestSpec r;
-    r.arrival = SimTime::FromSecondsF(seconds);
-    r.prompt_tokens = AtLeastOne(prompt);
-    r.output_tokens = AtLeastOne(output);
-    trace.requests.push_back(std::move(r));
-  }
+  if (absl::Status s = ForEachCsvTraceRow(
+      text, name, {"Timestamp", "Request tokens", "Response tokens"},
+      [&](const CsvTraceRow& r) -> absl::Status {
+        double seconds = 0;
+        if (!absl::SimpleAtod(r.time, &seconds) || !std::isfinite(seconds)) {
+          return LineError(name, r.line, absl::StrCat("bad number ", Quote(r.time), " in Timestamp"));
+        }
+        if (seconds < 0) return LineError(name, r.line, absl::StrCat("negative Timestamp ", r.time));
+        if (seconds > kMaxRelativeSeconds) {
+          return LineError(name, r.line, absl::StrCat("Timestamp ", r.time, " is too large"));
+        }
+        if (r.output == 0 && !options.include_failed) return absl::OkStatus();  // a failed request
+        AddRequest(trace, SimTime::FromSecondsF(seconds), r.prompt, r.output);
+        return absl::OkStatus();
+      }); !s.ok()) return s;
   if (trace.requests.empty()) return NoRequests(name);
   NormalizeTrace(trace);
   return trace;

@@ -8,6 +8,8 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev libcpprest-dev
   libjs-chart.js chromium  # report.html's charts (inlined), and its browser test
+  prometheus               # the real Prometheus of the integration and end-to-end tests
+  openssl curl             # certificates for the TLS tests; the controller bench reads /metrics
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -16,10 +16,10 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
-  spec_loader_fuzz prometheus_response_fuzz
+  spec_loader_fuzz prometheus_response_fuzz label_selector_fuzz api_router_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,selector,apirequest}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
@@ -37,6 +37,20 @@ cp deploy/samples/*.yaml deploy/crds/*.yaml "$work/spec/"
 echo '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"le":"+Inf"},"values":[[1700000000,"1"],[1700000015.5,"NaN"]]}]}}' >"$work/promapi/matrix.json"
 echo '{"status":"error","errorType":"bad_data","error":"parse error"}' >"$work/promapi/error.json"
 echo '{"status":"success","data":{"resultType":"vector","result":[]}}' >"$work/promapi/vector.json"
+# Label and field selectors as clients send them.
+printf '%s' 'a=b,c!=d,e in (x,y),!f,g' >"$work/selector/set"
+printf '%s' 'app.kubernetes.io/name=twinscale,replicas>3' >"$work/selector/prefixed"
+printf '%s' 'metadata.name=web,status.phase!=Running' >"$work/selector/fields"
+# Requests to the fake API server: METHOD, path, query, content type, body, one per line.
+printf 'POST\n/apis/twinscale.io/v1alpha1/namespaces/default/inferenceautoscalers\n\napplication/json\n%s' \
+  '{"metadata":{"name":"x"},"spec":{"targetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"w"},"maxReplicas":4,"model":{"profile":"p"}}}' \
+  >"$work/apirequest/create_ias"
+printf 'PATCH\n/apis/apps/v1/namespaces/default/deployments/web/scale\n\napplication/merge-patch+json\n%s' \
+  '{"spec":{"replicas":3}}' >"$work/apirequest/patch_scale"
+printf 'GET\n/api/v1/namespaces/default/pods\nwatch=1&resourceVersion=1000&labelSelector=app%%3Dweb\n\n' \
+  >"$work/apirequest/watch"
+printf 'PATCH\n/api/v1/namespaces/default/pods/p\n\napplication/json-patch+json\n%s' \
+  '[{"op":"test","path":"/metadata/name","value":"p"}]' >"$work/apirequest/json_patch"
 run() {
   local bin=$1 corpus=$2
   echo "== $bin for ${SECONDS_PER_FUZZER}s"
@@ -49,6 +63,8 @@ run vllm_observation_fuzz "$work/vllm"
 run profile_yaml_fuzz "$work/yaml"
 run spec_loader_fuzz "$work/spec"
 run prometheus_response_fuzz "$work/promapi"
+run label_selector_fuzz "$work/selector"
+run api_router_fuzz "$work/apirequest"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

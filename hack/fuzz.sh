@@ -16,10 +16,10 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
-  spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz
+  spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
@@ -52,6 +52,20 @@ JSON
 echo '{"status":"success","data":{"resultType":"scalar","result":[1700000000,"1"]}}' >"$work/promquery/scalar.json"
 echo '{"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1700000000,"1"]}]}}' >"$work/promquery/vector.json"
 cp "$work/promapi/error.json" "$work/promquery/"
+# Label and field selectors as clients send them.
+printf '%s' 'a=b,c!=d,e in (x,y),!f,g' >"$work/selector/set"
+printf '%s' 'app.kubernetes.io/name=twinscale,replicas>3' >"$work/selector/prefixed"
+printf '%s' 'metadata.name=web,status.phase!=Running' >"$work/selector/fields"
+# Requests to the fake API server: METHOD, path, query, content type, body, one per line.
+printf 'POST\n/apis/twinscale.io/v1alpha1/namespaces/default/inferenceautoscalers\n\napplication/json\n%s' \
+  '{"metadata":{"name":"x"},"spec":{"targetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"w"},"maxReplicas":4,"model":{"profile":"p"}}}' \
+  >"$work/apirequest/create_ias"
+printf 'PATCH\n/apis/apps/v1/namespaces/default/deployments/web/scale\n\napplication/merge-patch+json\n%s' \
+  '{"spec":{"replicas":3}}' >"$work/apirequest/patch_scale"
+printf 'GET\n/api/v1/namespaces/default/pods\nwatch=1&resourceVersion=1000&labelSelector=app%%3Dweb\n\n' \
+  >"$work/apirequest/watch"
+printf 'PATCH\n/api/v1/namespaces/default/pods/p\n\napplication/json-patch+json\n%s' \
+  '[{"op":"test","path":"/metadata/name","value":"p"}]' >"$work/apirequest/json_patch"
 run() {
   local bin=$1 corpus=$2
   echo "== $bin for ${SECONDS_PER_FUZZER}s"
@@ -87,6 +101,8 @@ run prometheus_response_fuzz "$work/promapi"
 run prometheus_query_fuzz "$work/promquery"
 run kubeconfig_fuzz "$work/kubeconfig"
 run kube_wire_fuzz "$work/kubewire"
+run label_selector_fuzz "$work/selector"
+run api_router_fuzz "$work/apirequest"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

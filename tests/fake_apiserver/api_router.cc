@@ -44,7 +44,8 @@ ApiResponse TextResponse(std::string text) {
 // strconv.ParseBool, as the API server reads boolean parameters.
 absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& v) {
   if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
-  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False")
+    return false;
   return BadRequestError(absl::StrCat(name, ": invalid boolean \"", v, "\""));
 }
 
@@ -132,9 +133,9 @@ absl::StatusOr<json> ParseBody(const ApiRequest& r, bool allow_empty) {
     return j;
   }
   // YAML and protobuf bodies are not implemented (kubectl and client libraries send JSON).
-  return UnsupportedMediaTypeError(absl::StrCat(
-      "the body of the request was in an unknown format (", type,
-      ") - the twinscale fake API server accepts application/json"));
+  return UnsupportedMediaTypeError(
+      absl::StrCat("the body of the request was in an unknown format (", type,
+                   ") - the twinscale fake API server accepts application/json"));
 }
 
 absl::StatusOr<WriteOptions> WriteOptionsFrom(const std::map<std::string, std::string>& q) {
@@ -239,8 +240,7 @@ ApiResponse ErrorResponse(const absl::Status& status) {
   return r;
 }
 
-absl::StatusOr<ResourcePath> ResolveResourcePath(const ObjectStore& store,
-                                                 std::string_view path) {
+absl::StatusOr<ResourcePath> ResolveResourcePath(const ObjectStore& store, std::string_view path) {
   std::vector<std::string> segs;
   for (absl::string_view s : absl::StrSplit(Sv(path), '/', absl::SkipEmpty())) {
     segs.push_back(PercentDecode(std::string_view(s.data(), s.size())));
@@ -306,8 +306,9 @@ std::variant<ApiResponse, WatchPlan> ApiRouter::Route(const ApiRequest& request,
 
   // ---- Server info, probes and discovery ----
   if (segs.empty()) {
-    return JsonResponse(200, {{"paths", {"/api", "/api/v1", "/apis", "/healthz", "/livez",
-                                         "/readyz", "/version"}}});
+    return JsonResponse(
+        200,
+        {{"paths", {"/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"}}});
   }
   if (segs.size() == 1 && (segs[0] == "healthz" || segs[0] == "livez" || segs[0] == "readyz")) {
     return TextResponse("ok");
@@ -335,7 +336,8 @@ std::variant<ApiResponse, WatchPlan> ApiRouter::Route(const ApiRequest& request,
       return JsonResponse(200, g);
     }
     if ((core && segs.size() == 2) || (!core && segs.size() == 3)) {
-      json l = core ? ApiResourceList(types, "", segs[1]) : ApiResourceList(types, segs[1], segs[2]);
+      json l =
+          core ? ApiResourceList(types, "", segs[1]) : ApiResourceList(types, segs[1], segs[2]);
       if (l.is_null()) return ErrorResponse(PathNotFoundError());
       return JsonResponse(200, l);
     }
@@ -433,9 +435,9 @@ std::variant<ApiResponse, WatchPlan> ApiRouter::Route(const ApiRequest& request,
       if (!object.ok()) return fail(object.status());
       if (sub == Subresource::kNone && WantsTable(Header(request, "accept"))) {
         const Clock& clock = clock_ != nullptr ? *clock_ : real_clock_;
-        return JsonResponse(200, ToTable(*type, *object,
-                                         (*object)["metadata"].value("resourceVersion", ""),
-                                         Param(q, "includeObject"), clock.Now()));
+        return JsonResponse(
+            200, ToTable(*type, *object, (*object)["metadata"].value("resourceVersion", ""),
+                         Param(q, "includeObject"), clock.Now()));
       }
       return JsonResponse(200, *object);
     }
@@ -482,9 +484,11 @@ std::variant<ApiResponse, WatchPlan> ApiRouter::Route(const ApiRequest& request,
       if (!deleted.ok()) return fail(deleted.status());
       return JsonResponse(200, *deleted);
     }
-    return fail(MethodNotAllowedError(absl::StrCat(
-        method, " is not allowed on ", type->GroupResource(),
-        sub == Subresource::kStatus ? "/status" : sub == Subresource::kScale ? "/scale" : "")));
+    return fail(
+        MethodNotAllowedError(absl::StrCat(method, " is not allowed on ", type->GroupResource(),
+                                           sub == Subresource::kStatus  ? "/status"
+                                           : sub == Subresource::kScale ? "/scale"
+                                                                        : "")));
   };
   return run();
 }

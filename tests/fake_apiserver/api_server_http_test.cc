@@ -112,7 +112,8 @@ TEST_F(ApiServerHttpTest, CreateFillsServerSideMetadata) {
   HttpResult again = Post(url_, kDeployments, Deployment("web"));
   ExpectStatus(again, 409, "AlreadyExists");
   EXPECT_EQ(again.json["message"], "deployments.apps \"web\" already exists");
-  EXPECT_EQ(again.json["details"], json({{"name", "web"}, {"group", "apps"}, {"kind", "deployments"}}));
+  EXPECT_EQ(again.json["details"],
+            json({{"name", "web"}, {"group", "apps"}, {"kind", "deployments"}}));
 
   HttpResult missing = Get(url_, std::string(kDeployments) + "/nope");
   ExpectStatus(missing, 404, "NotFound");
@@ -173,8 +174,10 @@ TEST_F(ApiServerHttpTest, LabelAndFieldSelectorsFilterLists) {
   };
   const std::string pods = "/api/v1/namespaces/default/pods";
   ASSERT_EQ(Post(url_, pods, pod("p1", {{"a", "b"}, {"e", "x"}, {"g", "1"}})).code, 201);
-  ASSERT_EQ(Post(url_, pods, pod("p2", {{"a", "b"}, {"c", "d"}, {"e", "y"}, {"g", "1"}})).code, 201);
-  ASSERT_EQ(Post(url_, pods, pod("p3", {{"a", "b"}, {"e", "x"}, {"f", "1"}, {"g", "1"}})).code, 201);
+  ASSERT_EQ(Post(url_, pods, pod("p2", {{"a", "b"}, {"c", "d"}, {"e", "y"}, {"g", "1"}})).code,
+            201);
+  ASSERT_EQ(Post(url_, pods, pod("p3", {{"a", "b"}, {"e", "x"}, {"f", "1"}, {"g", "1"}})).code,
+            201);
   ASSERT_EQ(Post(url_, pods, pod("p4", {{"a", "z"}, {"e", "x"}, {"g", "1"}})).code, 201);
   ASSERT_EQ(Post(url_, pods, pod("p5", {{"a", "b"}, {"e", "x"}})).code, 201);
   auto names = [&](const std::string& query) {
@@ -240,8 +243,8 @@ TEST_F(ApiServerHttpTest, StaleResourceVersionsConflict) {
   ias_unconditional["metadata"].erase("resourceVersion");
   HttpResult refused = Put(url_, std::string(kIas) + "/x", ias_unconditional);
   ExpectStatus(refused, 422, "Invalid");
-  EXPECT_TRUE(absl::StrContains(refused.json["message"].get<std::string>(),
-                                "metadata.resourceVersion"));
+  EXPECT_TRUE(
+      absl::StrContains(refused.json["message"].get<std::string>(), "metadata.resourceVersion"));
 }
 
 TEST_F(ApiServerHttpTest, GenerationBumpsOnlyOnSpecChanges) {
@@ -323,8 +326,9 @@ TEST_F(ApiServerHttpTest, RejectsSchemaInvalidObjectsNamingTheField) {
   no_max["spec"].erase("maxReplicas");
   HttpResult r1 = Post(url_, kIas, no_max);
   ExpectStatus(r1, 422, "Invalid");
-  EXPECT_TRUE(absl::StrContains(r1.json["message"].get<std::string>(),
-                                "InferenceAutoscaler.twinscale.io \"a\" is invalid: spec.maxReplicas"))
+  EXPECT_TRUE(
+      absl::StrContains(r1.json["message"].get<std::string>(),
+                        "InferenceAutoscaler.twinscale.io \"a\" is invalid: spec.maxReplicas"))
       << r1.body;
   ASSERT_EQ(r1.json["details"]["causes"].size(), 1u);
   EXPECT_EQ(r1.json["details"]["causes"][0]["field"], "spec.maxReplicas");
@@ -361,8 +365,8 @@ TEST_F(ApiServerHttpTest, UnknownFieldsArePrunedWithAWarningOrRefusedWhenStrict)
   EXPECT_EQ(warn.headers["warning"], "299 - \"unknown field \\\"spec.maxReplica\\\"\"");
 
   extra["metadata"]["name"] = "y";
-  HttpResult strict = Request(url_, "POST", std::string(kIas) + "?fieldValidation=Strict",
-                              extra.dump());
+  HttpResult strict =
+      Request(url_, "POST", std::string(kIas) + "?fieldValidation=Strict", extra.dump());
   ExpectStatus(strict, 400, "BadRequest");
   EXPECT_EQ(strict.json["message"], "strict decoding error: unknown field \"spec.maxReplica\"");
 }
@@ -372,8 +376,11 @@ TEST_F(ApiServerHttpTest, UnknownFieldsArePrunedWithAWarningOrRefusedWhenStrict)
 TEST_F(ApiServerHttpTest, ScaleSubresourceReadsAndWritesReplicas) {
   HttpResult d = Post(url_, kDeployments, Deployment("web", 2));
   ASSERT_EQ(d.code, 201);
-  ASSERT_TRUE(server_->Mutate(std::string(kDeployments) + "/web",
-                              [](json& o) { o["status"] = {{"replicas", 2}}; })
+  ASSERT_TRUE(server_
+                  ->Mutate(std::string(kDeployments) + "/web",
+                           [](json& o) {
+                             o["status"] = {{"replicas", 2}};
+                           })
                   .ok());
   const std::string scale_path = std::string(kDeployments) + "/web/scale";
   HttpResult scale = Get(url_, scale_path);
@@ -409,10 +416,11 @@ TEST_F(ApiServerHttpTest, ScaleSubresourceReadsAndWritesReplicas) {
   EXPECT_EQ(patched.json["spec"]["replicas"], 6);
   EXPECT_EQ(Get(url_, std::string(kDeployments) + "/web").json["metadata"]["generation"], 3);
   // ...with a stale precondition.
-  ExpectStatus(MergePatch(url_, scale_path,
-                          {{"metadata", {{"resourceVersion", d.json["metadata"]["resourceVersion"]}}},
-                           {"spec", {{"replicas", 1}}}}),
-               409, "Conflict");
+  ExpectStatus(
+      MergePatch(url_, scale_path,
+                 {{"metadata", {{"resourceVersion", d.json["metadata"]["resourceVersion"]}}},
+                  {"spec", {{"replicas", 1}}}}),
+      409, "Conflict");
 
   ExpectStatus(MergePatch(url_, scale_path, {{"spec", {{"replicas", -1}}}}), 422, "Invalid");
 
@@ -432,8 +440,8 @@ TEST_F(ApiServerHttpTest, PatchTypesFollowTheirRfcs) {
   ASSERT_EQ(Post(url_, kDeployments, Deployment("web")).code, 201);
   const std::string path = std::string(kDeployments) + "/web";
   // RFC 7386: null deletes a key, objects merge, arrays are replaced.
-  HttpResult merged = MergePatch(
-      url_, path, {{"metadata", {{"labels", {{"tier", nullptr}, {"new", "yes"}}}}}});
+  HttpResult merged =
+      MergePatch(url_, path, {{"metadata", {{"labels", {{"tier", nullptr}, {"new", "yes"}}}}}});
   ASSERT_EQ(merged.code, 200) << merged.body;
   EXPECT_EQ(merged.json["metadata"]["labels"], json({{"app", "web"}, {"new", "yes"}}));
 
@@ -509,8 +517,8 @@ TEST_F(ApiServerHttpTest, ServesDiscoveryAndRejectsUnknownPaths) {
   EXPECT_EQ(apis.json["kind"], "APIGroupList");
   std::vector<std::string> groups;
   for (const json& g : apis.json["groups"]) groups.push_back(g["name"]);
-  for (const char* g : {"apps", "autoscaling", "coordination.k8s.io", "events.k8s.io", "keda.sh",
-                        "twinscale.io"}) {
+  for (const char* g :
+       {"apps", "autoscaling", "coordination.k8s.io", "events.k8s.io", "keda.sh", "twinscale.io"}) {
     EXPECT_NE(std::find(groups.begin(), groups.end(), g), groups.end()) << g;
   }
   HttpResult apps = Get(url_, "/apis/apps/v1");
@@ -562,8 +570,8 @@ TEST_F(ApiServerHttpTest, InjectedFaultsFailTheNextMatchingRequests) {
 TEST_F(ApiServerHttpTest, PausedRequestsHangUntilResumed) {
   server_->Pause();
   // A client with a short timeout gives up...
-  HttpResult timed_out = Request(url_, "GET", "/version", "", "application/json", {}, {},
-                                 absl::Milliseconds(300));
+  HttpResult timed_out =
+      Request(url_, "GET", "/version", "", "application/json", {}, {}, absl::Milliseconds(300));
   EXPECT_EQ(timed_out.code, 0) << timed_out.body;
   EXPECT_FALSE(timed_out.error.empty());
   // ...while a patient one is answered after Resume().
@@ -578,10 +586,10 @@ TEST_F(ApiServerHttpTest, PausedRequestsHangUntilResumed) {
 
 TEST_F(ApiServerHttpTest, LogsEveryRequest) {
   server_->ClearRequests();
-  HttpResult r = Request(url_, "PATCH",
-                         std::string(kDeployments) + "/web?fieldManager=twinscale&dryRun=All",
-                         R"({"spec":{"replicas":3}})", "application/merge-patch+json",
-                         {{"User-Agent", "twinscale-test"}});
+  HttpResult r =
+      Request(url_, "PATCH", std::string(kDeployments) + "/web?fieldManager=twinscale&dryRun=All",
+              R"({"spec":{"replicas":3}})", "application/merge-patch+json",
+              {{"User-Agent", "twinscale-test"}});
   ExpectStatus(r, 404, "NotFound");
   const auto log = server_->Requests();
   ASSERT_EQ(log.size(), 1u);

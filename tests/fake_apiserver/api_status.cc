@@ -138,10 +138,9 @@ std::string_view ReasonForCode(int code) {
   }
 }
 
-absl::Status ApiError(int code, std::string_view reason, std::string_view message,
-                      json details) {
-  json s = {{"kind", "Status"},       {"apiVersion", "v1"},   {"metadata", json::object()},
-            {"status", "Failure"},    {"message", message},   {"code", code}};
+absl::Status ApiError(int code, std::string_view reason, std::string_view message, json details) {
+  json s = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+            {"status", "Failure"}, {"message", message}, {"code", code}};
   if (!reason.empty()) s["reason"] = reason;
   if (details.is_object() && !details.empty()) s["details"] = std::move(details);
   absl::Status status(AbslCode(code, reason), Sv(message));
@@ -187,13 +186,13 @@ absl::Status AlreadyExistsError(std::string_view group, std::string_view resourc
       ResourceDetails(group, resource, name));
 }
 
-absl::Status ConflictError(std::string_view group, std::string_view resource,
-                           std::string_view name, std::string_view why) {
-  return ApiError(409, "Conflict",
-                  absl::StrCat("Operation cannot be fulfilled on ",
-                               QualifiedResource(group, resource), " \"", Sv(name),
-                               "\": ", Sv(why)),
-                  ResourceDetails(group, resource, name));
+absl::Status ConflictError(std::string_view group, std::string_view resource, std::string_view name,
+                           std::string_view why) {
+  return ApiError(
+      409, "Conflict",
+      absl::StrCat("Operation cannot be fulfilled on ", QualifiedResource(group, resource), " \"",
+                   Sv(name), "\": ", Sv(why)),
+      ResourceDetails(group, resource, name));
 }
 
 absl::Status InvalidError(std::string_view group, std::string_view kind, std::string_view name,

@@ -49,16 +49,16 @@ absl::Status NotFoundError(std::string_view group, std::string_view resource,
 absl::Status AlreadyExistsError(std::string_view group, std::string_view resource,
                                 std::string_view name);
 // 409 reason Conflict: "Operation cannot be fulfilled on <gr> \"<name>\": <why>".
-absl::Status ConflictError(std::string_view group, std::string_view resource,
-                           std::string_view name, std::string_view why);
+absl::Status ConflictError(std::string_view group, std::string_view resource, std::string_view name,
+                           std::string_view why);
 // The `why` of a stale resourceVersion.
 inline constexpr std::string_view kObjectModified =
     "the object has been modified; please apply your changes to the latest version and try again";
 
 // One field error of a 422 Invalid answer.
 struct FieldCause {
-  std::string field;    // "spec.maxReplicas"
-  std::string message;  // "Required value"
+  std::string field;                         // "spec.maxReplicas"
+  std::string message;                       // "Required value"
   std::string reason = "FieldValueInvalid";  // FieldValueRequired, FieldValueNotSupported, ...
 };
 // 422 reason Invalid: "<Kind>.<group> \"<name>\" is invalid: <field>: <message>" (a list in

@@ -99,12 +99,13 @@ json ApiResourceList(const std::vector<const ResourceType*>& types, std::string_
   json resources = json::array();
   for (const ResourceType* t : types) {
     if (t->group != group || t->version != version) continue;
-    json r = {{"name", t->resource},
-              {"singularName", t->singular},
-              {"namespaced", t->namespaced},
-              {"kind", t->kind},
-              {"verbs", {"create", "delete", "deletecollection", "get", "list", "patch", "update",
-                         "watch"}}};
+    json r = {
+        {"name", t->resource},
+        {"singularName", t->singular},
+        {"namespaced", t->namespaced},
+        {"kind", t->kind},
+        {"verbs",
+         {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}}};
     if (!t->short_names.empty()) r["shortNames"] = t->short_names;
     if (!t->categories.empty()) r["categories"] = t->categories;
     resources.push_back(std::move(r));

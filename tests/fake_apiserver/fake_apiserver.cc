@@ -4,6 +4,8 @@
 #include "tests/fake_apiserver/fake_apiserver.h"
 
 #include <arpa/inet.h>
+#include <cpprest/http_listener.h>
+#include <cpprest/producerconsumerstream.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,9 +20,6 @@
 #include <thread>
 #include <utility>
 #include <variant>
-
-#include <cpprest/http_listener.h>
-#include <cpprest/producerconsumerstream.h>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
@@ -143,7 +142,9 @@ void ConfigureTls(boost::asio::ssl::context& ctx, const std::string& cert, const
 
 }  // namespace
 
-struct FakeApiServer::Impl {
+// Shared with the pplx continuations of in-flight requests, which may run after the
+// FakeApiServer is gone: each holds a reference until it has finished.
+struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
   struct Held {
     http::http_request request;
     ApiRequest api;
@@ -190,17 +191,17 @@ struct FakeApiServer::Impl {
     for (const auto& [name, value] : request.headers()) {
       api.headers[absl::AsciiStrToLower(name)] = value;
     }
-    request.extract_vector().then(
-        [this, request, api](pplx::task<std::vector<unsigned char>> body) mutable {
-          try {
-            const std::vector<unsigned char> bytes = body.get();
-            api.body.assign(bytes.begin(), bytes.end());
-          } catch (...) {
-            Reply(request, ErrorResponse(BadRequestError("the request body could not be read")));
-            return;
-          }
-          Admit(std::move(request), std::move(api));
-        });
+    request.extract_vector().then([self = shared_from_this(), request,
+                                   api](pplx::task<std::vector<unsigned char>> body) mutable {
+      try {
+        const std::vector<unsigned char> bytes = body.get();
+        api.body.assign(bytes.begin(), bytes.end());
+      } catch (...) {
+        self->Reply(request, ErrorResponse(BadRequestError("the request body could not be read")));
+        return;
+      }
+      self->Admit(std::move(request), std::move(api));
+    });
   }
 
   void Admit(http::http_request request, ApiRequest api) {
@@ -242,7 +243,8 @@ struct FakeApiServer::Impl {
         if (!it->method.empty() && !absl::EqualsIgnoreCase(it->method, api.method)) continue;
         if (!absl::StartsWith(api.path, it->path_prefix)) continue;
         const absl::Status error = InjectedError(
-            it->code, it->message.empty() ? absl::StrCat("injected fault: ", it->code) : it->message,
+            it->code,
+            it->message.empty() ? absl::StrCat("injected fault: ", it->code) : it->message,
             it->retry_after_seconds);
         if (--it->count <= 0) faults.erase(it);
         Reply(request, ErrorResponse(error));
@@ -286,26 +288,27 @@ struct FakeApiServer::Impl {
     http::http_response response(http::status_codes::OK);
     response.set_body(sink->Stream(), "application/json");
     const uint64_t watch_id = *id;
-    request.reply(response).then([this, watch_id, sink](pplx::task<void> done) {
-      try {
-        done.get();
-      } catch (...) {
-      }
-      // The body ended (or the client went away): forget the watch.
-      if (watch_id != 0) store.StopWatch(watch_id);
-    });
+    request.reply(response).then(
+        [self = shared_from_this(), watch_id, sink](pplx::task<void> done) {
+          try {
+            done.get();
+          } catch (...) {
+          }
+          // The body ended (or the client went away): forget the watch.
+          if (watch_id != 0) self->store.StopWatch(watch_id);
+        });
   }
 
   void Tick() {
-    const absl::Duration period = std::clamp(options.bookmark_interval / 4, absl::Milliseconds(5),
-                                             absl::Milliseconds(50));
+    const absl::Duration period =
+        std::clamp(options.bookmark_interval / 4, absl::Milliseconds(5), absl::Milliseconds(50));
     while (!stop_ticker.WaitForNotificationWithTimeout(period)) {
       store.Tick(std::chrono::steady_clock::now());
     }
   }
 };
 
-FakeApiServer::FakeApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FakeApiServer::FakeApiServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 FakeApiServer::~FakeApiServer() { Stop(); }
 
@@ -323,13 +326,12 @@ absl::StatusOr<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options opti
       boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
       ConfigureTls(probe, options.tls_cert_file, options.tls_key_file, options.client_ca_file);
     } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("TLS files (", options.tls_cert_file, ", ", options.tls_key_file,
-                       options.client_ca_file.empty() ? "" : ", " + options.client_ca_file,
-                       "): ", e.what()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TLS files (", options.tls_cert_file, ", ", options.tls_key_file,
+          options.client_ca_file.empty() ? "" : ", " + options.client_ca_file, "): ", e.what()));
     }
   }
-  auto impl = std::make_unique<Impl>(options);
+  auto impl = std::make_shared<Impl>(options);
   for (ResourceType& t : BuiltinResourceTypes()) impl->store.AddType(std::move(t));
   for (const std::string& path : options.crd_files) {
     auto text = ReadFile(path);
@@ -351,6 +353,8 @@ absl::StatusOr<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options opti
       }
     });
   }
+  // The listener calls its handler only while open, and close() waits for calls in progress; the
+  // ticker is joined by Stop(): a raw pointer is enough for both.
   Impl* raw = impl.get();
   std::string last_error;
   // A port picked by FreePort can be taken by someone else before the listener binds it: retry.
@@ -360,8 +364,7 @@ absl::StatusOr<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options opti
       last_error = "no free port";
       continue;
     }
-    const std::string url =
-        absl::StrCat(tls ? "https" : "http", "://", options.address, ":", port);
+    const std::string url = absl::StrCat(tls ? "https" : "http", "://", options.address, ":", port);
     try {
       auto l = std::make_unique<listener::http_listener>(url + "/", config);
       l->support([raw](http::http_request request) { raw->OnRequest(std::move(request)); });
@@ -399,7 +402,8 @@ void FakeApiServer::Stop() {
   // Open response bodies keep the listener's connections alive: end them before closing it.
   impl_->store.CloseAllWatches(false);
   for (Impl::Held& h : held) {
-    impl_->Reply(h.request, ErrorResponse(InjectedError(503, "the fake API server is stopping", 0)));
+    impl_->Reply(h.request,
+                 ErrorResponse(InjectedError(503, "the fake API server is stopping", 0)));
   }
   if (impl_->http != nullptr) {
     try {

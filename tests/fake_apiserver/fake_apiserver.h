@@ -35,7 +35,9 @@
 //     changes (for Deployments an annotation change too); a main-resource write keeps the stored
 //     status; a /status write changes only status (and resourceVersion, not generation); create
 //     drops the status of kinds with a status subresource; kinds without one (events, leases)
-//     change as written. A write that changes nothing keeps the resourceVersion and sends no event.
+//     change as written. Pods have one, as in Kubernetes (a PUT of a Pod keeps its status; a
+//     harness sets phases with Put/Mutate or through /status). A write that changes nothing keeps
+//     the resourceVersion and sends no event.
 //  4. Custom resources with a schema (the InferenceAutoscaler CRD embedded from deploy/crds, and
 //     any --crd file) get the schema's defaults on create and update and are validated with the
 //     project's own engine (controller/policy/openapi_schema.h): 422 Invalid naming the field.
@@ -135,7 +137,7 @@ class FakeApiServer {
  public:
   struct Options {
     std::string address = "127.0.0.1";  // loopback only in tests
-    int port = 0;                        // 0: a free port (see port())
+    int port = 0;                       // 0: a free port (see port())
     // HTTPS when both are set: PEM certificate chain and private key files.
     std::string tls_cert_file;
     std::string tls_key_file;
@@ -239,9 +241,9 @@ class FakeApiServer {
   // ---- Request log ----------------------------------------------------------------------------
   struct LoggedRequest {
     std::string method;
-    std::string path;   // as sent (percent-encoded)
-    std::string query;  // the query string as sent, without '?'
-    std::map<std::string, std::string> params;   // the same, decoded
+    std::string path;                           // as sent (percent-encoded)
+    std::string query;                          // the query string as sent, without '?'
+    std::map<std::string, std::string> params;  // the same, decoded
     std::string content_type;
     std::string body;
     std::map<std::string, std::string> headers;  // names in lower case
@@ -253,8 +255,8 @@ class FakeApiServer {
   struct Impl;  // defined in fake_apiserver.cc
 
  private:
-  explicit FakeApiServer(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit FakeApiServer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace twinscale::fake_apiserver

@@ -56,14 +56,14 @@ class KubectlTest : public ::testing::Test {
 
   // A kubeconfig for the server with the given user entry (YAML lines under `user:`).
   void WriteKubeconfig(const std::string& cluster_extra, const std::string& user) {
-    testing::WriteFile(dir_.File("kubeconfig"),
-                       absl::StrCat("apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n"
-                                    "  cluster:\n    server: ",
-                                    server_->url(), "\n", cluster_extra,
-                                    "users:\n- name: tester\n  user:\n", user,
-                                    "contexts:\n- name: fake\n  context:\n    cluster: fake\n"
-                                    "    user: tester\n    namespace: default\n"
-                                    "current-context: fake\n"));
+    testing::WriteFile(
+        dir_.File("kubeconfig"),
+        absl::StrCat("apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n"
+                     "  cluster:\n    server: ",
+                     server_->url(), "\n", cluster_extra, "users:\n- name: tester\n  user:\n", user,
+                     "contexts:\n- name: fake\n  context:\n    cluster: fake\n"
+                     "    user: tester\n    namespace: default\n"
+                     "current-context: fake\n"));
   }
 
   CommandResult Kubectl(const std::string& args) {
@@ -147,7 +147,8 @@ TEST_F(KubectlTest, CreateGetsTheServersDefaultsAndValidation) {
                      "metadata:\n  name: from-kubectl\nspec:\n"
                      "  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"
                      "  maxReplicas: 6\n  model: {profile: llama-3.1-8b-h100}\n");
-  CommandResult created = Kubectl(absl::StrCat("create --validate=false -f ", dir_.File("ias.yaml")));
+  CommandResult created =
+      Kubectl(absl::StrCat("create --validate=false -f ", dir_.File("ias.yaml")));
   ASSERT_EQ(created.exit_code, 0) << created.output;
   auto stored = server_->Get(std::string(kIas) + "/from-kubectl");
   ASSERT_TRUE(stored.ok()) << stored.status();
@@ -164,12 +165,14 @@ TEST_F(KubectlTest, CreateGetsTheServersDefaultsAndValidation) {
   EXPECT_TRUE(absl::StrContains(bad.output, "spec.minReplicas")) << bad.output;
 
   // kubectl's default patch type is strategic merge, which custom resources refuse.
-  CommandResult smp = Kubectl("patch ias from-kubectl -p {\\\"spec\\\":{\\\"mode\\\":\\\"Direct\\\"}}");
+  CommandResult smp =
+      Kubectl("patch ias from-kubectl -p {\\\"spec\\\":{\\\"mode\\\":\\\"Direct\\\"}}");
   EXPECT_NE(smp.exit_code, 0);
-  EXPECT_TRUE(absl::StrContains(smp.output, "application/strategic-merge-patch+json is not supported"))
+  EXPECT_TRUE(
+      absl::StrContains(smp.output, "application/strategic-merge-patch+json is not supported"))
       << smp.output;
-  CommandResult merge =
-      Kubectl("patch ias from-kubectl --type merge -p {\\\"spec\\\":{\\\"mode\\\":\\\"Direct\\\"}}");
+  CommandResult merge = Kubectl(
+      "patch ias from-kubectl --type merge -p {\\\"spec\\\":{\\\"mode\\\":\\\"Direct\\\"}}");
   ASSERT_EQ(merge.exit_code, 0) << merge.output;
   EXPECT_EQ((*server_->Get(std::string(kIas) + "/from-kubectl"))["spec"]["mode"], "Direct");
 }
@@ -217,9 +220,10 @@ TEST_F(KubectlTest, ConnectsWithAClientCertificate) {
 // The standalone binary, as a developer would run it for kubectl.
 TEST_F(KubectlTest, TheStandaloneBinaryServesKubectl) {
   const std::string out = dir_.File("server.out");
-  CommandResult started = testing::Run(absl::StrCat(
-      FAKE_APISERVER_BINARY, " --port 0 --crd deploy/crds/twinscale.io_inferenceautoscalers.yaml > ",
-      out, " 2>&1 & echo $!"));
+  CommandResult started = testing::Run(
+      absl::StrCat(FAKE_APISERVER_BINARY,
+                   " --port 0 --crd deploy/crds/twinscale.io_inferenceautoscalers.yaml > ", out,
+                   " 2>&1 & echo $!"));
   ASSERT_EQ(started.exit_code, 0) << started.output;
   int pid = 0;
   ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(started.output), &pid)) << started.output;
@@ -234,8 +238,8 @@ TEST_F(KubectlTest, TheStandaloneBinaryServesKubectl) {
   if (url.empty()) kill(pid, SIGTERM);
   ASSERT_FALSE(url.empty()) << testing::Run("cat " + out).output;
   ASSERT_EQ(Post(url, kIas, Ias("llm")).code, 201);
-  CommandResult r = testing::Run(
-      absl::StrCat("kubectl --server ", url, " --cache-dir ", dir_.File("cache"), " get ias -o name"));
+  CommandResult r = testing::Run(absl::StrCat("kubectl --server ", url, " --cache-dir ",
+                                              dir_.File("cache"), " get ias -o name"));
   kill(pid, SIGTERM);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output, "inferenceautoscaler.twinscale.io/llm\n");

@@ -100,10 +100,9 @@ bool IsDnsSubdomain(std::string_view s) {
 absl::Status CheckTypeMeta(const ResourceType& type, const json& body) {
   if (auto v = body.find("apiVersion"); v != body.end() && !v->is_null()) {
     if (!v->is_string() || v->get<std::string>() != type.ApiVersion()) {
-      return BadRequestError(absl::StrCat("the API version in the data (",
-                                          v->is_string() ? v->get<std::string>() : v->dump(),
-                                          ") does not match the expected API version (",
-                                          type.ApiVersion(), ")"));
+      return BadRequestError(absl::StrCat(
+          "the API version in the data (", v->is_string() ? v->get<std::string>() : v->dump(),
+          ") does not match the expected API version (", type.ApiVersion(), ")"));
     }
   }
   if (auto k = body.find("kind"); k != body.end() && !k->is_null()) {
@@ -203,9 +202,8 @@ absl::Status DecodeContinue(const std::string& token, int64_t& rv, std::string& 
     return BadRequestError("continue key is not valid: not base64");
   }
   const json j = json::parse(raw, nullptr, false);
-  if (!j.is_object() || !j.contains("rv") || !j["rv"].is_number_integer() ||
-      !j.contains("ns") || !j["ns"].is_string() || !j.contains("name") ||
-      !j["name"].is_string()) {
+  if (!j.is_object() || !j.contains("rv") || !j["rv"].is_number_integer() || !j.contains("ns") ||
+      !j["ns"].is_string() || !j.contains("name") || !j["name"].is_string()) {
     return BadRequestError("continue key is not valid: unexpected content");
   }
   rv = j["rv"].get<int64_t>();
@@ -279,9 +277,9 @@ void ObjectStore::AddType(ResourceType type) {
 const ResourceType* ObjectStore::FindType(std::string_view group, std::string_view version,
                                           std::string_view resource) const {
   absl::MutexLock lock(&mu_);
-  const std::string key =
-      group.empty() ? absl::StrCat(Sv(version), "/", Sv(resource))
-                    : absl::StrCat(Sv(group), "/", Sv(version), "/", Sv(resource));
+  const std::string key = group.empty()
+                              ? absl::StrCat(Sv(version), "/", Sv(resource))
+                              : absl::StrCat(Sv(group), "/", Sv(version), "/", Sv(resource));
   auto it = served_.find(key);
   return it == served_.end() ? nullptr : it->second;
 }
@@ -337,8 +335,7 @@ std::string ObjectStore::EventFor(const Watcher& w, const Event& e) const {
   if (type.empty()) return "";
   // An object leaving the selection is sent as DELETED with its previous content at this
   // event's resourceVersion, as the watch cache does.
-  const json& object =
-      type == "DELETED" ? WithResourceVersion(*e.prev, e.rv) : *e.object;
+  const json& object = type == "DELETED" ? WithResourceVersion(*e.prev, e.rv) : *e.object;
   return JsonText(json{{"type", type}, {"object", object}});
 }
 
@@ -349,8 +346,8 @@ void ObjectStore::DispatchLocked(const Event& e) {
   }
 }
 
-json ObjectStore::CommitLocked(const ResourceType& type, std::string_view ns,
-                               std::string_view name, EventType kind, json object, Object prev) {
+json ObjectStore::CommitLocked(const ResourceType& type, std::string_view ns, std::string_view name,
+                               EventType kind, json object, Object prev) {
   ++rv_;
   Meta(object)["resourceVersion"] = absl::StrCat(rv_);
   auto stored = std::make_shared<const json>(std::move(object));
@@ -421,7 +418,8 @@ absl::Status ObjectStore::ApplySchema(const ResourceType& type, json& object,
   return absl::OkStatus();
 }
 
-// ---- Reads ----------------------------------------------------------------------------------------
+// ---- Reads
+// ----------------------------------------------------------------------------------------
 
 absl::StatusOr<json> ObjectStore::Get(const ResourceType& type, std::string_view ns,
                                       std::string_view name, Subresource sub) const {
@@ -544,7 +542,8 @@ absl::StatusOr<json> ObjectStore::List(const ResourceType& type, std::string_vie
               {"items", std::move(items)}};
 }
 
-// ---- Writes ----------------------------------------------------------------------------------------
+// ---- Writes
+// ----------------------------------------------------------------------------------------
 
 absl::StatusOr<json> ObjectStore::Create(const ResourceType& type, std::string_view ns, json body,
                                          const WriteOptions& options) {
@@ -564,7 +563,8 @@ absl::StatusOr<json> ObjectStore::Create(const ResourceType& type, std::string_v
     md.erase("namespace");
   }
   if (!MetaString(body, "resourceVersion").empty()) {
-    return ApiError(500, "InternalError", "resourceVersion should not be set on objects to be created");
+    return ApiError(500, "InternalError",
+                    "resourceVersion should not be set on objects to be created");
   }
   body["apiVersion"] = type.ApiVersion();
   body["kind"] = type.kind;
@@ -642,9 +642,9 @@ absl::StatusOr<json> ObjectStore::UpdateLocked(const ResourceType& type, std::st
     return ConflictError(type.group, type.resource, name, kObjectModified);
   }
   if (body_rv.empty() && !type.allow_unconditional_update) {
-    return InvalidError(type.group, type.kind, name,
-                        {{"metadata.resourceVersion",
-                          "Invalid value: 0x0: must be specified for an update"}});
+    return InvalidError(
+        type.group, type.kind, name,
+        {{"metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update"}});
   }
   TS_RETURN_IF_ERROR(PreconditionUid(type, name, MetaString(body, "uid"), *old));
 
@@ -691,9 +691,8 @@ absl::StatusOr<json> ObjectStore::UpdateLocked(const ResourceType& type, std::st
   return CommitLocked(type, ns, name, EventType::kModified, std::move(updated), old);
 }
 
-absl::StatusOr<json> ObjectStore::UpdateScaleLocked(const ResourceType& type,
-                                                    std::string_view ns, std::string_view name,
-                                                    const json& scale,
+absl::StatusOr<json> ObjectStore::UpdateScaleLocked(const ResourceType& type, std::string_view ns,
+                                                    std::string_view name, const json& scale,
                                                     const WriteOptions& options) {
   if (!type.scale) return PathNotFoundError();
   TS_RETURN_IF_ERROR(BodyMustBeObject(scale));
@@ -713,9 +712,10 @@ absl::StatusOr<json> ObjectStore::UpdateScaleLocked(const ResourceType& type,
   int64_t replicas = 0;
   if (const json* r = AtPath(scale, "spec.replicas"); r != nullptr && !r->is_null()) {
     if (!r->is_number_integer()) {
-      return BadRequestError(absl::StrCat("Scale in version \"v1\" cannot be handled as a Scale: "
-                                          "spec.replicas: expected an integer, got ",
-                                          r->dump()));
+      return BadRequestError(
+          absl::StrCat("Scale in version \"v1\" cannot be handled as a Scale: "
+                       "spec.replicas: expected an integer, got ",
+                       r->dump()));
     }
     replicas = r->get<int64_t>();
   }
@@ -751,12 +751,14 @@ absl::StatusOr<json> ObjectStore::Patch(const ResourceType& type, std::string_vi
   json patched;
   if (patch_type == PatchType::kJson) {
     if (!patch.is_array()) {
-      return BadRequestError("a JSON patch (application/json-patch+json) must be a list of operations");
+      return BadRequestError(
+          "a JSON patch (application/json-patch+json) must be a list of operations");
     }
     try {
       patched = base.patch(patch);
     } catch (const json::exception& e) {
-      return ApiError(422, "Invalid", absl::StrCat("the JSON patch could not be applied: ", e.what()));
+      return ApiError(422, "Invalid",
+                      absl::StrCat("the JSON patch could not be applied: ", e.what()));
     }
   } else {
     if (!patch.is_object()) {
@@ -785,21 +787,21 @@ absl::StatusOr<json> ObjectStore::Delete(const ResourceType& type, std::string_v
 }
 
 absl::StatusOr<json> ObjectStore::DeleteLocked(const ResourceType& type, std::string_view ns,
-                                               std::string_view name,
-                                               const json& delete_options) {
+                                               std::string_view name, const json& delete_options) {
   Object old = FindLocked(type, ns, name);
   if (old == nullptr) return NotFoundError(type.group, type.resource, name);
-  if (const json* pre = AtPath(delete_options, "preconditions"); pre != nullptr && pre->is_object()) {
+  if (const json* pre = AtPath(delete_options, "preconditions");
+      pre != nullptr && pre->is_object()) {
     if (auto uid = pre->find("uid"); uid != pre->end() && uid->is_string()) {
       TS_RETURN_IF_ERROR(PreconditionUid(type, name, uid->get<std::string>(), *old));
     }
     if (auto rv = pre->find("resourceVersion"); rv != pre->end() && rv->is_string()) {
       const std::string have = MetaString(*old, "resourceVersion");
       if (rv->get<std::string>() != have) {
-        return ConflictError(type.group, type.resource, name,
-                             absl::StrCat("Precondition failed: ResourceVersion in precondition: ",
-                                          rv->get<std::string>(),
-                                          ", ResourceVersion in object meta: ", have));
+        return ConflictError(
+            type.group, type.resource, name,
+            absl::StrCat("Precondition failed: ResourceVersion in precondition: ",
+                         rv->get<std::string>(), ", ResourceVersion in object meta: ", have));
       }
     }
   }
@@ -836,7 +838,8 @@ absl::StatusOr<json> ObjectStore::DeleteCollection(const ResourceType& type, std
               {"items", std::move(items)}};
 }
 
-// ---- Direct writes ----------------------------------------------------------------------------------
+// ---- Direct writes
+// ----------------------------------------------------------------------------------
 
 absl::StatusOr<json> ObjectStore::Put(const ResourceType& type, std::string_view ns,
                                       std::string_view name, json object) {
@@ -887,7 +890,8 @@ absl::StatusOr<json> ObjectStore::WriteDirectLocked(const ResourceType& type, st
   return CommitLocked(type, ns, name, EventType::kAdded, std::move(object), nullptr);
 }
 
-// ---- Watches ----------------------------------------------------------------------------------------
+// ---- Watches
+// ----------------------------------------------------------------------------------------
 
 absl::StatusOr<uint64_t> ObjectStore::Watch(const ResourceType& type, std::string_view ns,
                                             const WatchOptions& options,
@@ -909,19 +913,20 @@ absl::StatusOr<uint64_t> ObjectStore::Watch(const ResourceType& type, std::strin
                     "watch unless sendInitialEvents is provided");
   }
   int64_t from = 0;
-  const bool current_state = options.resource_version.empty() ||
-                             options.resource_version == "0" || options.send_initial_events;
+  const bool current_state = options.resource_version.empty() || options.resource_version == "0" ||
+                             options.send_initial_events;
   if (!options.resource_version.empty() && !ParseRv(options.resource_version, from)) {
-    return BadRequestError(absl::StrCat("invalid resource version: \"",
-                                        options.resource_version, "\""));
+    return BadRequestError(
+        absl::StrCat("invalid resource version: \"", options.resource_version, "\""));
   }
 
   absl::MutexLock lock(&mu_);
   const auto now = std::chrono::steady_clock::now();
   const absl::Duration length =
       options.timeout > absl::ZeroDuration() ? options.timeout : options_.default_watch_timeout;
-  Watcher w{0,  &type, std::string(type.namespaced ? ns : ""), options, sink,
-            now + absl::ToChronoNanoseconds(length), now};
+  Watcher w{0,       &type, std::string(type.namespaced ? ns : ""),
+            options, sink,  now + absl::ToChronoNanoseconds(length),
+            now};
   if (from > rv_) {
     sink->Send(ErrorEvent(TooLargeResourceVersionError(from, rv_)));
     sink->Close(false);
@@ -987,7 +992,8 @@ void ObjectStore::Tick(std::chrono::steady_clock::time_point now) {
   }
 }
 
-// ---- History ----------------------------------------------------------------------------------------
+// ---- History
+// ----------------------------------------------------------------------------------------
 
 void ObjectStore::Compact() {
   absl::MutexLock lock(&mu_);

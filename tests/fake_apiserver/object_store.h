@@ -160,8 +160,8 @@ class ObjectStore {
   absl::StatusOr<nlohmann::json> Create(const ResourceType& type, std::string_view ns,
                                         nlohmann::json body, const WriteOptions& options);
   absl::StatusOr<nlohmann::json> Update(const ResourceType& type, std::string_view ns,
-                                        std::string_view name, Subresource sub,
-                                        nlohmann::json body, const WriteOptions& options);
+                                        std::string_view name, Subresource sub, nlohmann::json body,
+                                        const WriteOptions& options);
   absl::StatusOr<nlohmann::json> Patch(const ResourceType& type, std::string_view ns,
                                        std::string_view name, Subresource sub, PatchType patch_type,
                                        const nlohmann::json& patch, const WriteOptions& options);
@@ -259,17 +259,16 @@ class ObjectStore {
                            const WriteOptions& options) const;
   // Stores `object` (its resourceVersion set to a new RV) and tells the watchers. Returns the
   // stored object.
-  nlohmann::json CommitLocked(const ResourceType& type, std::string_view ns,
-                              std::string_view name, EventType kind, nlohmann::json object,
-                              Object prev) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  nlohmann::json CommitLocked(const ResourceType& type, std::string_view ns, std::string_view name,
+                              EventType kind, nlohmann::json object, Object prev)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DispatchLocked(const Event& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The event `e` as watcher `w` sees it ("" when it doesn't see it).
   std::string EventFor(const Watcher& w, const Event& e) const;
   bool WatcherMatches(const Watcher& w, const nlohmann::json& object) const;
   ObjectMap SnapshotLocked(const ResourceType& type, int64_t rv) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  const ObjectMap& ObjectsLocked(const ResourceType& type) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const ObjectMap& ObjectsLocked(const ResourceType& type) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Object FindLocked(const ResourceType& type, std::string_view ns, std::string_view name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string NewUidLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -278,7 +277,7 @@ class ObjectStore {
   const Options options_;
   const RealClock real_clock_;
   mutable absl::Mutex mu_;
-  std::vector<std::unique_ptr<ResourceType>> types_ ABSL_GUARDED_BY(mu_);  // owned, never freed
+  std::vector<std::unique_ptr<ResourceType>> types_ ABSL_GUARDED_BY(mu_);   // owned, never freed
   std::map<std::string, const ResourceType*> served_ ABSL_GUARDED_BY(mu_);  // by Key()
   std::map<std::string, ObjectMap> objects_ ABSL_GUARDED_BY(mu_);           // by Key()
   std::deque<Event> history_ ABSL_GUARDED_BY(mu_);

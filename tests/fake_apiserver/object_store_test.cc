@@ -101,7 +101,8 @@ TEST_F(ObjectStoreTest, GenerationCountsSpecChangesOnly) {
 
   json with_status = *r3;
   with_status["status"] = {{"replicas", 5}};
-  auto r4 = store_.Update(*deployments_, "default", "web", Subresource::kStatus, with_status, write_);
+  auto r4 =
+      store_.Update(*deployments_, "default", "web", Subresource::kStatus, with_status, write_);
   ASSERT_TRUE(r4.ok()) << r4.status();
   EXPECT_EQ((*r4)["metadata"]["generation"], 3) << "a /status write is not a spec change";
   EXPECT_NE(Rv(*r4), Rv(*r3));
@@ -141,8 +142,8 @@ TEST_F(ObjectStoreTest, StatusAndSpecAreWrittenThroughTheirOwnEndpoints) {
   status_write["spec"]["replicas"] = 10;
   status_write["metadata"]["labels"]["sneaky"] = "yes";
   status_write["status"] = {{"replicas", 3}, {"readyReplicas", 2}};
-  auto s2 = store_.Update(*deployments_, "default", "web", Subresource::kStatus, status_write,
-                          write_);
+  auto s2 =
+      store_.Update(*deployments_, "default", "web", Subresource::kStatus, status_write, write_);
   ASSERT_TRUE(s2.ok()) << s2.status();
   EXPECT_EQ((*s2)["spec"]["replicas"], 3) << "/status ignores spec";
   EXPECT_FALSE((*s2)["metadata"]["labels"].contains("sneaky")) << "/status ignores metadata";
@@ -157,13 +158,13 @@ TEST_F(ObjectStoreTest, KindsWithoutAStatusSubresourceChangeAsWritten) {
   EXPECT_FALSE((*created)["metadata"].contains("generation")) << "leases keep no generation";
   json renewed = *created;
   renewed["spec"]["holderIdentity"] = "pod-b";
-  auto r = store_.Update(*leases_, "twinscale", "twinscale-leader", Subresource::kNone, renewed,
-                         write_);
+  auto r =
+      store_.Update(*leases_, "twinscale", "twinscale-leader", Subresource::kNone, renewed, write_);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ((*r)["spec"]["holderIdentity"], "pod-b");
   // A stale write loses: what leader election relies on.
-  auto stale = store_.Update(*leases_, "twinscale", "twinscale-leader", Subresource::kNone,
-                             renewed, write_);
+  auto stale =
+      store_.Update(*leases_, "twinscale", "twinscale-leader", Subresource::kNone, renewed, write_);
   ASSERT_FALSE(stale.ok());
   EXPECT_EQ(HttpCode(stale.status()), 409);
   EXPECT_EQ(Reason(stale.status()), "Conflict");
@@ -172,8 +173,8 @@ TEST_F(ObjectStoreTest, KindsWithoutAStatusSubresourceChangeAsWritten) {
 TEST_F(ObjectStoreTest, DeletePreconditionsAreChecked) {
   auto created = store_.Create(*deployments_, "default", Deployment("web"), write_);
   ASSERT_TRUE(created.ok());
-  auto wrong_uid = store_.Delete(*deployments_, "default", "web",
-                                 {{"preconditions", {{"uid", "not-the-uid"}}}});
+  auto wrong_uid =
+      store_.Delete(*deployments_, "default", "web", {{"preconditions", {{"uid", "not-the-uid"}}}});
   ASSERT_FALSE(wrong_uid.ok());
   EXPECT_EQ(HttpCode(wrong_uid.status()), 409);
   EXPECT_TRUE(absl::StrContains(wrong_uid.status().message(), "Precondition failed: UID"));
@@ -311,8 +312,8 @@ TEST_F(ObjectStoreTest, DirectWritesBehaveLikeWrites) {
   EXPECT_EQ((*put)["status"]["phase"], "Running") << "direct writes set status as given";
   EXPECT_EQ((*put)["kind"], "Pod");
   EXPECT_FALSE((*put)["metadata"]["uid"].get<std::string>().empty());
-  auto mutated = store_.Mutate(*pods_, "default", "web-0",
-                               [](json& p) { p["status"]["phase"] = "Failed"; });
+  auto mutated =
+      store_.Mutate(*pods_, "default", "web-0", [](json& p) { p["status"]["phase"] = "Failed"; });
   ASSERT_TRUE(mutated.ok());
   EXPECT_EQ((*mutated)["metadata"]["uid"], (*put)["metadata"]["uid"]);
   ASSERT_EQ(sink->events.size(), 2u);
@@ -326,11 +327,12 @@ TEST_F(ObjectStoreTest, DirectWritesBehaveLikeWrites) {
 TEST_F(ObjectStoreTest, SchemaDefaultsKeepJsonTypes) {
   // Strings that look like numbers or booleans must stay strings through the YAML-based schema
   // engine; numbers stay numbers.
-  json ias = {{"metadata", {{"name", "x"}, {"labels", {{"v", "1"}}}}},
-              {"spec",
-               {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "true"}}},
-                {"maxReplicas", 4},
-                {"model", {{"profile", "123"}}}}}};
+  json ias = {
+      {"metadata", {{"name", "x"}, {"labels", {{"v", "1"}}}}},
+      {"spec",
+       {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "true"}}},
+        {"maxReplicas", 4},
+        {"model", {{"profile", "123"}}}}}};
   auto created = store_.Create(*ias_, "default", ias, write_);
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_TRUE((*created)["spec"]["targetRef"]["name"].is_string());

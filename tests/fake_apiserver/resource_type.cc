@@ -44,8 +44,8 @@ ResourceType Core(std::string resource, std::string kind, std::string singular) 
   return t;
 }
 
-ResourceType Grouped(std::string group, std::string version, std::string resource,
-                     std::string kind, std::string singular) {
+ResourceType Grouped(std::string group, std::string version, std::string resource, std::string kind,
+                     std::string singular) {
   ResourceType t = Core(std::move(resource), std::move(kind), std::move(singular));
   t.group = std::move(group);
   t.version = std::move(version);
@@ -79,19 +79,24 @@ std::vector<ResourceType> BuiltinResourceTypes() {
   pods.has_generation = false;
   pods.delete_returns_object = true;
   pods.initial_status_json = R"({"phase":"Pending"})";
-  pods.field_labels = {"spec.nodeName",        "spec.restartPolicy", "spec.schedulerName",
-                       "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
-                       "status.podIP",          "status.nominatedNodeName"};
+  pods.field_labels = {
+      "spec.nodeName",    "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+      "spec.hostNetwork", "status.phase",       "status.podIP",       "status.nominatedNodeName"};
   out.push_back(std::move(pods));
 
   ResourceType events = Core("events", "Event", "event");
   events.short_names = {"ev"};
   events.has_generation = false;
-  events.field_labels = {"involvedObject.kind",       "involvedObject.namespace",
-                         "involvedObject.name",       "involvedObject.uid",
-                         "involvedObject.apiVersion", "involvedObject.resourceVersion",
-                         "involvedObject.fieldPath",  "reason",
-                         "reportingComponent",        "source",
+  events.field_labels = {"involvedObject.kind",
+                         "involvedObject.namespace",
+                         "involvedObject.name",
+                         "involvedObject.uid",
+                         "involvedObject.apiVersion",
+                         "involvedObject.resourceVersion",
+                         "involvedObject.fieldPath",
+                         "reason",
+                         "reportingComponent",
+                         "source",
                          "type"};
   out.push_back(std::move(events));
 
@@ -173,8 +178,8 @@ absl::StatusOr<std::vector<ResourceType>> ResourceTypesFromCrd(std::string_view 
   try {
     docs = YAML::LoadAll(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(Sv(where), ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": ", e.msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Sv(where), ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
   }
   std::vector<ResourceType> out;
   try {
@@ -235,15 +240,14 @@ absl::StatusOr<std::vector<ResourceType>> ResourceTypesFromCrd(std::string_view 
         }
         auto schema = policy::CrdVersionSchema(doc, t.version);
         if (!schema.ok()) {
-          return absl::InvalidArgumentError(absl::StrCat(Sv(where), ": ", t.resource, ".",
-                                                         t.group, "/", t.version, ": ",
+          return absl::InvalidArgumentError(absl::StrCat(Sv(where), ": ", t.resource, ".", t.group,
+                                                         "/", t.version, ": ",
                                                          schema.status().message()));
         }
         if (absl::Status s = schema->CheckStructural(); !s.ok()) {
-          return absl::InvalidArgumentError(absl::StrCat(Sv(where), ": ", t.resource, ".",
-                                                         t.group, "/", t.version,
-                                                         ": the schema is not structural: ",
-                                                         s.message()));
+          return absl::InvalidArgumentError(
+              absl::StrCat(Sv(where), ": ", t.resource, ".", t.group, "/", t.version,
+                           ": the schema is not structural: ", s.message()));
         }
         t.schema = std::move(*schema);
         out.push_back(std::move(t));

@@ -26,11 +26,11 @@ namespace twinscale::fake_apiserver {
 
 // A column of `kubectl get` (a CRD's additionalPrinterColumns).
 struct PrinterColumn {
-  std::string name;         // "Target"
-  std::string type;         // string, integer, number, boolean, date
-  std::string format;       // "" or e.g. "name"
+  std::string name;    // "Target"
+  std::string type;    // string, integer, number, boolean, date
+  std::string format;  // "" or e.g. "name"
   std::string description;
-  std::string json_path;    // ".spec.targetRef.name" (simple dotted paths only)
+  std::string json_path;  // ".spec.targetRef.name" (simple dotted paths only)
   int priority = 0;
 };
 
@@ -47,12 +47,12 @@ struct ScaleRule {
 };
 
 struct ResourceType {
-  std::string group;     // "" for the core group
-  std::string version;   // "v1", "v1alpha1"
-  std::string resource;  // the plural in URLs: "deployments"
-  std::string kind;      // "Deployment"
-  std::string list_kind; // "DeploymentList"
-  std::string singular;  // "deployment"
+  std::string group;      // "" for the core group
+  std::string version;    // "v1", "v1alpha1"
+  std::string resource;   // the plural in URLs: "deployments"
+  std::string kind;       // "Deployment"
+  std::string list_kind;  // "DeploymentList"
+  std::string singular;   // "deployment"
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
   bool namespaced = true;

@@ -189,7 +189,8 @@ class LabelParser {
     if (Peek().tok == Tok::kNot) {
       Next();
       const Token& key = Next();
-      if (key.tok != Tok::kIdent && !IsWord(key)) return Error(key, "expected a label key after '!'");
+      if (key.tok != Tok::kIdent && !IsWord(key))
+        return Error(key, "expected a label key after '!'");
       r.key = key.text;
       r.op = LabelRequirement::Op::kDoesNotExist;
       if (std::string e = CheckKey(r.key); !e.empty()) return Error(start, e);
@@ -231,7 +232,8 @@ class LabelParser {
     }
     if (r.op == Op::kIn || r.op == Op::kNotIn) {
       const Token& open = Next();
-      if (open.tok != Tok::kOpen) return Error(open, absl::StrCat("expected '(' after '", op.text, "'"));
+      if (open.tok != Tok::kOpen)
+        return Error(open, absl::StrCat("expected '(' after '", op.text, "'"));
       // "()" is the set holding the empty value, as in labels/selector.go.
       while (true) {
         const Token& v = Peek();
@@ -285,8 +287,9 @@ const std::string* LabelOf(const json& labels, const std::string& key) {
 }
 
 void SortByKey(std::vector<LabelRequirement>& reqs) {
-  std::stable_sort(reqs.begin(), reqs.end(),
-                   [](const LabelRequirement& a, const LabelRequirement& b) { return a.key < b.key; });
+  std::stable_sort(
+      reqs.begin(), reqs.end(),
+      [](const LabelRequirement& a, const LabelRequirement& b) { return a.key < b.key; });
 }
 
 }  // namespace
@@ -359,7 +362,8 @@ absl::StatusOr<LabelSelector> LabelSelector::FromLabelSelectorJson(const json& s
   if (selector.is_null()) return s;
   if (!selector.is_object()) return absl::InvalidArgumentError("selector: must be an object");
   if (auto ml = selector.find("matchLabels"); ml != selector.end() && !ml->is_null()) {
-    if (!ml->is_object()) return absl::InvalidArgumentError("selector.matchLabels: must be an object");
+    if (!ml->is_object())
+      return absl::InvalidArgumentError("selector.matchLabels: must be an object");
     for (auto it = ml->begin(); it != ml->end(); ++it) {
       if (!it.value().is_string()) {
         return absl::InvalidArgumentError(
@@ -416,7 +420,8 @@ absl::StatusOr<LabelSelector> LabelSelector::FromLabelSelectorJson(const json& s
         return absl::InvalidArgumentError(at + ".values: must be non-empty for In and NotIn");
       }
       if (!set_op && !r.values.empty()) {
-        return absl::InvalidArgumentError(at + ".values: must be empty for Exists and DoesNotExist");
+        return absl::InvalidArgumentError(at +
+                                          ".values: must be empty for Exists and DoesNotExist");
       }
       std::sort(r.values.begin(), r.values.end());
       r.values.erase(std::unique(r.values.begin(), r.values.end()), r.values.end());
@@ -476,9 +481,9 @@ absl::StatusOr<FieldSelector> FieldSelector::Parse(std::string_view text) {
     const std::string_view term = text.substr(start, i - start);
     if (!term.empty()) {
       if (!have_op) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "fieldSelector: at ", start, ": can't understand '", Sv(term),
-            "' (expected field=value, field==value or field!=value)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("fieldSelector: at ", start, ": can't understand '", Sv(term),
+                         "' (expected field=value, field==value or field!=value)"));
       }
       if (lhs.empty()) {
         return absl::InvalidArgumentError(

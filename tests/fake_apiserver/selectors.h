@@ -7,9 +7,10 @@
 //   key=value      equal (also key==value)      key!=value     not equal, or absent
 //   key in (a,b)   one of                       key notin (a,b) none of, or absent
 //   key>N, key<N   integer comparison (the label must exist and parse as an integer)
-// `key=` selects an empty value, and so does `key in ()` (the set holding ""). Keys are qualified names ([prefix/]name, name <= 63 characters,
-// alphanumeric at both ends, '-', '_', '.' inside; prefix a DNS subdomain); values are <= 63
-// characters of the same alphabet, or empty. An empty selector selects everything.
+// `key=` selects an empty value, and so does `key in ()` (the set holding ""). Keys are qualified
+// names ([prefix/]name, name <= 63 characters, alphanumeric at both ends, '-', '_', '.' inside;
+// prefix a DNS subdomain); values are <= 63 characters of the same alphabet, or empty. An empty
+// selector selects everything.
 //
 // Field selector grammar: comma-separated `field=value`, `field==value`, `field!=value`; a
 // backslash escapes ',', '=', '!' and '\' in values. Which fields a resource supports is the
@@ -81,7 +82,7 @@ class LabelSelector {
 };
 
 struct FieldRequirement {
-  std::string field;  // "metadata.name"
+  std::string field;    // "metadata.name"
   bool negate = false;  // "!="
   std::string value;
 };

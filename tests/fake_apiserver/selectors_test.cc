@@ -53,8 +53,10 @@ TEST(LabelSelectorTest, MatchesLikeTheDocumentation) {
       {"empty value", "app=", {{"app", ""}}, true},
       {"an empty set holds the empty value", "app in ()", {{"app", ""}}, true},
       {"an empty set, another value", "app in ()", web, false},
-      {"prefixed key", "app.kubernetes.io/name=twinscale",
-       {{"app.kubernetes.io/name", "twinscale"}}, true},
+      {"prefixed key",
+       "app.kubernetes.io/name=twinscale",
+       {{"app.kubernetes.io/name", "twinscale"}},
+       true},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -72,17 +74,16 @@ TEST(LabelSelectorTest, PrintsRequirementsSortedByKey) {
 }
 
 TEST(LabelSelectorTest, ConvertsALabelSelectorObject) {
-  const json selector = {
-      {"matchLabels", {{"app", "vllm"}, {"model", "llama"}}},
-      {"matchExpressions",
-       {{{"key", "tier"}, {"operator", "In"}, {"values", {"serve", "batch"}}},
-        {{"key", "canary"}, {"operator", "DoesNotExist"}}}}};
+  const json selector = {{"matchLabels", {{"app", "vllm"}, {"model", "llama"}}},
+                         {"matchExpressions",
+                          {{{"key", "tier"}, {"operator", "In"}, {"values", {"serve", "batch"}}},
+                           {{"key", "canary"}, {"operator", "DoesNotExist"}}}}};
   auto s = LabelSelector::FromLabelSelectorJson(selector);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->String(), "app=vllm,!canary,model=llama,tier in (batch,serve)");
   EXPECT_TRUE(s->Matches({{"app", "vllm"}, {"model", "llama"}, {"tier", "serve"}}));
-  EXPECT_FALSE(s->Matches({{"app", "vllm"}, {"model", "llama"}, {"tier", "serve"},
-                           {"canary", "true"}}));
+  EXPECT_FALSE(
+      s->Matches({{"app", "vllm"}, {"model", "llama"}, {"tier", "serve"}, {"canary", "true"}}));
 
   auto empty = LabelSelector::FromLabelSelectorJson(json::object());
   ASSERT_TRUE(empty.ok());

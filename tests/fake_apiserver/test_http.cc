@@ -2,6 +2,8 @@
 // test_http.h.
 #include "tests/fake_apiserver/test_http.h"
 
+#include <cpprest/containerstream.h>
+#include <cpprest/http_client.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,9 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <utility>
-
-#include <cpprest/containerstream.h>
-#include <cpprest/http_client.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -76,7 +75,8 @@ struct WatchReader::Cancel {
 WatchReader::WatchReader(const std::string& base_url, const std::string& path_and_query,
                          const TlsClientConfig& tls)
     : cancel_(std::make_shared<Cancel>()) {
-  thread_ = std::thread([this, base_url, path_and_query, tls] { Run(base_url, path_and_query, tls); });
+  thread_ =
+      std::thread([this, base_url, path_and_query, tls] { Run(base_url, path_and_query, tls); });
 }
 
 WatchReader::~WatchReader() {
@@ -217,13 +217,13 @@ std::optional<TestCerts> MakeTestCerts(const std::string& dir, std::string* erro
     return absl::StrCat("openssl req ", ec, " -keyout ", dir, "/", name, ".key -out ", dir, "/",
                         name, ".csr -subj /CN=", cn, " && openssl x509 -req -in ", dir, "/", name,
                         ".csr -CA ", dir, "/", ca, ".crt -CAkey ", dir, "/", ca,
-                        ".key -CAcreateserial -out ", dir, "/", name, ".crt -days 2 -extfile ",
-                        dir, "/", ext);
+                        ".key -CAcreateserial -out ", dir, "/", name, ".crt -days 2 -extfile ", dir,
+                        "/", ext);
   };
   const std::string script = absl::StrCat(
       "set -e; cd ", dir, "; openssl req -x509 ", ec, " ", ca_ext,
-      " -keyout ca.key -out ca.crt -days 2 -subj /CN=twinscale-test-ca; ", "openssl req -x509 ",
-      ec, " ", ca_ext, " -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=other-ca; ",
+      " -keyout ca.key -out ca.crt -days 2 -subj /CN=twinscale-test-ca; ", "openssl req -x509 ", ec,
+      " ", ca_ext, " -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=other-ca; ",
       signed_cert("server", "127.0.0.1", "ca", "server.ext"), "; ",
       signed_cert("client", "twinscale-test-client", "ca", "client.ext"), "; ",
       signed_cert("other-client", "intruder", "other-ca", "client.ext"));

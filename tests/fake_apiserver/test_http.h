@@ -27,10 +27,10 @@ struct TlsClientConfig {
 };
 
 struct HttpResult {
-  int code = 0;        // 0 when the request failed before an answer (see error)
-  std::string error;   // transport error text
+  int code = 0;       // 0 when the request failed before an answer (see error)
+  std::string error;  // transport error text
   std::string body;
-  nlohmann::json json;  // the body parsed (discarded value if not JSON)
+  nlohmann::json json;                         // the body parsed (discarded value if not JSON)
   std::map<std::string, std::string> headers;  // names in lower case
 };
 
@@ -39,8 +39,7 @@ HttpResult Request(const std::string& base_url, const std::string& method,
                    const std::string& path_and_query, const std::string& body = "",
                    const std::string& content_type = "application/json",
                    const std::map<std::string, std::string>& headers = {},
-                   const TlsClientConfig& tls = {},
-                   absl::Duration timeout = absl::Seconds(10));
+                   const TlsClientConfig& tls = {}, absl::Duration timeout = absl::Seconds(10));
 
 inline HttpResult Get(const std::string& base, const std::string& path) {
   return Request(base, "GET", path);

@@ -57,8 +57,7 @@ TEST_F(TlsTest, ServesHttpsThatVerifiesAgainstItsCa) {
   ASSERT_NE(server, nullptr);
   ASSERT_TRUE(absl::StartsWith(server->url(), "https://127.0.0.1:")) << server->url();
 
-  HttpResult trusted = Request(server->url(), "GET", "/version", "", "", {},
-                               Trusting(certs_.ca));
+  HttpResult trusted = Request(server->url(), "GET", "/version", "", "", {}, Trusting(certs_.ca));
   EXPECT_EQ(trusted.code, 200) << trusted.error;
   // Without our CA the client's verification fails: the certificate really is checked.
   HttpResult untrusted = Request(server->url(), "GET", "/version");
@@ -78,9 +77,9 @@ TEST_F(TlsTest, RequiresAClientCertificateSignedByTheClientCa) {
   auto server = Start(o);
   ASSERT_NE(server, nullptr);
 
-  HttpResult with_cert = Request(
-      server->url(), "GET", "/apis/apps/v1/namespaces/default/deployments", "", "", {},
-      WithCertificate(certs_.ca, certs_.client_cert, certs_.client_key));
+  HttpResult with_cert =
+      Request(server->url(), "GET", "/apis/apps/v1/namespaces/default/deployments", "", "", {},
+              WithCertificate(certs_.ca, certs_.client_cert, certs_.client_key));
   EXPECT_EQ(with_cert.code, 200) << with_cert.error;
   EXPECT_EQ(with_cert.json["kind"], "DeploymentList");
 
@@ -88,9 +87,9 @@ TEST_F(TlsTest, RequiresAClientCertificateSignedByTheClientCa) {
       Request(server->url(), "GET", "/version", "", "", {}, Trusting(certs_.ca));
   EXPECT_EQ(without_cert.code, 0) << "the handshake must fail without a client certificate";
 
-  HttpResult foreign_cert = Request(server->url(), "GET", "/version", "", "", {},
-                                    WithCertificate(certs_.ca, certs_.other_client_cert,
-                                                    certs_.other_client_key));
+  HttpResult foreign_cert =
+      Request(server->url(), "GET", "/version", "", "", {},
+              WithCertificate(certs_.ca, certs_.other_client_cert, certs_.other_client_key));
   EXPECT_EQ(foreign_cert.code, 0) << "a certificate from another CA must be refused";
 }
 
@@ -101,8 +100,7 @@ TEST_F(TlsTest, WatchesStreamOverMutualTls) {
   o.client_ca_file = certs_.ca;
   auto server = Start(o);
   ASSERT_NE(server, nullptr);
-  const TlsClientConfig tls =
-      WithCertificate(certs_.ca, certs_.client_cert, certs_.client_key);
+  const TlsClientConfig tls = WithCertificate(certs_.ca, certs_.client_cert, certs_.client_key);
   testing::WatchReader watch(server->url(), "/api/v1/namespaces/default/pods?watch=1", tls);
   ASSERT_EQ(watch.Code(), 200);
   ASSERT_TRUE(server->WaitForWatches(1, absl::Seconds(5)));
@@ -136,17 +134,22 @@ TEST(BearerTokenTest, ChecksTheTokenOnEveryRequest) {
 
   HttpResult none = Request(url, "GET", "/api/v1/namespaces/default/pods");
   EXPECT_EQ(none.code, 401);
-  EXPECT_EQ(none.json,
-            json({{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-                  {"status", "Failure"}, {"message", "Unauthorized"}, {"reason", "Unauthorized"},
-                  {"code", 401}}));
+  EXPECT_EQ(none.json, json({{"kind", "Status"},
+                             {"apiVersion", "v1"},
+                             {"metadata", json::object()},
+                             {"status", "Failure"},
+                             {"message", "Unauthorized"},
+                             {"reason", "Unauthorized"},
+                             {"code", 401}}));
   EXPECT_EQ(Request(url, "GET", "/version", "", "", {{"Authorization", "Bearer wrong"}}).code, 401);
   EXPECT_EQ(Request(url, "GET", "/version", "", "", {{"Authorization", "s3cret"}}).code, 401);
-  EXPECT_EQ(Request(url, "GET", "/version", "", "", {{"Authorization", "Bearer s3cret"}}).code, 200);
+  EXPECT_EQ(Request(url, "GET", "/version", "", "", {{"Authorization", "Bearer s3cret"}}).code,
+            200);
 
   // A rotated token (projected service-account tokens rotate): the old one stops working.
   (*s)->SetBearerToken("rotated");
-  EXPECT_EQ(Request(url, "GET", "/version", "", "", {{"Authorization", "Bearer s3cret"}}).code, 401);
+  EXPECT_EQ(Request(url, "GET", "/version", "", "", {{"Authorization", "Bearer s3cret"}}).code,
+            401);
   EXPECT_EQ(Request(url, "GET", "/version", "", "", {{"Authorization", "Bearer rotated"}}).code,
             200);
 }

@@ -63,8 +63,8 @@ class WatchTest : public ::testing::Test {
 TEST_F(WatchTest, ReplaysEveryChangeAfterTheResourceVersion) {
   const json a = Create(Pod("a"));
   const json b = Create(Pod("b"));
-  HttpResult modified = MergePatch(url_, std::string(kPods) + "/a",
-                                   {{"metadata", {{"annotations", {{"k", "v"}}}}}});
+  HttpResult modified =
+      MergePatch(url_, std::string(kPods) + "/a", {{"metadata", {{"annotations", {{"k", "v"}}}}}});
   ASSERT_EQ(modified.code, 200);
   ASSERT_EQ(testing::Request(url_, "DELETE", std::string(kPods) + "/b").code, 200);
 
@@ -89,8 +89,8 @@ TEST_F(WatchTest, ReplaysEveryChangeAfterTheResourceVersion) {
 
 TEST_F(WatchTest, StreamsLiveEventsBeforeTheStreamEnds) {
   const json a = Create(Pod("a"));
-  WatchReader watch(url_, std::string(kPods) + "?watch=true&timeoutSeconds=30&resourceVersion=" +
-                              Rv(a));
+  WatchReader watch(url_,
+                    std::string(kPods) + "?watch=true&timeoutSeconds=30&resourceVersion=" + Rv(a));
   ASSERT_EQ(watch.Code(), 200);
   ASSERT_TRUE(server_->WaitForWatches(1, absl::Seconds(5)));
   Create(Pod("b"));
@@ -101,9 +101,9 @@ TEST_F(WatchTest, StreamsLiveEventsBeforeTheStreamEnds) {
   EXPECT_EQ((*e)["object"]["metadata"]["name"], "b");
   EXPECT_FALSE(watch.WaitEnd(absl::Milliseconds(10)));
   // And the next one too.
-  ASSERT_TRUE(server_->Put(std::string(kPods) + "/b",
-                           {{"metadata", {{"labels", {{"app", "web"}}}}},
-                            {"status", {{"phase", "Running"}}}})
+  ASSERT_TRUE(server_
+                  ->Put(std::string(kPods) + "/b", {{"metadata", {{"labels", {{"app", "web"}}}}},
+                                                    {"status", {{"phase", "Running"}}}})
                   .ok());
   auto m = watch.Next(absl::Seconds(5));
   ASSERT_TRUE(m.has_value());
@@ -130,8 +130,8 @@ TEST_F(WatchTest, WithoutAResourceVersionStartsWithTheCurrentObjects) {
 
 TEST_F(WatchTest, SendsBookmarksOnlyWhenAllowed) {
   const json a = Create(Pod("a"));
-  WatchReader with(url_, std::string(kPods) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
-                             Rv(a));
+  WatchReader with(
+      url_, std::string(kPods) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + Rv(a));
   WatchReader without(url_, std::string(kPods) + "?watch=1&resourceVersion=" + Rv(a));
   auto bookmark = with.Next(absl::Seconds(3));
   ASSERT_TRUE(bookmark.has_value());
@@ -165,8 +165,8 @@ TEST_F(WatchTest, ExpiredResourceVersionIsAnErrorEventInsideA200Stream) {
   EXPECT_FALSE(watch.Next(absl::Milliseconds(10)).has_value());
 
   // From the compaction point itself nothing is missing.
-  WatchReader current(url_, std::string(kPods) + "?watch=1&resourceVersion=" +
-                                std::to_string(compacted_at));
+  WatchReader current(
+      url_, std::string(kPods) + "?watch=1&resourceVersion=" + std::to_string(compacted_at));
   EXPECT_FALSE(current.Next(absl::Milliseconds(300)).has_value());
   EXPECT_FALSE(current.WaitEnd(absl::Milliseconds(10)));
 }
@@ -184,8 +184,8 @@ TEST_F(WatchTest, ResourceVersionsFromTheFutureAreRefused) {
 TEST_F(WatchTest, TimeoutSecondsEndsTheStreamCleanly) {
   const json a = Create(Pod("a"));
   const absl::Time start = absl::Now();
-  WatchReader watch(url_, std::string(kPods) + "?watch=1&timeoutSeconds=1&resourceVersion=" +
-                              Rv(a));
+  WatchReader watch(url_,
+                    std::string(kPods) + "?watch=1&timeoutSeconds=1&resourceVersion=" + Rv(a));
   EXPECT_EQ(watch.Code(), 200);
   ASSERT_TRUE(watch.WaitEnd(absl::Seconds(5)));
   EXPECT_FALSE(watch.EndedWithError());
@@ -195,18 +195,18 @@ TEST_F(WatchTest, TimeoutSecondsEndsTheStreamCleanly) {
 
 TEST_F(WatchTest, SelectorsFilterEventsAndTrackObjectsEnteringAndLeaving) {
   const json a = Create(Pod("a", "db"));
-  WatchReader watch(url_, std::string(kPods) + "?watch=1&labelSelector=app%3Dweb&resourceVersion=" +
-                              Rv(a));
+  WatchReader watch(
+      url_, std::string(kPods) + "?watch=1&labelSelector=app%3Dweb&resourceVersion=" + Rv(a));
   ASSERT_TRUE(server_->WaitForWatches(1, absl::Seconds(5)));
   Create(Pod("b", "db"));  // never selected
-  ASSERT_EQ(MergePatch(url_, std::string(kPods) + "/a",
-                       {{"metadata", {{"labels", {{"app", "web"}}}}}})
-                .code,
-            200);
-  ASSERT_EQ(MergePatch(url_, std::string(kPods) + "/a",
-                       {{"metadata", {{"labels", {{"app", "cache"}}}}}})
-                .code,
-            200);
+  ASSERT_EQ(
+      MergePatch(url_, std::string(kPods) + "/a", {{"metadata", {{"labels", {{"app", "web"}}}}}})
+          .code,
+      200);
+  ASSERT_EQ(
+      MergePatch(url_, std::string(kPods) + "/a", {{"metadata", {{"labels", {{"app", "cache"}}}}}})
+          .code,
+      200);
   auto in = watch.Next();
   auto out = watch.Next();
   ASSERT_TRUE(in && out);
@@ -269,23 +269,23 @@ TEST_F(WatchTest, SendInitialEventsEndsWithAnAnnotatedBookmark) {
 TEST_F(WatchTest, ExactListsOfCompactedVersionsAreGone) {
   const json a = Create(Pod("a"));
   Create(Pod("b"));
-  HttpResult exact = Get(url_, std::string(kPods) + "?resourceVersionMatch=Exact&resourceVersion=" +
-                                   Rv(a));
+  HttpResult exact =
+      Get(url_, std::string(kPods) + "?resourceVersionMatch=Exact&resourceVersion=" + Rv(a));
   ASSERT_EQ(exact.code, 200) << exact.body;
   EXPECT_EQ(exact.json["metadata"]["resourceVersion"], Rv(a));
   EXPECT_EQ(exact.json["items"].size(), 1u) << "the list as it was at a's creation";
 
   server_->Compact();
-  HttpResult gone = Get(url_, std::string(kPods) + "?resourceVersionMatch=Exact&resourceVersion=" +
-                                  Rv(a));
+  HttpResult gone =
+      Get(url_, std::string(kPods) + "?resourceVersionMatch=Exact&resourceVersion=" + Rv(a));
   EXPECT_EQ(gone.code, 410) << gone.body;
   EXPECT_EQ(gone.json["reason"], "Expired");
   EXPECT_EQ(gone.json["message"], "The resourceVersion for the provided list is too old.");
   // Legacy paging with a resourceVersion has Exact semantics too.
   EXPECT_EQ(Get(url_, std::string(kPods) + "?limit=1&resourceVersion=" + Rv(a)).code, 410);
   // NotOlderThan is satisfied by current data.
-  HttpResult newer = Get(url_, std::string(kPods) +
-                                   "?resourceVersionMatch=NotOlderThan&resourceVersion=" + Rv(a));
+  HttpResult newer =
+      Get(url_, std::string(kPods) + "?resourceVersionMatch=NotOlderThan&resourceVersion=" + Rv(a));
   ASSERT_EQ(newer.code, 200) << newer.body;
   EXPECT_EQ(newer.json["items"].size(), 2u);
 }

@@ -3,10 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "simulator/core/rng.h"
 #include "simulator/core/samplers.h"
 #include "simulator/core/simulation.h"
@@ -29,6 +34,128 @@ class LengthSampler : public sim::BucketLengthSampler {
       : sim::BucketLengthSampler(shape.upper_bounds, shape.weights, std::max(1.0, mean),
                                  max_tokens) {}
 };
+
+// Request lengths are drawn up to this many tokens; stored in 16 bits when kept.
+constexpr int32_t kMaxTokens = 32768;
+static_assert(kMaxTokens <= UINT16_MAX);
+
+// The lengths of the new requests one unit (one independent simulation) draws, in order. They
+// depend only on the unit's seed and the question's length distributions, not on the candidate
+// fleet (only how many of them a run uses does), so LengthCache keeps them between what-ifs.
+// Immutable once shared.
+struct LengthDraws {
+  explicit LengthDraws(uint64_t unit_seed)
+      : prompts(unit_seed, 0, sim::Stream::kPromptLengths),
+        outputs(unit_seed, 0, sim::Stream::kOutputLengths) {}
+  std::vector<std::pair<uint16_t, uint16_t>> lengths;  // (prompt, output) of the i-th request
+  sim::Rng prompts, outputs;                           // the streams, positioned after `lengths`
+};
+
+// Reads a unit's lengths from what was kept, then draws on where that ends (from copies of the
+// kept streams, so the sequence is the one drawing from the start would give).
+class LengthStream {
+ public:
+  LengthStream(std::shared_ptr<const LengthDraws> kept, const LengthSampler& prompt,
+               const LengthSampler& output)
+      : kept_(std::move(kept)), read_(kept_.get()), prompt_(prompt), output_(output) {}
+
+  void Next(int32_t& prompt, int32_t& output) {
+    if (next_ == read_->lengths.size()) DrawOne();
+    const std::pair<uint16_t, uint16_t>& l = read_->lengths[next_++];
+    prompt = l.first;
+    output = l.second;
+  }
+  // What was kept plus what this stream drew beyond it; null if it drew nothing new.
+  std::shared_ptr<const LengthDraws> extended() const { return more_; }
+
+ private:
+  void DrawOne() {
+    if (more_ == nullptr) {
+      more_ = std::make_shared<LengthDraws>(*kept_);
+      read_ = more_.get();
+    }
+    more_->lengths.emplace_back(static_cast<uint16_t>(prompt_.Sample(more_->prompts)),
+                                static_cast<uint16_t>(output_.Sample(more_->outputs)));
+  }
+
+  std::shared_ptr<const LengthDraws> kept_;
+  std::shared_ptr<LengthDraws> more_;
+  const LengthDraws* read_;
+  size_t next_ = 0;
+  const LengthSampler& prompt_;
+  const LengthSampler& output_;
+};
+
+}  // namespace
+
+// The units' lengths for the latest question seed and length distributions: one decision's worth,
+// since a question with another seed or other distributions (the next decision's: the observed
+// histograms move) replaces them all. Bounded, as a forecaster lives as long as its target: at
+// most kMaxUnits units and kMaxRequests lengths (4 bytes each, plus 5 KB of stream state per
+// unit: at most about 420 KB; the fixed decision of decision_bench keeps about 180 KB). Units
+// beyond the bound draw their own lengths, as before.
+class LengthCache {
+ public:
+  struct Key {
+    uint64_t question_seed = 0;
+    policy::LengthShape prompt_shape, output_shape;
+    double prompt_mean = 0, output_mean = 0;
+    bool operator==(const Key& o) const {
+      return question_seed == o.question_seed && prompt_mean == o.prompt_mean &&
+             output_mean == o.output_mean &&
+             prompt_shape.upper_bounds == o.prompt_shape.upper_bounds &&
+             prompt_shape.weights == o.prompt_shape.weights &&
+             output_shape.upper_bounds == o.output_shape.upper_bounds &&
+             output_shape.weights == o.output_shape.weights;
+    }
+  };
+  static Key KeyOf(const policy::ForecastQuestion& q) {
+    return {q.seed, q.prompt_shape, q.output_shape, q.prompt_tokens_mean, q.output_tokens_mean};
+  }
+
+  // What is kept for `unit_seed`; nothing drawn yet when nothing is.
+  std::shared_ptr<const LengthDraws> Get(const Key& key, uint64_t unit_seed)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!(key == key_)) {
+        key_ = key;
+        kept_.clear();
+        kept_requests_ = 0;
+      }
+      auto it = kept_.find(unit_seed);
+      if (it != kept_.end()) return it->second;
+    }
+    return std::make_shared<const LengthDraws>(unit_seed);
+  }
+  // Keeps `draws` for `unit_seed` if they are more than what is kept and the bound allows.
+  void Put(const Key& key, uint64_t unit_seed, std::shared_ptr<const LengthDraws> draws)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (!(key == key_)) return;
+    auto it = kept_.find(unit_seed);
+    const size_t had = it == kept_.end() ? 0 : it->second->lengths.size();
+    if (draws->lengths.size() <= had) return;
+    if (it == kept_.end() && kept_.size() >= kMaxUnits) return;
+    if (kept_requests_ - had + draws->lengths.size() > kMaxRequests) return;
+    kept_requests_ += draws->lengths.size() - had;
+    kept_[unit_seed] = std::move(draws);
+  }
+
+ private:
+  static constexpr size_t kMaxUnits = 32;
+  static constexpr size_t kMaxRequests = 65536;
+
+  absl::Mutex mu_;
+  Key key_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, std::shared_ptr<const LengthDraws>> kept_ ABSL_GUARDED_BY(mu_);
+  size_t kept_requests_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+TwinForecaster::TwinForecaster(TwinOptions options)
+    : options_(std::move(options)), lengths_(std::make_shared<LengthCache>()) {}
+
+namespace {
 
 // Arrivals. The fleet's arrival process is a renewal process at `rate` with gamma gaps of
 // coefficient of variation `cv` (a unit-rate process in operational time, scaled). The source emits
@@ -55,19 +182,15 @@ class FleetArrivalSource : public sim::RequestSource {
   };
   enum class Thinning { kIndependent, kSystematic };
   FleetArrivalSource(std::vector<Segment> segments, Thinning thinning, double rate, double end_s,
-                     double cv, const LengthSampler& prompt, const LengthSampler& output,
-                     uint64_t seed)
+                     double cv, LengthStream& lengths, uint64_t seed)
       : segments_(std::move(segments)),
         thinning_(thinning),
         rate_(rate),
         end_s_(end_s),
         shape_(1.0 / (std::clamp(cv, 0.2, 4.0) * std::clamp(cv, 0.2, 4.0))),
-        prompt_(prompt),
-        output_(output),
+        lengths_(lengths),
         arrivals_(seed, 0, sim::Stream::kArrivals),
-        thinning_rng_(seed, 0, sim::Stream::kArrivals, 1),
-        prompts_(seed, 0, sim::Stream::kPromptLengths),
-        outputs_(seed, 0, sim::Stream::kOutputLengths) {
+        thinning_rng_(seed, 0, sim::Stream::kArrivals, 1) {
     phase_ = thinning_rng_.Uniform01();
   }
 
@@ -87,8 +210,13 @@ class FleetArrivalSource : public sim::RequestSource {
     double gaps = 1;  // fleet gaps until the next kept point
     if (p < 1) {
       if (thinning_ == Thinning::kIndependent) {
-        // Geometric on {1, 2, ...} by inversion: one uniform per kept point.
-        gaps = 1 + std::floor(std::log(thinning_rng_.UniformOpen0()) / std::log1p(-p));
+        // Geometric on {1, 2, ...} by inversion: one uniform per kept point. p changes only at
+        // the few instants replicas come up: its log is kept.
+        if (p != log_q_for_) {
+          log_q_for_ = p;
+          log_q_ = std::log1p(-p);
+        }
+        gaps = 1 + std::floor(std::log(thinning_rng_.UniformOpen0()) / log_q_);
       } else {
         gaps = std::max(1.0, std::ceil((1.0 - phase_) / p - 1e-12));
         phase_ = std::clamp(phase_ + gaps * p - 1.0, 0.0, 1.0);
@@ -99,8 +227,7 @@ class FleetArrivalSource : public sim::RequestSource {
     if (!(t < end_s_)) return false;
     out.id = next_id_++;
     out.arrival = SimTime::FromSecondsF(t);
-    out.prompt_tokens = prompt_.Sample(prompts_);
-    out.output_tokens = output_.Sample(outputs_);
+    lengths_.Next(out.prompt_tokens, out.output_tokens);
     out.prefix_hashes.clear();
     return true;
   }
@@ -124,11 +251,11 @@ class FleetArrivalSource : public sim::RequestSource {
   std::vector<Segment> segments_;
   Thinning thinning_;
   double rate_, end_s_, shape_;
-  const LengthSampler& prompt_;
-  const LengthSampler& output_;
-  sim::Rng arrivals_, thinning_rng_, prompts_, outputs_;
+  LengthStream& lengths_;
+  sim::Rng arrivals_, thinning_rng_;
   double op_ = 0;     // operational time of the last fleet point (fleet points = op x rate)
   double phase_ = 0;  // systematic thinning: progress toward the next kept point, in [0, 1)
+  double log_q_for_ = -1, log_q_ = 0;  // log(1 - p) for p = log_q_for_
   uint64_t next_id_ = 1;
 };
 
@@ -174,6 +301,7 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
                           std::vector<FleetArrivalSource::Segment> segments,
                           FleetArrivalSource::Thinning thinning,
                           const LengthSampler& prompt_lengths, const LengthSampler& output_lengths,
+                          LengthCache& length_cache, const LengthCache::Key& length_key,
                           uint64_t seed) {
   const double horizon_s = absl::ToDoubleSeconds(q.horizon);
   sim::FleetOptions fo;
@@ -182,13 +310,14 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   fo.speed = options.speed;
   fo.router.kind = options.router;
   fo.initial_replicas = 0;
+  fo.vllm_metrics = false;  // a what-if reads only its RunStats
   fo.seed = seed;
   sim::Simulation simulation;
   sim::TtftSlo slo;
   slo.threshold = SimDuration::FromAbsl(q.ttft_threshold);
   slo.per_prompt_token = SimDuration::FromAbsl(q.ttft_per_prompt_token);
   slo.percentile = q.percentile;
-  sim::RunStats stats(slo);
+  sim::RunStats stats(slo, sim::StatsDetail::kSloOnly);
   stats.set_judge_from(
       SimTime::FromSecondsF(std::min(absl::ToDoubleSeconds(q.judge_from), horizon_s)));
   sim::Fleet fleet(simulation, fo, &stats);
@@ -228,15 +357,19 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
     }
   }
 
+  LengthStream lengths(length_cache.Get(length_key, seed), prompt_lengths, output_lengths);
   FleetArrivalSource source(std::move(segments), thinning, q.arrival_rate, horizon_s, q.arrival_cv,
-                            prompt_lengths, output_lengths, seed);
+                            lengths, seed);
   fleet.AttachSource(&source);
   // Every request that arrived by the horizon is judged: one still without a first token when the
   // run stops has waited longer than any target it could have, so it is a miss.
   const double slack_s = absl::ToDoubleSeconds(q.ttft_threshold) +
-                         absl::ToDoubleSeconds(q.ttft_per_prompt_token) * 32768 + 1.0;
+                         absl::ToDoubleSeconds(q.ttft_per_prompt_token) * kMaxTokens + 1.0;
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s + slack_s));
   const sim::RunSummary s = stats.Summarize(0, 0);
+  if (std::shared_ptr<const LengthDraws> more = lengths.extended()) {
+    length_cache.Put(length_key, seed, std::move(more));
+  }
 
   GroupResult g;
   g.judged = s.judged_requests;
@@ -248,8 +381,15 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   return g;
 }
 
-// Pooled attainment of `units` and its standard error (the ratio estimator's, from the spread of
-// the units around it; infinite with fewer than two units).
+// Pooled attainment of `units` and its standard error: the ratio estimator's, from the spread of
+// the units around it (infinite with fewer than two units), but never below the binomial standard
+// error of the requests judged. Requests of one run miss together more often than independently
+// (a queue that builds up delays every request behind it), so the binomial is a floor; without it
+// a few units that happened to agree looked certain. On bursty traffic the first units of a
+// what-if often saw no burst at all: they agreed to within a point, the verdict came out "clear"
+// after two or four small units, and the decision missed the exact one's by up to 7 replicas
+// (decision corpus, Azure code trace at CV 3, some seeds). Laplace's rule keeps the floor
+// positive when every judged request met (or missed) its target.
 std::pair<double, double> PooledAttainment(const std::vector<GroupResult>& units) {
   int64_t met = 0, judged = 0;
   for (const GroupResult& g : units) {
@@ -266,7 +406,10 @@ std::pair<double, double> PooledAttainment(const std::vector<GroupResult>& units
     const double r = static_cast<double>(g.met) - a * static_cast<double>(g.judged);
     ss += r * r;
   }
-  return {a, std::sqrt(ss / (n * (n - 1))) / mean_judged};
+  const double spread_se = std::sqrt(ss / (n * (n - 1))) / mean_judged;
+  const double laplace = (static_cast<double>(met) + 1) / (static_cast<double>(judged) + 2);
+  const double binomial_se = std::sqrt(laplace * (1 - laplace) / static_cast<double>(judged));
+  return {a, std::max(spread_se, binomial_se)};
 }
 
 // How sure a verdict must be before the sample stops growing: |attainment - target| at least
@@ -332,8 +475,10 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
                             : std::max(options_.sample_replicas, 2 * kBalancedGroup));
   const bool full_fleet = first_sample <= 0 || candidate <= first_sample || ready_now == 0;
   const int32_t k = full_fleet ? candidate : first_sample;
-  const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, 32768);
-  const LengthSampler output_lengths(q.output_shape, std::max(1.0, q.output_tokens_mean), 32768);
+  const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, kMaxTokens);
+  const LengthSampler output_lengths(q.output_shape, std::max(1.0, q.output_tokens_mean),
+                                     kMaxTokens);
+  const LengthCache::Key length_key = LengthCache::KeyOf(q);
   const int32_t per_unit = full_fleet ? candidate : std::min(per_sample_unit, k);
   // The share of the fleet's arrivals that replicas serving from `members` (seconds) get: (those of
   // them serving at t) / N(t), piecewise constant between the instants replicas come up.
@@ -360,7 +505,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
         states.push_back(i < ready_now ? &ready[static_cast<size_t>(i)] : nullptr);
       }
       return SimulateGroup(options_, q, serve_at, states, {{0.0, 1.0}}, thinning, prompt_lengths,
-                           output_lengths, unit_seed);
+                           output_lengths, *lengths_, length_key, unit_seed);
     }
     // Each batch of k sampled replicas is stratified over the candidate fleet: the j-th is drawn
     // uniformly from the j-th of k equal strata of [Ready ones in load order, pending ones, new
@@ -378,16 +523,18 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
       states.push_back(x < ready_now ? &ready[static_cast<size_t>(x)] : nullptr);
     }
     return SimulateGroup(options_, q, at, states, share_of(at), thinning, prompt_lengths,
-                         output_lengths, unit_seed);
+                         output_lengths, *lengths_, length_key, unit_seed);
   };
 
   // Sequential sampling: a batch first (k sampled replicas, or the whole fleet once or more); then,
   // while the verdict is within VerdictMargin standard errors of the target or the attainment is
-  // less precise than the question asks, another batch — up to max_sample_requests judged requests
-  // or kMaxFleets x the candidate fleet in replicas. Most what-ifs are clear and stay at one batch;
-  // the few near the SLO's edge, which decide the answer, get the precision. The budget is in
-  // requests because they are what both the cost and the precision follow: a busy replica's run
-  // costs as much as many idle ones' and tells as much.
+  // less precise than the question asks, another batch — within max_sample_requests judged requests
+  // and kMaxFleets x the candidate fleet in replicas. Most what-ifs are clear and stay at one or
+  // two batches; the few near the SLO's edge, which decide the answer, get the precision. The
+  // budget is in requests because they are what both the cost and the precision follow: a busy
+  // replica's run costs as much as many idle ones' and tells as much. It is a cap: a batch that
+  // would, at the units' average so far, end beyond it is not started (an overshoot of up to a
+  // batch made the what-ifs at the edge, two thirds of the fixed decision's cost, a third dearer).
   const int32_t batch = std::max(1, (full_fleet ? std::max(1, first_sample) : k) / per_unit);
   const bool sequential = options_.sample_replicas > 0 && options_.max_sample_requests > 0;
   const int64_t max_units =
@@ -400,13 +547,14 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     judged_so_far += units.back().judged;
   };
   for (int32_t u = 0; u < batch; ++u) add(u);
-  while (sequential && static_cast<int64_t>(units.size()) < max_units &&
-         judged_so_far < options_.max_sample_requests) {
+  while (sequential && static_cast<int64_t>(units.size()) < max_units) {
     const auto [a, se] = PooledAttainment(units);
     const bool clear = std::abs(a - target) >= VerdictMargin(units.size()) * se;
     const bool precise = q.attainment_tolerance <= 0 || se <= q.attainment_tolerance;
     if (clear && precise) break;
     const int64_t more = std::min<int64_t>(batch, max_units - static_cast<int64_t>(units.size()));
+    const int64_t judged_per_unit = judged_so_far / static_cast<int64_t>(units.size());
+    if (judged_so_far + judged_per_unit * more > options_.max_sample_requests) break;
     for (int64_t u = 0; u < more; ++u) add(static_cast<int32_t>(units.size()));
   }
 

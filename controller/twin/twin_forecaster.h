@@ -19,9 +19,10 @@
 //   deals a large fleet's arrivals out evenly.
 // Sequential sampling: a first batch (sample_replicas replicas; two groups behind a balancing
 // router); then, while the verdict is within a t-distributed margin of the target (the standard
-// error from the spread of the independent runs) or the attainment is less precise than the
-// question's attainment_tolerance, another batch, until max_sample_requests requests have been
-// judged or 5 runs' worth of the candidate fleet simulated. Clear what-ifs stay cheap; the few near
+// error from the spread of the independent runs, at least the binomial one of the requests judged)
+// or the attainment is less precise than the question's attainment_tolerance, another batch, as
+// long as the requests judged stay within max_sample_requests and the replicas simulated within 5
+// runs' worth of the candidate fleet. Clear what-ifs stay cheap; the few near
 // the SLO's edge, which decide the answer, get the precision. Proven on the decision corpus
 // (controller/replay/corpus_agreement.h): the fast decision agrees within one replica with a
 // full-fleet, 5-seed what-if.
@@ -33,9 +34,15 @@
 //
 // Every candidate N uses the same seed: the same runs, unit by unit, with the same lengths request
 // by request (common random numbers), so answers are monotone in N up to noise and comparisons
-// are fair. Thread-safe: Evaluate is const and builds its own Simulations.
+// are fair. Since a unit's lengths do not depend on N, they are drawn once and kept for the next
+// what-ifs with the same question seed (drawing them again was about a sixth of a what-if's cost);
+// the answers are exactly those of drawing them anew.
+// Thread-safe: Evaluate is const and builds its own Simulations; the kept lengths are shared
+// behind a mutex (by copies of the forecaster, too).
 #ifndef TWINSCALE_CONTROLLER_TWIN_TWIN_FORECASTER_H_
 #define TWINSCALE_CONTROLLER_TWIN_TWIN_FORECASTER_H_
+
+#include <memory>
 
 #include "controller/policy/forecaster.h"
 #include "simulator/model/deployment.h"
@@ -56,14 +63,17 @@ struct TwinOptions {
   int32_t seeds = 1;                // independent runs averaged (attainment pooled)
   // Sequential sampling (with sample_replicas > 0): while a what-if's verdict is uncertain (or its
   // attainment less precise than the question's attainment_tolerance), simulate another batch,
-  // until this many requests have been judged or 5 runs of the candidate fleet simulated (what the
-  // exact what-if spends). 0: never.
+  // as long as the requests judged stay within this many (a batch that would end beyond it, at
+  // the average so far, is not started) and the replicas within 5 runs of the candidate fleet
+  // (what the exact what-if spends). 0: never.
   int64_t max_sample_requests = 30000;
 };
 
+class LengthCache;  // twin_forecaster.cc
+
 class TwinForecaster : public policy::Forecaster {
  public:
-  explicit TwinForecaster(TwinOptions options) : options_(std::move(options)) {}
+  explicit TwinForecaster(TwinOptions options);
   policy::Forecast Evaluate(const policy::ForecastQuestion& q) const override;
   const TwinOptions& options() const { return options_; }
   void set_speed(sim::SpeedFactors s) { options_.speed = s; }
@@ -71,6 +81,7 @@ class TwinForecaster : public policy::Forecaster {
  private:
   policy::Forecast EvaluateOnce(const policy::ForecastQuestion& q, uint64_t seed) const;
   TwinOptions options_;
+  std::shared_ptr<LengthCache> lengths_;  // never null
 };
 
 }  // namespace twinscale::twin

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace twinscale::twin {
 namespace {
@@ -121,6 +123,86 @@ TEST(TwinForecasterTest, SequentialSamplingSimulatesMoreOnlyNearTheTarget) {
   policy::ForecastQuestion precise = Question(24, 24, far);
   precise.attainment_tolerance = 0.001;
   EXPECT_GT(twin.Evaluate(precise).requests, clear.requests);
+}
+
+bool SameForecast(const policy::Forecast& a, const policy::Forecast& b) {
+  return a.attainment == b.attainment && a.ttft_p90_ms == b.ttft_p90_ms &&
+         a.scheduling_delay_mean_ms == b.scheduling_delay_mean_ms &&
+         a.preemptions_per_s == b.preemptions_per_s && a.requests == b.requests &&
+         a.meets_slo == b.meets_slo;
+}
+
+TEST(TwinForecasterTest, KeptLengthsGiveExactlyTheAnswersOfAFreshForecaster) {
+  // The lengths a unit drew for one what-if are kept for the next ones with the same seed. Asked
+  // in any order — a larger fleet first (its units use fewer requests, so later ones read past
+  // what was kept and draw on), the same size again, a different seed in between — every answer
+  // equals that of a forecaster asking the question first.
+  const TwinOptions options{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 2, 1};
+  auto question = [](int32_t n, uint64_t seed) {
+    policy::ForecastQuestion q = Question(8, n, 150);
+    q.prompt_shape.upper_bounds = {100, 200, 500, 1000};
+    q.prompt_shape.weights = {1, 3, 4, 2, 0};
+    q.seed = seed;
+    return q;
+  };
+  TwinForecaster shared(options);
+  for (const auto& [n, seed] : std::vector<std::pair<int32_t, uint64_t>>{
+           {12, 11}, {6, 11}, {6, 11}, {9, 12}, {4, 11}, {12, 11}}) {
+    SCOPED_TRACE(testing::Message() << "n " << n << " seed " << seed);
+    const policy::Forecast kept = shared.Evaluate(question(n, seed));
+    const policy::Forecast fresh = TwinForecaster(options).Evaluate(question(n, seed));
+    EXPECT_TRUE(SameForecast(kept, fresh));
+  }
+  // The exact twin (several seeds per what-if) keeps them per run as well.
+  TwinOptions exact = options;
+  exact.sample_replicas = 0;
+  exact.seeds = 3;
+  TwinForecaster shared_exact(exact);
+  for (int32_t n : {10, 5, 10}) {
+    SCOPED_TRACE(n);
+    EXPECT_TRUE(SameForecast(shared_exact.Evaluate(question(n, 11)),
+                             TwinForecaster(exact).Evaluate(question(n, 11))));
+  }
+}
+
+TEST(TwinForecasterTest, AFewUnitsThatAgreeAreNotTakenForCertainty) {
+  // A tiny load: every request meets its target, so the runs agree exactly and the spread between
+  // them says "no error at all". Yet 2 runs of about 12 requests are not enough to tell 100% from
+  // the 93% target: the binomial floor on the standard error keeps sampling beyond the first batch
+  // (what the forecaster answers when limited to it, with a budget of one request).
+  const TwinOptions options{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 2, 1};
+  TwinOptions first_batch_only = options;
+  first_batch_only.max_sample_requests = 1;
+  policy::ForecastQuestion q = Question(8, 8, 0.8);
+  q.percentile = 93;
+  const policy::Forecast first = TwinForecaster(first_batch_only).Evaluate(q);
+  const policy::Forecast f = TwinForecaster(options).Evaluate(q);
+  ASSERT_EQ(first.attainment, 1.0);
+  EXPECT_TRUE(f.meets_slo);
+  EXPECT_GT(f.requests, first.requests);
+}
+
+TEST(TwinForecasterTest, TheRequestBudgetIsACap) {
+  // The target set to what the first batch finds: the verdict stays unclear and sampling runs on
+  // until the budget. A batch that would end beyond it is not started, so the requests judged stay
+  // within the budget, give or take how much one batch's runs differ from the average before them.
+  // Runs of about 25 req/s x 30 s = 750 requests, in batches of 2.
+  const TwinOptions options{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 2, 1};
+  policy::ForecastQuestion q = Question(24, 24, 600);
+  q.horizon = absl::Seconds(30);
+  TwinOptions first_batch_only = options;
+  first_batch_only.max_sample_requests = 1;
+  q.percentile = 100 * TwinForecaster(first_batch_only).Evaluate(q).attainment;
+  int64_t previous = 0;
+  for (int64_t budget : {3000, 6000, 12000}) {
+    SCOPED_TRACE(budget);
+    TwinOptions capped = options;
+    capped.max_sample_requests = budget;
+    const policy::Forecast f = TwinForecaster(capped).Evaluate(q);
+    EXPECT_LE(f.requests, budget * 21 / 20);
+    EXPECT_GT(f.requests, previous);  // the budget, not the verdict, stopped it
+    previous = f.requests;
+  }
 }
 
 TEST(TwinForecasterTest, CapacityStillWarmingDoesNotServeDuringTheHorizon) {

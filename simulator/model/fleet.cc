@@ -46,6 +46,7 @@ int32_t Fleet::AddReplica(bool ready_now) {
   ro.observer = this;
   ro.model_name = options_.model_name;
   ro.step_noise_cv = options_.step_noise_cv;
+  ro.vllm_metrics = options_.vllm_metrics;
   ro.seed = options_.seed;
   ro.run = options_.run;
   auto r = std::make_unique<Replica>(sim_, ro);

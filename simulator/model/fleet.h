@@ -46,6 +46,7 @@ struct FleetOptions {
   int32_t initial_replicas = 1;       // Ready at time 0, without the slow start
   std::string model_name = "meta-llama/Llama-3.1-8B-Instruct";
   double step_noise_cv = 0.0;
+  bool vllm_metrics = true;  // ReplicaOptions::vllm_metrics for every replica
   uint64_t seed = 1;
   uint64_t run = 0;
 };

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include "simulator/model/engine_test_util.h"
 
@@ -182,6 +184,46 @@ TEST(FleetTest, SameSeedSameRunDifferentSeedDifferentRouting) {
   };
   EXPECT_EQ(run(42), run(42));
   EXPECT_NE(run(42), run(43));
+}
+
+TEST(FleetTest, WithoutVllmMetricsARunIsTheSameAndItsMetricsStayEmpty) {
+  // The twin's what-ifs switch the vLLM-format metrics off: every request record and the run's
+  // figures must stay what they are with them on; only the metrics go unfed.
+  auto run = [](bool vllm_metrics) {
+    FleetOptions o;
+    // 4 sequences of up to 130 tokens want 36 blocks of 16; 400 tokens hold 25: preemptions.
+    o.deployment = HandDeployment(4, 256, 400, 1000, 10, 50);
+    o.initial_replicas = 2;
+    o.router.kind = RouterKind::kRandom;
+    o.vllm_metrics = vllm_metrics;
+    Simulation sim;
+    RunStats stats({});
+    std::vector<std::tuple<uint64_t, int32_t, int64_t, int64_t, int32_t>> records;
+    stats.set_record_sink([&](const RequestRecord& r) {
+      records.emplace_back(r.id, r.replica, r.ttft.nanos(), r.e2e.nanos(), r.preemptions);
+    });
+    Fleet fleet(sim, o, &stats);
+    testing::VectorSource src(Spaced(300, 2, 120));  // busy enough to queue and preempt
+    fleet.AttachSource(&src);
+    sim.Run();
+    const RunSummary s = stats.Summarize(0, 0);
+    const VllmMetrics& m = fleet.replica(0).metrics();
+    return std::make_tuple(records, s.engine_steps, s.preemptions, s.slo_attainment, s.ttft_ms.p90,
+                           m.generation_tokens(),
+                           m.histogram(VllmHistogram::kTimeToFirstToken).count);
+  };
+  const auto on = run(true);
+  const auto off = run(false);
+  EXPECT_EQ(std::get<0>(on), std::get<0>(off));
+  EXPECT_EQ(std::get<1>(on), std::get<1>(off));
+  EXPECT_EQ(std::get<2>(on), std::get<2>(off));
+  EXPECT_GT(std::get<2>(on), 0);  // the load did preempt
+  EXPECT_EQ(std::get<3>(on), std::get<3>(off));
+  EXPECT_EQ(std::get<4>(on), std::get<4>(off));
+  EXPECT_GT(std::get<5>(on), 0);
+  EXPECT_GT(std::get<6>(on), 0);
+  EXPECT_EQ(std::get<5>(off), 0);
+  EXPECT_EQ(std::get<6>(off), 0);
 }
 
 TEST(FleetTest, AnAdoptedDecodingRequestRunsOnInvisibleToStatistics) {

@@ -263,7 +263,7 @@ void Replica::EnterWaiting(int32_t slot, SimTime now) {
   s.state = SeqState::kWaiting;
   s.engine_arrival = now;
   waiting_.push_back(slot);
-  metrics_.SetScheduler(num_running_, num_waiting(), pool_.Usage());
+  PublishGauges();
   // An idle engine starts its step after every arrival of this instant is queued (late band).
   if (!busy_ && !kick_pending_) {
     kick_pending_ = true;
@@ -379,7 +379,7 @@ void Replica::StartStep(SimTime now) {
   }
   if (preempted > 0) {
     stats_.OnPreemptions(preempted);
-    metrics_.AddPreemptions(preempted);
+    if (options_.vllm_metrics) metrics_.AddPreemptions(preempted);
   }
 
   // 3. Admission (only in a step that preempted nothing).
@@ -421,7 +421,7 @@ void Replica::StartStep(SimTime now) {
         // vLLM counts lookups at admission; re-admissions after a preemption go to separate
         // (preempted) counters, not to vllm:prefix_cache_queries / _hits.
         if (s.preemptions == 0) {
-          metrics_.AddPrefixCache(s.prompt, start);
+          if (options_.vllm_metrics) metrics_.AddPrefixCache(s.prompt, start);
           stats_.OnPrefixCache(s.prompt, start);
         }
         if (s.keyed_done < s.keyed_blocks) RegisterPromptBlocks(s, start + chunk);
@@ -485,7 +485,7 @@ void Replica::EndStep(SimTime now) {
   int64_t new_tokens = plan_decode_;
   if (plan_decode_ > 0) {
     stats_.OnInterTokenLatency(dt, plan_decode_);
-    metrics_.ObserveInterTokenLatency(dt.seconds(), plan_decode_);
+    if (options_.vllm_metrics) metrics_.ObserveInterTokenLatency(dt.seconds(), plan_decode_);
   }
   // Completions due at this step.
   while (!finish_heap_.empty() && finish_heap_.front().finish_step <= s) {
@@ -513,12 +513,16 @@ void Replica::EndStep(SimTime now) {
       q.first_token = emit;
       const SimDuration ttft = emit - q.arrival;
       stats_.OnFirstToken(q.prompt, ttft, q.arrival);
-      metrics_.ObserveTtft(ttft.seconds());
-      metrics_.AddPromptTokens(q.prompt);
+      if (options_.vllm_metrics) {
+        metrics_.ObserveTtft(ttft.seconds());
+        metrics_.AddPromptTokens(q.prompt);
+      }
     } else {
       // First token after a recompute: the gap since the token before the preemption.
       stats_.OnInterTokenLatency(emit - q.last_token, 1);
-      metrics_.ObserveInterTokenLatency((emit - q.last_token).seconds(), 1);
+      if (options_.vllm_metrics) {
+        metrics_.ObserveInterTokenLatency((emit - q.last_token).seconds(), 1);
+      }
     }
     q.last_token = emit;
     if (q.generated >= q.output) {
@@ -529,12 +533,14 @@ void Replica::EndStep(SimTime now) {
     }
   }
   stats_.OnTokens(new_tokens, prompt_tokens_computed);
-  metrics_.AddGenerationTokens(new_tokens);
+  if (options_.vllm_metrics) metrics_.AddGenerationTokens(new_tokens);
   stats_.OnEvent(emit);
   PublishGauges();
 }
 
-void Replica::PublishGauges() { metrics_.SetScheduler(num_running_, num_waiting(), pool_.Usage()); }
+void Replica::PublishGauges() {
+  if (options_.vllm_metrics) metrics_.SetScheduler(num_running_, num_waiting(), pool_.Usage());
+}
 
 void Replica::Finish(int32_t slot, SimTime last_token_time, bool aborted) {
   Seq& q = seqs_[slot];
@@ -555,7 +561,19 @@ void Replica::Finish(int32_t slot, SimTime last_token_time, bool aborted) {
   rec.output_tokens = q.output;
   rec.preemptions = q.preemptions;
   if (!q.adopted) stats_.OnFinished(rec);
+  if (options_.vllm_metrics) ObserveFinished(q, rec, last_token_time, aborted);
 
+  FreeSlot(slot);
+  if (options_.observer != nullptr) {
+    options_.observer->OnRequestLeft(options_.index);
+    if (phase_ == ReplicaPhase::kDraining && in_flight() == 0) {
+      options_.observer->OnDrained(options_.index);
+    }
+  }
+}
+
+void Replica::ObserveFinished(const Seq& q, const RequestRecord& rec, SimTime last_token_time,
+                              bool aborted) {
   VllmMetrics::Finished f;
   f.e2e = rec.e2e.seconds();
   const bool scheduled = q.first_scheduled != SimTime::Max();
@@ -569,14 +587,6 @@ void Replica::Finish(int32_t slot, SimTime last_token_time, bool aborted) {
   f.reason = aborted ? VllmMetrics::Finished::Reason::kAbort
                      : VllmMetrics::Finished::Reason::kLength;
   metrics_.ObserveFinished(f);
-
-  FreeSlot(slot);
-  if (options_.observer != nullptr) {
-    options_.observer->OnRequestLeft(options_.index);
-    if (phase_ == ReplicaPhase::kDraining && in_flight() == 0) {
-      options_.observer->OnDrained(options_.index);
-    }
-  }
 }
 
 int64_t Replica::AbortAll(SimTime now) {

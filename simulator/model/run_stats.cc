@@ -56,7 +56,12 @@ double Quantile(std::vector<double> v, double q) {
   return a + (b - a) * (pos - static_cast<double>(lo));
 }
 
-LatencySummary SummarizeLatencies(const std::vector<double>& millis) {
+namespace {
+
+// Count, mean and quantiles of `millis` as Quantile() computes them: p90 alone, or p50, p90 and
+// p99 from one copy partitioned in increasing rank order, each selection looking only above the
+// previous rank (a third of the work of three independent selections).
+LatencySummary SummarizeWith(const std::vector<double>& millis, bool p90_only) {
   LatencySummary s;
   s.count = static_cast<int64_t>(millis.size());
   if (millis.empty()) return s;
@@ -64,10 +69,32 @@ LatencySummary SummarizeLatencies(const std::vector<double>& millis) {
   double sum = 0;
   for (double x : millis) sum += x;
   s.mean = sum / static_cast<double>(millis.size());
-  s.p50 = Quantile(millis, 0.50);
-  s.p90 = Quantile(millis, 0.90);
-  s.p99 = Quantile(millis, 0.99);
+  std::vector<double> v = millis;
+  size_t done = 0;  // v[0, done) holds the smallest `done` values
+  auto quantile = [&](double q) {
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    if (lo >= done) {
+      std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(done),
+                       v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+    }
+    done = lo + 1;
+    const double a = v[lo];
+    if (hi == lo) return a;
+    const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+    return a + (b - a) * (pos - static_cast<double>(lo));
+  };
+  if (!p90_only) s.p50 = quantile(0.50);
+  s.p90 = quantile(0.90);
+  if (!p90_only) s.p99 = quantile(0.99);
   return s;
+}
+
+}  // namespace
+
+LatencySummary SummarizeLatencies(const std::vector<double>& millis) {
+  return SummarizeWith(millis, /*p90_only=*/false);
 }
 
 void RunStats::OnInjected(SimTime arrival) {
@@ -91,9 +118,16 @@ void RunStats::OnFinished(const RequestRecord& r) {
     ++aborted_;
   } else {
     ++completed_;
-    e2e_ms_.push_back(r.e2e.millis());
+    if (detail_ == StatsDetail::kFull) e2e_ms_.push_back(r.e2e.millis());
   }
-  if (r.scheduling_delay.nanos() >= 0) sched_ms_.push_back(r.scheduling_delay.millis());
+  if (r.scheduling_delay.nanos() >= 0) {
+    if (detail_ == StatsDetail::kFull) {
+      sched_ms_.push_back(r.scheduling_delay.millis());
+    } else {
+      ++sched_count_;
+      sched_sum_ms_ += r.scheduling_delay.millis();
+    }
+  }
   if (sink_) sink_(r);
 }
 
@@ -114,9 +148,14 @@ RunSummary RunStats::Summarize(int64_t queued_at_end, int64_t running_at_end) co
   const double secs = s.simulated_seconds > 0 ? s.simulated_seconds : 1.0;
   s.throughput_rps = static_cast<double>(completed_) / secs;
   s.output_tokens_per_s = static_cast<double>(output_tokens_) / secs;
-  s.ttft_ms = SummarizeLatencies(ttft_ms_);
+  s.ttft_ms = SummarizeWith(ttft_ms_, /*p90_only=*/detail_ == StatsDetail::kSloOnly);
   s.e2e_ms = SummarizeLatencies(e2e_ms_);
-  s.scheduling_delay_ms = SummarizeLatencies(sched_ms_);
+  if (detail_ == StatsDetail::kFull) {
+    s.scheduling_delay_ms = SummarizeLatencies(sched_ms_);
+  } else if (sched_count_ > 0) {
+    s.scheduling_delay_ms.count = sched_count_;
+    s.scheduling_delay_ms.mean = sched_sum_ms_ / static_cast<double>(sched_count_);
+  }
   s.itl_ms.count = itl_.count();
   s.itl_ms.mean = itl_.MeanMillis();
   s.itl_ms.p50 = itl_.QuantileMillis(0.50);

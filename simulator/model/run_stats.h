@@ -96,9 +96,20 @@ class WeightedDurationHistogram {
   double sum_ns_ = 0;
 };
 
+// How much a run keeps beyond its counters (requests, SLO attainment overall and judged,
+// preemptions, steps, tokens, KV peak, GPU time: always kept).
+enum class StatsDetail {
+  kFull,  // every latency distribution: TTFT, E2E, scheduling delay, inter-token latency
+  // TTFT's count, mean and p90 and the scheduling delay's count and mean only (e2e_ms and itl_ms
+  // stay empty, the other percentiles 0): what the twin's what-ifs read. Saves a log per engine
+  // step, two of the three per-request samples, and most of the selection work.
+  kSloOnly,
+};
+
 class RunStats {
  public:
-  explicit RunStats(TtftSlo slo) : slo_(slo) {}
+  explicit RunStats(TtftSlo slo, StatsDetail detail = StatsDetail::kFull)
+      : slo_(slo), detail_(detail) {}
 
   // Collects one RequestRecord per request (completed, rejected or aborted) when set.
   void set_record_sink(std::function<void(const RequestRecord&)> sink) { sink_ = std::move(sink); }
@@ -112,7 +123,9 @@ class RunStats {
   void set_judge_from(SimTime t) { judge_from_ = t; }
   void OnFinished(const RequestRecord& r);  // outcome kCompleted or kAborted
   void OnRejected(const RequestRecord& r);
-  void OnInterTokenLatency(SimDuration itl, int64_t tokens) { itl_.Add(itl, tokens); }
+  void OnInterTokenLatency(SimDuration itl, int64_t tokens) {
+    if (detail_ == StatsDetail::kFull) itl_.Add(itl, tokens);
+  }
   void OnStep(int64_t sequences) {
     ++engine_steps_;
     sequence_steps_ += sequences;
@@ -139,13 +152,18 @@ class RunStats {
 
  private:
   TtftSlo slo_;
+  StatsDetail detail_;
   std::function<void(const RequestRecord&)> sink_;
   int64_t injected_ = 0, completed_ = 0, rejected_ = 0, aborted_ = 0, slo_met_ = 0;
   SimTime judge_from_ = SimTime::Zero();
   int64_t judged_ = 0, judged_met_ = 0;
   bool any_arrival_ = false;
   SimTime first_arrival_, last_event_;
-  std::vector<double> ttft_ms_, e2e_ms_, sched_ms_;
+  std::vector<double> ttft_ms_, e2e_ms_, sched_ms_;  // e2e and sched: kFull only
+  // kSloOnly: the scheduling delays' count and sum, added in the order the records come (the
+  // order SummarizeLatencies would add them in, so the mean is the same to the last bit).
+  int64_t sched_count_ = 0;
+  double sched_sum_ms_ = 0;
   WeightedDurationHistogram itl_;
   int64_t preemptions_ = 0, engine_steps_ = 0, sequence_steps_ = 0;
   int64_t output_tokens_ = 0, prompt_tokens_computed_ = 0;

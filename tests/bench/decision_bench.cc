@@ -247,12 +247,12 @@ class Tracing : public policy::Forecaster {
     const double t0 = ThreadCpuMs();
     const policy::Forecast r = f_.Evaluate(q);
     std::fprintf(stderr,
-                 "  N=%d threshold %.0f ms, judged from %.0f s: attainment %.4f of %lld "
-                 "(target %.1f%%) %s, %.1f ms\n",
+                 "  N=%d threshold %.0f ms, judged from %.0f s: attainment %.6f of %lld "
+                 "(target %.1f%%) %s; p90 %.3f ms, scheduling %.3f ms; %.1f ms\n",
                  q.candidate_replicas, absl::ToDoubleMilliseconds(q.ttft_threshold),
                  absl::ToDoubleSeconds(q.judge_from), r.attainment,
                  static_cast<long long>(r.requests), q.percentile, r.meets_slo ? "meets" : "misses",
-                 ThreadCpuMs() - t0);
+                 r.ttft_p90_ms, r.scheduling_delay_mean_ms, ThreadCpuMs() - t0);
     return r;
   }
 

@@ -1,0 +1,94 @@
+// RunStats: the latency summaries' quantiles worked by hand, and the SLO-only detail level (what
+// the twin's what-ifs keep) reporting the SLO figures exactly as the full one does.
+#include "simulator/model/run_stats.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace twinscale::sim {
+namespace {
+
+TEST(SummarizeLatenciesTest, QuantilesInterpolateBetweenOrderStatistics) {
+  // 1..10 in shuffled order. Linear interpolation at rank q x 9 (0-based, numpy's default):
+  // p50 at 4.5 -> 5.5, p90 at 8.1 -> 9.1, p99 at 8.91 -> 9.91.
+  const LatencySummary s = SummarizeLatencies({7, 3, 10, 1, 9, 2, 8, 5, 4, 6});
+  EXPECT_EQ(s.count, 10);
+  EXPECT_DOUBLE_EQ(s.mean, 5.5);
+  EXPECT_DOUBLE_EQ(s.p50, 5.5);
+  EXPECT_NEAR(s.p90, 9.1, 1e-12);
+  EXPECT_NEAR(s.p99, 9.91, 1e-12);
+}
+
+TEST(SummarizeLatenciesTest, TiesAndTinySamples) {
+  struct Case {
+    const char* name;
+    std::vector<double> values;
+    double p50, p90, p99;
+  };
+  const std::vector<Case> cases = {
+      {"one value is every quantile", {4}, 4, 4, 4},
+      {"two values: ranks 0.5, 0.9, 0.99", {10, 0}, 5, 9, 9.9},
+      {"ties at the top", {1, 5, 5, 5}, 5, 5, 5},
+      {"ties at the bottom: p50 at rank 1.5", {2, 2, 2, 8}, 2, 6.2, 7.82},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const LatencySummary s = SummarizeLatencies(c.values);
+    EXPECT_NEAR(s.p50, c.p50, 1e-12);
+    EXPECT_NEAR(s.p90, c.p90, 1e-12);
+    EXPECT_NEAR(s.p99, c.p99, 1e-12);
+  }
+}
+
+// Five requests arriving 1 s apart with TTFTs 100, 200, 300, 600 and 900 ms against a 500 ms
+// target, scheduling delays 10..50 ms; only those arriving from 2 s on are judged.
+void Feed(RunStats& stats) {
+  const int64_t ttft_ms[] = {100, 200, 300, 600, 900};
+  for (int i = 0; i < 5; ++i) {
+    const SimTime arrival = SimTime::FromSecondsF(i);
+    stats.OnInjected(arrival);
+    stats.OnFirstToken(100, SimDuration::Millis(ttft_ms[i]), arrival);
+    stats.OnInterTokenLatency(SimDuration::Millis(20), 9);
+    RequestRecord r;
+    r.id = static_cast<uint64_t>(i);
+    r.arrival = arrival;
+    r.ttft = SimDuration::Millis(ttft_ms[i]);
+    r.e2e = SimDuration::Millis(ttft_ms[i] + 180);
+    r.scheduling_delay = SimDuration::Millis(10 * (i + 1));
+    stats.OnFinished(r);
+  }
+}
+
+TEST(RunStatsTest, SloOnlyReportsTheSloFiguresOfTheFullDetail) {
+  TtftSlo slo;
+  slo.threshold = SimDuration::Millis(500);
+  RunStats full(slo), lean(slo, StatsDetail::kSloOnly);
+  full.set_judge_from(SimTime::FromSecondsF(2));
+  lean.set_judge_from(SimTime::FromSecondsF(2));
+  Feed(full);
+  Feed(lean);
+  const RunSummary f = full.Summarize(0, 0), l = lean.Summarize(0, 0);
+  // By hand: 3 of 5 within 500 ms; judged (arrived from 2 s): 300, 600, 900 -> 1 of 3; TTFT p90 at
+  // rank 3.6 of {100, 200, 300, 600, 900} -> 600 + 0.6 x 300 = 780; scheduling delay mean 30.
+  for (const RunSummary& s : {f, l}) {
+    EXPECT_DOUBLE_EQ(s.slo_attainment, 0.6);
+    EXPECT_EQ(s.judged_requests, 3);
+    EXPECT_DOUBLE_EQ(s.judged_attainment, 1.0 / 3);
+    EXPECT_EQ(s.ttft_ms.count, 5);
+    EXPECT_NEAR(s.ttft_ms.p90, 780, 1e-9);
+    EXPECT_DOUBLE_EQ(s.ttft_ms.mean, 420);
+    EXPECT_EQ(s.scheduling_delay_ms.count, 5);
+    EXPECT_DOUBLE_EQ(s.scheduling_delay_ms.mean, 30);
+    EXPECT_EQ(s.completed, 5);
+  }
+  // What only the full detail keeps.
+  EXPECT_EQ(f.e2e_ms.count, 5);
+  EXPECT_EQ(f.itl_ms.count, 45);
+  EXPECT_DOUBLE_EQ(f.scheduling_delay_ms.p50, 30);
+  EXPECT_EQ(l.e2e_ms.count, 0);
+  EXPECT_EQ(l.itl_ms.count, 0);
+}
+
+}  // namespace
+}  // namespace twinscale::sim

@@ -329,7 +329,11 @@ TEST_F(PrometheusHistoryTest, LiveScrapeOfASimulatedFleet) {
                                            "      - targets: ['127.0.0.1:", p0, "', '127.0.0.1:", p1,
                                            "']\n"));
   ASSERT_TRUE(prom.WaitReady(absl::Seconds(60)));
-  std::this_thread::sleep_for(std::chrono::seconds(20));
+  // Measure in steady state: while the fleet is still filling up (the first ~30 s), the estimate
+  // (finished + change in waiting + running) runs about 24% over the trace (measured 266 vs 214
+  // at 20 s; 217 vs 212 at 45 s). That transient bias is a known open issue of the estimator,
+  // not something this test should straddle.
+  std::this_thread::sleep_for(std::chrono::seconds(45));
   const absl::Time end = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()) - 2);
   metrics::PrometheusClient client(prom.url());
   replay::HistoryQueryOptions q;
@@ -344,7 +348,7 @@ TEST_F(PrometheusHistoryTest, LiveScrapeOfASimulatedFleet) {
   double got = 0;
   for (double a : h->arrivals) got += a;
   // The trace's arrivals in the same 12 s window of simulated (= wall) time. Scrapes land up to
-  // 1 s off the grid at each end: about 2 x 22 requests of 260; allow 25%.
+  // 1 s off the grid at each end: about 2 x 22 requests of 260; allow 15%.
   const double from = absl::ToDoubleSeconds(h->start - wall0), to = absl::ToDoubleSeconds(end - wall0);
   double want = 0;
   for (const sim::RequestSpec& r : trace->requests) {
@@ -352,7 +356,7 @@ TEST_F(PrometheusHistoryTest, LiveScrapeOfASimulatedFleet) {
   }
   std::printf("[measured] live scrape: %.0f arrivals recorded vs %.0f in the trace window\n", got, want);
   EXPECT_GT(want, 100);
-  EXPECT_NEAR(got, want, 0.25 * want);
+  EXPECT_NEAR(got, want, 0.15 * want);
   EXPECT_GT(h->prompt.total(), 0);
 }
 

@@ -62,6 +62,7 @@ Controller::~Controller() { Stop(); }
 
 absl::Status Controller::Start() {
   kube::InformerOptions io;
+  io.resource = kube::kInferenceAutoscalers;
   io.namespace_name = options_.watch_namespace;
   io.on_error = [this](const absl::Status& s) {
     if (log_) log_->Warning("watch of InferenceAutoscalers failed", "", {{"error", s}});
@@ -79,6 +80,8 @@ absl::Status Controller::Start() {
     if (!elector.ok()) return elector.status();
     elector_ = *std::move(elector);
   }
+  // A follower exports twinscale_leader 0 (not nothing) from the start.
+  if (metrics_) metrics_->is_leader->WithLabels({}).Set(0);
   informer_->Start();
   if (elector_) {
     election_thread_ = std::thread([this] {

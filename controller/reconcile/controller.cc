@@ -80,6 +80,8 @@ absl::Status Controller::Start() {
     if (!elector.ok()) return elector.status();
     elector_ = *std::move(elector);
   }
+  // A follower exports twinscale_leader 0 (not nothing) from the start.
+  if (metrics_) metrics_->is_leader->WithLabels({}).Set(0);
   informer_->Start();
   if (elector_) {
     election_thread_ = std::thread([this] {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -37,6 +38,7 @@ struct Reconciler::TargetState {
 namespace {
 
 constexpr char kDeletionCost[] = "controller.kubernetes.io/pod-deletion-cost";
+constexpr char kVictimCost[] = "-1000";  // the value twinscale marks its scale-in victims with
 const absl::Duration kRetry = absl::Seconds(10);         // after a failed read of the target
 const absl::Duration kInvalidRetry = absl::Minutes(5);   // an invalid spec waits for an edit
 
@@ -270,6 +272,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
 
   // 3. Pods and their metrics.
   std::vector<KubePod> pods;
+  std::set<std::string> marked;  // pods carrying twinscale's victim mark (kVictimCost)
   if (!selector.empty()) {
     kube::ListOptions lo;
     lo.label_selector = selector;
@@ -282,6 +285,11 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
       return {kRetry, listed.status()};
     }
     for (const nlohmann::json& p : listed->items) {
+      const nlohmann::json annotations = p.value("metadata", nlohmann::json::object())
+                                             .value("annotations", nlohmann::json::object());
+      if (annotations.value(kDeletionCost, "") == kVictimCost) {
+        marked.insert(p["metadata"].value("name", ""));
+      }
       auto pod = ParseKubePod(p);
       if (pod.ok()) {
         pods.push_back(*std::move(pod));
@@ -391,14 +399,27 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
           }
           cands.push_back(std::move(c));
         }
-        for (const std::string& victim :
-             ChooseScaleInVictims(std::move(cands), spec_replicas - decision.replicas)) {
-          auto marked = client.MergePatch(
+        const std::vector<std::string> victims =
+            ChooseScaleInVictims(std::move(cands), spec_replicas - decision.replicas);
+        // Only this scale-in's victims keep the mark: one left from an earlier scale-in that
+        // removed nothing (a failed write, a scale-up since) would tie with them at -1000.
+        for (const std::string& pod : marked) {
+          if (std::find(victims.begin(), victims.end(), pod) != victims.end()) continue;
+          auto cleared = client.MergePatch(
+              kube::kPods, ns, pod, {{"metadata", {{"annotations", {{kDeletionCost, nullptr}}}}}});
+          if (!cleared.ok() && !absl::IsNotFound(cleared.status())) {
+            log(LogLevel::kWarning, "could not clear a stale scale-in mark",
+                {{"pod", pod}, {"error", cleared.status()}});
+          }
+        }
+        for (const std::string& victim : victims) {
+          if (marked.count(victim) != 0) continue;  // already marked
+          auto patched = client.MergePatch(
               kube::kPods, ns, victim,
-              {{"metadata", {{"annotations", {{kDeletionCost, "-1000"}}}}}});
-          if (!marked.ok() && !absl::IsNotFound(marked.status())) {
+              {{"metadata", {{"annotations", {{kDeletionCost, kVictimCost}}}}}});
+          if (!patched.ok() && !absl::IsNotFound(patched.status())) {
             log(LogLevel::kWarning, "could not mark scale-in victim",
-                {{"pod", victim}, {"error", marked.status()}});
+                {{"pod", victim}, {"error", patched.status()}});
           }
         }
       }

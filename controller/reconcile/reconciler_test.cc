@@ -338,6 +338,33 @@ TEST_F(ReconcilerTest, ScaleInMarksTheLeastLoadedReadyPodForDeletion) {
   EXPECT_FALSE(annotations("vllm-2").contains("controller.kubernetes.io/pod-deletion-cost"));
 }
 
+// A mark left from an earlier scale-in that didn't remove its pod (the /scale write failed, or the
+// fleet was scaled up again) must not outlive it: with two pods at -1000 the ReplicaSet could
+// remove the stale one, now busy, instead of the one chosen now.
+TEST_F(ReconcilerTest, ScaleInClearsItsStaleMarksFromEarlierScaleIns) {
+  SetUpFleet("Direct", 3);
+  load_ = {{"vllm-0", 12}, {"vllm-1", 2}, {"vllm-2", 30}};
+  factory_.script = {2};
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  ASSERT_EQ(SpecReplicas(), 2);
+  // Nothing removed vllm-1 (no ReplicaSet here); the fleet grows again and vllm-1 gets busy.
+  ASSERT_TRUE(api_.MergePatch(kube::kDeployments, "llm", "vllm", {{"spec", {{"replicas", 3}}}}).ok());
+  load_ = {{"vllm-0", 1}, {"vllm-1", 40}, {"vllm-2", 30}};
+  factory_.script = {2};
+  clock_.Advance(absl::Seconds(15));
+  r.Reconcile("llm", "llama");
+  ASSERT_EQ(SpecReplicas(), 2);
+  const auto cost = [&](const char* pod) {
+    return (*api_.Get(kube::kPods, "llm", pod))["metadata"]
+        .value("annotations", nlohmann::json::object())
+        .value("controller.kubernetes.io/pod-deletion-cost", "");
+  };
+  EXPECT_EQ(cost("vllm-0"), "-1000");
+  EXPECT_EQ(cost("vllm-1"), "") << "the earlier victim's mark was left behind";
+  EXPECT_EQ(cost("vllm-2"), "");
+}
+
 TEST_F(ReconcilerTest, APodDeletedMidDecisionDoesNotStopTheScaleIn) {
   SetUpFleet("Direct", 3);
   load_ = {{"vllm-0", 12}, {"vllm-1", 2}, {"vllm-2", 30}};

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fakes/fake_kube_client.h"
+#include "controller/kube/recording_handler_test_util.h"
 
 namespace twinscale::kube {
 namespace {
@@ -29,35 +30,7 @@ json Pod(const std::string& ns, const std::string& name, const std::string& phas
           {"spec", {{"phase-hint", phase}}}};
 }
 
-// Records handler calls as "add ns/name", "update ns/name", "delete ns/name".
-class Recorder : public InformerHandler {
- public:
-  void OnUpsert(const json* old_object, const json& object) override {
-    absl::MutexLock lock(&mu_);
-    calls_.push_back(absl::StrCat(old_object == nullptr ? "add " : "update ", ObjectKey(object)));
-  }
-  void OnDelete(const json& last) override {
-    absl::MutexLock lock(&mu_);
-    calls_.push_back(absl::StrCat("delete ", ObjectKey(last)));
-  }
-  // Waits (real time, up to 10 s) for `n` calls in all, then returns them and forgets them.
-  std::vector<std::string> Take(size_t n) {
-    absl::MutexLock lock(&mu_);
-    const auto enough = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return calls_.size() >= n; };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
-    std::vector<std::string> out;
-    out.swap(calls_);
-    return out;
-  }
-  size_t count() {
-    absl::MutexLock lock(&mu_);
-    return calls_.size();
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
-};
+using Recorder = RecordingHandler;  // recording_handler_test_util.h
 
 // Polls `done` (real time) for up to 10 s.
 template <typename Fn>

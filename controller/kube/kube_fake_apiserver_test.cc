@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fake_apiserver/fake_apiserver.h"
+#include "controller/kube/recording_handler_test_util.h"
 
 namespace twinscale::kube {
 namespace {
@@ -52,29 +53,7 @@ json Pod(const std::string& name) {
 
 std::string PodPath(const std::string& name) { return "/api/v1/namespaces/ml/pods/" + name; }
 
-class Recorder : public InformerHandler {
- public:
-  void OnUpsert(const json* old_object, const json& object) override {
-    absl::MutexLock lock(&mu_);
-    calls_.push_back(absl::StrCat(old_object == nullptr ? "add " : "update ", ObjectKey(object)));
-  }
-  void OnDelete(const json& last) override {
-    absl::MutexLock lock(&mu_);
-    calls_.push_back(absl::StrCat("delete ", ObjectKey(last)));
-  }
-  std::vector<std::string> Take(size_t n) {
-    absl::MutexLock lock(&mu_);
-    const auto enough = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return calls_.size() >= n; };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
-    std::vector<std::string> out;
-    out.swap(calls_);
-    return out;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
-};
+using Recorder = RecordingHandler;  // recording_handler_test_util.h
 
 TEST(KubeAgainstFakeApiServerTest, InformerRelistsAfterExpiryAndDeliversTheGap) {
   auto server = StartServer();

@@ -1,0 +1,48 @@
+// A test InformerHandler that records each call as "add ns/name", "update ns/name" or
+// "delete ns/name", for the informer's tests against the in-memory client and the fake API server.
+#ifndef TWINSCALE_CONTROLLER_KUBE_RECORDING_HANDLER_TEST_UTIL_H_
+#define TWINSCALE_CONTROLLER_KUBE_RECORDING_HANDLER_TEST_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "controller/kube/informer.h"
+#include "controller/kube/object_meta.h"
+#include "nlohmann/json.hpp"
+
+namespace twinscale::kube {
+
+class RecordingHandler : public InformerHandler {
+ public:
+  void OnUpsert(const nlohmann::json* old_object, const nlohmann::json& object) override {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back(absl::StrCat(old_object == nullptr ? "add " : "update ", ObjectKey(object)));
+  }
+  void OnDelete(const nlohmann::json& last) override {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back(absl::StrCat("delete ", ObjectKey(last)));
+  }
+  // Waits (real time, up to 10 s) for `n` calls in all, then returns them and forgets them.
+  std::vector<std::string> Take(size_t n) {
+    absl::MutexLock lock(&mu_);
+    const auto enough = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return calls_.size() >= n; };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+    std::vector<std::string> out;
+    out.swap(calls_);
+    return out;
+  }
+  size_t count() {
+    absl::MutexLock lock(&mu_);
+    return calls_.size();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace twinscale::kube
+
+#endif  // TWINSCALE_CONTROLLER_KUBE_RECORDING_HANDLER_TEST_UTIL_H_

@@ -12,6 +12,7 @@
 #include "controller/kube/rest_client.h"
 #include "controller/kube/test_files.h"
 #include "controller/kube/test_http_server.h"
+#include "tests/util/prometheus_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -298,7 +299,7 @@ TEST(HttpKubeClientTest, ShutdownCancelsARequestInFlight) {
 
 TEST(HttpKubeClientTest, NothingListeningIsUnavailable) {
   ClusterConfig config;
-  config.server = "http://127.0.0.1:" + std::to_string(FreePort());
+  config.server = "http://127.0.0.1:" + std::to_string(testutil::FreePort());
   ManualClock clock;
   auto client = Client(config, &clock);
   EXPECT_EQ(client->Get(kPods, "ml", "a").status().code(), absl::StatusCode::kUnavailable);

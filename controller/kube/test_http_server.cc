@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/util/prometheus_server.h"
 
 namespace twinscale::kube {
 namespace {
@@ -61,19 +62,6 @@ int Run(const std::string& command) {
 
 }  // namespace
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  const int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
 
 std::unique_ptr<TestHttpServer> TestHttpServer::Start(Handler handler,
                                                       std::optional<ServerTls> tls) {
@@ -105,7 +93,7 @@ std::unique_ptr<TestHttpServer> TestHttpServer::Start(Handler handler,
     });
   }
   for (int attempt = 0; attempt < 5; ++attempt) {
-    self->url_ = absl::StrCat(tls.has_value() ? "https" : "http", "://127.0.0.1:", FreePort());
+    self->url_ = absl::StrCat(tls.has_value() ? "https" : "http", "://127.0.0.1:", testutil::FreePort());
     self->listener_ = std::make_unique<http_listener>(self->url_, config);
     self->listener_->support([self, handler](http::http_request request) {
       RecordedRequest r;

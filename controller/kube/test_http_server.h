@@ -91,9 +91,6 @@ struct TestCertificates {
 // Empty dir (with a gtest failure) if openssl fails.
 TestCertificates MakeTestCertificates(const std::string& dir);
 
-// A port on 127.0.0.1 that was free a moment ago.
-int FreePort();
-
 }  // namespace twinscale::kube
 
 #endif  // TWINSCALE_CONTROLLER_KUBE_TEST_HTTP_SERVER_H_

@@ -15,11 +15,14 @@ TwinscaleAutoscaler::TwinscaleAutoscaler(std::string name, policy::PolicyConfig 
       snapshots_(state::SnapshotOptions{absl::Seconds(45),
                                         absl::ToDoubleSeconds(config.ttft_threshold), 20,
                                         absl::Seconds(90)}),
-      calibrator_(twin.deployment) {}
+      calibrator_(twin::CalibrationOptions{}) {}
 
 int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
   const state::FleetSnapshot snap = snapshots_.Build(view);
-  if (calibrate_) forecaster_.set_speed(calibrator_.Update(snap).speed);
+  if (calibrate_) {
+    forecaster_.set_speed(
+        calibrator_.Update(snap, policy::ObservedQuestion(snap, config_), forecaster_).speed);
+  }
   speed_history_.push_back(forecaster_.options().speed.decode);
   double error = std::nan("");
   if (next_window_p90_ms_.has_value() &&

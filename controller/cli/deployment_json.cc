@@ -74,6 +74,8 @@ ordered_json DeploymentToJson(const sim::DeploymentSpec& d) {
   engine["gpuMemoryUtilization"] = d.engine.gpu_memory_utilization;
   engine["blockSize"] = d.engine.block_size;
   engine["enablePrefixCaching"] = d.engine.enable_prefix_caching;
+  engine["schedulerReserveFullIsl"] = d.engine.reserve_full_prompt;
+  engine["longPrefillTokenThreshold"] = d.engine.long_prefill_token_threshold;
   engine["kvCapacityTokens"] = d.engine.kv_capacity_tokens_override;
 
   j["latencyModel"] = std::string(sim::LatencyModelKindName(d.latency_model));

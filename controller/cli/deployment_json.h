@@ -4,8 +4,10 @@
 // Keys are the camelCase of the profile YAML (simulator/profiles/), so an echoed section can be
 // pasted back into a profile: gpu {memoryMiB, peakTflops, memoryBandwidthTBps, interconnectGBps},
 // model {parameters, layers, ..., activationWorkspaceGiB}, tensorParallel, engine {maxNumSeqs,
-// maxNumBatchedTokens, gpuMemoryUtilization, blockSize, enablePrefixCaching, kvCapacityTokens
-// (the override; 0 = computed)}, latencyModel, roofline {...}, linear {b0..a2}, lifecycle {...}.
+// maxNumBatchedTokens, gpuMemoryUtilization, blockSize, enablePrefixCaching,
+// schedulerReserveFullIsl, longPrefillTokenThreshold, kvCapacityTokens (the override; 0 =
+// computed)}, latencyModel,
+// roofline {...}, linear {b0..a2}, lifecycle {...}.
 // Durations are absl::FormatDuration strings ("30s", "1.5ms", "6.91042ms"), which
 // absl::ParseDuration reads back exactly. Every section is present whichever latency model is
 // active. A "derived" object adds what the arithmetic gives: kvCapacityTokens, kvCapacityBlocks,

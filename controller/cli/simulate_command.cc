@@ -42,6 +42,14 @@ ABSL_FLAG(int64_t, kv_capacity_tokens, 0,
 ABSL_FLAG(std::string, prefix_caching, "",
           "true | false: vLLM's automatic prefix cache (empty: the profile's). Needs a trace with "
           "prefix hashes (Mooncake) to hit.");
+ABSL_FLAG(std::string, scheduler_reserve_full_isl, "",
+          "true | false: admit a waiting request only when its whole prompt's KV blocks are free "
+          "(vLLM's --scheduler-reserve-full-isl, its default since March 2026), or on its first "
+          "chunk's as older V1 releases did (empty: the profile's).");
+ABSL_FLAG(int32_t, long_prefill_token_threshold, -1,
+          "vLLM --long-prefill-token-threshold: at most this many prompt tokens per request per "
+          "step, so several prefills share the budget (0: off, vLLM's default; -1: the "
+          "profile's).");
 ABSL_FLAG(std::string, profile_dir, "",
           "Directory with gpus/, models/, deployments/ YAML files that add to or override the "
           "built-in profiles.");
@@ -136,6 +144,18 @@ absl::StatusOr<sim::DeploymentSpec> ResolveDeployment() {
   } else if (!prefix_caching.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--prefix-caching: want true or false, got \"", prefix_caching, "\""));
+  }
+  const std::string reserve_full = absl::GetFlag(FLAGS_scheduler_reserve_full_isl);
+  if (reserve_full == "true") {
+    o.reserve_full_prompt = true;
+  } else if (reserve_full == "false") {
+    o.reserve_full_prompt = false;
+  } else if (!reserve_full.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--scheduler-reserve-full-isl: want true or false, got \"", reserve_full, "\""));
+  }
+  if (absl::GetFlag(FLAGS_long_prefill_token_threshold) >= 0) {
+    o.long_prefill_token_threshold = absl::GetFlag(FLAGS_long_prefill_token_threshold);
   }
   if (!absl::GetFlag(FLAGS_latency_model).empty()) {
     TS_ASSIGN_OR_RETURN(o.latency_model, sim::ParseLatencyModelKind(absl::GetFlag(FLAGS_latency_model)));

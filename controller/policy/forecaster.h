@@ -34,7 +34,12 @@ struct ForecastQuestion {
   int32_t candidate_replicas = 1;                 // total fleet size asked about
   absl::Duration new_replica_warmup;              // for replicas beyond ready + pending
   double arrival_rate = 0;                        // requests per second, fleet-wide
-  double arrival_cv = 1;                          // of inter-arrival times (1: Poisson)
+  // Burstiness at the time scale the controller observes it: the coefficient of variation of the
+  // fleet's arrival rate from one `rate_interval` to the next, beyond Poisson counting noise (0:
+  // Poisson). The twin draws each interval's rate as arrival_rate x a gamma multiplier (mean 1,
+  // this CV) and Poisson arrivals within it (twin_forecaster.h says why this shape).
+  double arrival_rate_cv = 0;
+  absl::Duration rate_interval = absl::Seconds(15);
   double prompt_tokens_mean = 512;
   double output_tokens_mean = 256;
   LengthShape prompt_shape, output_shape;         // rescaled to the means above
@@ -57,6 +62,9 @@ struct Forecast {
   double ttft_p90_ms = 0;
   double scheduling_delay_mean_ms = 0;
   double preemptions_per_s = 0;
+  // Mean gap between a sequence's output tokens over the horizon, weighted per token as vLLM's
+  // inter-token latency histogram averages it (0: no gaps); what calibration matches.
+  double itl_mean_ms = 0;
   int64_t requests = 0;            // requests the forecast judged
   bool meets_slo = true;
 };

@@ -54,8 +54,16 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
                                        not_counted, absl::FormatDuration(c.warmup_p99))});
   }
   const state::WorkloadEstimate& w = snap.workload;
-  q.arrival_rate = w.arrival_rate.usable() ? w.arrival_rate.value() : 0.0;
-  q.arrival_cv = std::clamp(std::sqrt(std::max(w.dispersion, 0.0)), 0.5, 3.0);
+  // The twin draws each interval's rate around the recent level with the measured swing
+  // (arrival_rate_cv); the last interval alone is one such swing, and starting from it would
+  // count it twice: a burst would be forecast to continue at its peak and be swung on top of that.
+  q.arrival_rate = !w.arrival_rate.usable()           ? 0.0
+                   : w.arrival_rate_local_mean > 0    ? w.arrival_rate_local_mean
+                                                      : w.arrival_rate.value();
+  // A rate that swings by more than its mean from one interval to the next is a measurement
+  // artefact (a handful of requests per interval), not a shape the twin can use: capped at 1.
+  q.arrival_rate_cv = std::clamp(w.rate_cv, 0.0, 1.0);
+  q.rate_interval = w.rate_interval;
   q.prompt_tokens_mean =
       w.prompt_tokens_mean.usable() ? w.prompt_tokens_mean.value() : c.default_prompt_tokens;
   q.output_tokens_mean =
@@ -74,6 +82,13 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
 }
 
 }  // namespace
+
+ForecastQuestion ObservedQuestion(const state::FleetSnapshot& snapshot,
+                                  const PolicyConfig& config) {
+  std::vector<Reason> reasons;
+  int32_t not_counted = 0;
+  return BaseQuestion(snapshot, config, snapshot.at, reasons, not_counted);
+}
 
 Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                    const Forecaster& forecaster, absl::Time now, const PolicyHistory& history) {

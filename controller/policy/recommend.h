@@ -40,10 +40,15 @@ struct PolicyConfig {
   absl::Duration ttft_per_prompt_token = absl::ZeroDuration();  // [0ms]
   double percentile = 90;                                   // spec.slo.ttft.percentile [90]
   // Percentage points of attainment the twin must show beyond `percentile` before the current
-  // size counts as enough: the SLO is judged per minute on real traffic and a forecast over a
-  // few minutes has sampling error, so aiming exactly at the percentile misses about half the
-  // minutes that sit on the edge. Capped at 99.5%.
-  double forecast_headroom = 3;
+  // size counts as enough. Capped at 99.5%. Two reasons. The SLO is judged per minute on real
+  // traffic and a forecast over a few minutes has sampling error, so aiming exactly at the
+  // percentile misses about half the minutes that sit on the edge. And the quality target a fleet
+  // is held to (DESIGN.md section 8: at least 95% of all requests within the threshold, and 95% of
+  // minutes at the percentile) asks more than a p90 objective: a twin that forecasts right and
+  // aims at 93% lands near 93-94% of requests (measured: 94.4% on the Azure conversation trace at
+  // x40). 5 points aims a p90 objective at that 95%. (It was 3 while calibration misread bursty
+  // fleets as about 12% slower than they were, which supplied the rest by accident.)
+  double forecast_headroom = 5;
   ScalingRules scale_up = HpaDefaultScaleUp();              // spec.scaleUp
   ScalingRules scale_down = TwinscaleDefaultScaleDown();    // spec.scaleDown
   double safety_margin = 0.8;                               // spec.scaleDown.safetyMargin [0.8]
@@ -66,6 +71,12 @@ struct PolicyHistory {
 
 Decision Recommend(const state::FleetSnapshot& snapshot, const PolicyConfig& config,
                    const Forecaster& forecaster, absl::Time now, const PolicyHistory& history);
+
+// The forecast question for the fleet as observed, without a candidate size: the Ready replicas'
+// states, the starting pods that still count (with their remaining warm-up), the arrival rate,
+// its burstiness and the lengths, the horizon and the SLO (at the percentile plus the forecast
+// headroom). Every what-if of a decision starts from it; calibration replays it.
+ForecastQuestion ObservedQuestion(const state::FleetSnapshot& snapshot, const PolicyConfig& config);
 
 // Remembers the decision's recommendation and scale change; forgets what no window needs.
 void RecordDecision(const Decision& decision, const PolicyConfig& config, PolicyHistory& history);

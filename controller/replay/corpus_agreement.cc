@@ -95,10 +95,10 @@ std::string Describe(const EntryAgreement& a, const CorpusEntry& e) {
   const policy::ForecastQuestion& q = e.question;
   return absl::StrFormat(
       "  #%-3d %s x%g truth=%s t=%.0fs (%s): fast %d, exact %d (recorded %d); current %d, "
-      "%zu ready + %zu pending, %.1f req/s cv %.2f, prompt %.0f / output %.0f tokens\n",
+      "%zu ready + %zu pending, %.1f req/s (rate cv %.2f), prompt %.0f / output %.0f tokens\n",
       a.index, e.source.trace, e.source.rate_scale, e.source.truth, e.source.time_s, e.source.kind,
       a.fast, a.exact, a.recorded, e.current, q.ready.size(), q.pending_ready_in.size(),
-      q.arrival_rate, q.arrival_cv, q.prompt_tokens_mean, q.output_tokens_mean);
+      q.arrival_rate, q.arrival_rate_cv, q.prompt_tokens_mean, q.output_tokens_mean);
 }
 
 }  // namespace

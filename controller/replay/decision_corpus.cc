@@ -19,6 +19,9 @@ using nlohmann::ordered_json;
 
 double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
 
+// The interval of the arrival counts behind a legacy entry's arrival_cv (the replay's 15 s).
+constexpr double kLegacyCountInterval_s = 15;
+
 ordered_json ShapeJson(const policy::LengthShape& s) {
   ordered_json j;
   j["upper_bounds"] = s.upper_bounds;
@@ -42,7 +45,8 @@ ordered_json QuestionObject(const policy::ForecastQuestion& q) {
   j["pending_ready_in_s"] = std::move(pending);
   j["new_replica_warmup_s"] = Seconds(q.new_replica_warmup);
   j["arrival_rate"] = q.arrival_rate;
-  j["arrival_cv"] = q.arrival_cv;
+  j["arrival_rate_cv"] = q.arrival_rate_cv;
+  j["rate_interval_s"] = Seconds(q.rate_interval);
   j["prompt_tokens_mean"] = q.prompt_tokens_mean;
   j["output_tokens_mean"] = q.output_tokens_mean;
   if (!q.prompt_shape.empty()) j["prompt_shape"] = ShapeJson(q.prompt_shape);
@@ -143,7 +147,8 @@ absl::Status ReadShape(const Reader& parent, const char* key, policy::LengthShap
 
 absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
   TS_RETURN_IF_ERROR(r.Keys({"ready", "pending_ready_in_s", "new_replica_warmup_s", "arrival_rate",
-                             "arrival_cv", "prompt_tokens_mean", "output_tokens_mean",
+                             "arrival_rate_cv", "rate_interval_s", "arrival_cv",
+                             "prompt_tokens_mean", "output_tokens_mean",
                              "prompt_shape", "output_shape", "horizon_s", "judge_from_s",
                              "ttft_threshold_s", "ttft_per_prompt_token_s", "percentile", "seed"}));
   if (!r.Has("ready") || !r.raw("ready").is_array()) return r.Error("ready", "is not an array");
@@ -164,7 +169,24 @@ absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
   TS_ASSIGN_OR_RETURN(s, r.Number("new_replica_warmup_s", 0, 86400));
   q.new_replica_warmup = absl::Seconds(s);
   TS_ASSIGN_OR_RETURN(q.arrival_rate, r.Number("arrival_rate", 0, 1e7));
-  TS_ASSIGN_OR_RETURN(q.arrival_cv, r.Number("arrival_cv", 0.01, 100));
+  if (r.Has("arrival_cv")) {
+    // An entry recorded before the twin modelled burstiness as a modulated rate: it kept the
+    // renewal gap CV, sqrt(dispersion of 15 s counts); the dispersion converts to the rate's CV
+    // as the snapshot computes it (fleet_snapshot.h), at the 15 s those counts were taken over.
+    if (r.Has("arrival_rate_cv") || r.Has("rate_interval_s")) {
+      return r.Error("arrival_cv", "can't be combined with arrival_rate_cv / rate_interval_s");
+    }
+    double cv = 0;
+    TS_ASSIGN_OR_RETURN(cv, r.Number("arrival_cv", 0.01, 100));
+    q.rate_interval = absl::Seconds(kLegacyCountInterval_s);
+    const double mean_count = q.arrival_rate * kLegacyCountInterval_s;
+    q.arrival_rate_cv =
+        mean_count > 0 ? std::sqrt(std::max(0.0, cv * cv - 1.0) / mean_count) : 0.0;
+  } else {
+    TS_ASSIGN_OR_RETURN(q.arrival_rate_cv, r.Number("arrival_rate_cv", 0, 100));
+    TS_ASSIGN_OR_RETURN(s, r.Number("rate_interval_s", 1e-3, 86400));
+    q.rate_interval = absl::Seconds(s);
+  }
   TS_ASSIGN_OR_RETURN(q.prompt_tokens_mean, r.Number("prompt_tokens_mean", 1, 1e7));
   TS_ASSIGN_OR_RETURN(q.output_tokens_mean, r.Number("output_tokens_mean", 1, 1e7));
   TS_RETURN_IF_ERROR(ReadShape(r, "prompt_shape", q.prompt_shape));

@@ -13,7 +13,8 @@
 //    "previous_recommendation": 7,
 //    "question": {"ready": [{"waiting": 0, "running": 41, "kv_usage": 0.12}, ...],
 //                 "pending_ready_in_s": [22.5], "new_replica_warmup_s": 45,
-//                 "arrival_rate": 110.2, "arrival_cv": 1.3, "prompt_tokens_mean": 1150,
+//                 "arrival_rate": 110.2, "arrival_rate_cv": 0.04, "rate_interval_s": 15,
+//                 "prompt_tokens_mean": 1150,
 //                 "output_tokens_mean": 210, "prompt_shape": {"upper_bounds": [...],
 //                 "weights": [...]}, "output_shape": {...}, "horizon_s": 105,
 //                 "judge_from_s": 45, "ttft_threshold_s": 0.5, "ttft_per_prompt_token_s": 0,
@@ -27,6 +28,10 @@
 // `decided` and `recommended` are what twinscale did (after and before windows and rate limits);
 // `previous_recommendation` (optional; absent or 0: none) is where the decision's searches started
 // (Decision::previous_recommendation, SizingBounds::hint).
+// Legacy entries carry "arrival_cv" (the gamma renewal gap CV of the twin before it modelled
+// burstiness as a modulated rate) instead of "arrival_rate_cv" and "rate_interval_s"; it is read
+// as a 15 s rate CV of sqrt(max(0, cv^2 - 1) / (arrival_rate x 15 s)), what the snapshot computes
+// from the same dispersion. The committed corpus is such a recording.
 //
 // Pure: strings in, strings out (the recorder and the tests read and write the file).
 #ifndef TWINSCALE_CONTROLLER_REPLAY_DECISION_CORPUS_H_

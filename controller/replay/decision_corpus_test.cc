@@ -38,7 +38,8 @@ CorpusEntry Sample() {
   q.pending_ready_in = {absl::Seconds(22.5)};
   q.new_replica_warmup = absl::Seconds(45);
   q.arrival_rate = 110.25;
-  q.arrival_cv = 1.3;
+  q.arrival_rate_cv = 0.25;
+  q.rate_interval = absl::Seconds(15);
   q.prompt_tokens_mean = 1150;
   q.output_tokens_mean = 210;
   q.prompt_shape.upper_bounds = {100, 1000};
@@ -67,7 +68,30 @@ TEST(DecisionCorpusTest, RoundTrip) {
   EXPECT_EQ(back->question.prompt_shape.weights.size(), 3u);
   EXPECT_TRUE(back->question.output_shape.empty());
   EXPECT_EQ(back->question.seed, 7u);
+  EXPECT_EQ(back->question.arrival_rate_cv, 0.25);
+  EXPECT_EQ(back->question.rate_interval, absl::Seconds(15));
   EXPECT_FALSE(back->scale_in_allowed);
+}
+
+TEST(DecisionCorpusTest, LegacyArrivalCvBecomesTheRateCvOfItsDispersion) {
+  // A line recorded before the modulated-rate twin: "arrival_cv": 3 at 110.25 req/s means counts
+  // per 15 s with dispersion 3^2 = 9, so the rate's CV is sqrt((9 - 1) / (110.25 x 15)) =
+  // sqrt(8 / 1653.75) = 0.0695521.
+  std::string line = CorpusEntryToJson(Sample());
+  const std::string modern = "\"arrival_rate_cv\":0.25,\"rate_interval_s\":15.0";
+  const size_t at = line.find(modern);
+  ASSERT_NE(at, std::string::npos) << line;
+  line.replace(at, modern.size(), "\"arrival_cv\":3.0");
+  absl::StatusOr<CorpusEntry> e = ParseCorpusLine(line);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_NEAR(e->question.arrival_rate_cv, 0.0695521, 1e-6);
+  EXPECT_EQ(e->question.rate_interval, absl::Seconds(15));
+  // A Poisson-like legacy CV (at most 1) is no rate variation at all.
+  const std::string legacy = "\"arrival_cv\":3.0";
+  line.replace(line.find(legacy), legacy.size(), "\"arrival_cv\":0.8");
+  e = ParseCorpusLine(line);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->question.arrival_rate_cv, 0);
 }
 
 TEST(DecisionCorpusTest, BadLinesNameTheField) {
@@ -101,6 +125,9 @@ TEST(DecisionCorpusTest, BadLinesNameTheField) {
        replace("\"weights\":[1.0,5.0,2.0]", "\"weights\":[1.0,5.0]"),
        "question.prompt_shape.weights"},
       {"a negative seed", replace("\"seed\":7", "\"seed\":-7"), "question.seed"},
+      {"legacy and modern burstiness together",
+       replace("\"arrival_rate_cv\":0.25", "\"arrival_cv\":2.0,\"arrival_rate_cv\":0.25"),
+       "question.arrival_cv"},
       {"a source without its kind", replace(",\"kind\":\"scale-up\"", ""), "source.kind"},
   };
   for (const Case& tc : cases) {

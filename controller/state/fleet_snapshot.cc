@@ -155,10 +155,19 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   } else if (arrivals_known && window_s > 0) {
     const double n = std::max(0.0, arrivals);
     arrival_counts_.push_back(n);
+    count_windows_s_.push_back(window_s);
     while (static_cast<int32_t>(arrival_counts_.size()) > options_.dispersion_history) {
       arrival_counts_.pop_front();
+      count_windows_s_.pop_front();
     }
     w.arrival_rate = n == 0 ? Input<double>::NoEvents(0.0) : Input<double>::Value(n / window_s);
+    double counted = 0, seconds = 0;
+    for (size_t i = arrival_counts_.size(), k = 0;
+         i > 0 && k < static_cast<size_t>(std::max(1, options_.rate_mean_intervals)); --i, ++k) {
+      counted += arrival_counts_[i - 1];
+      seconds += count_windows_s_[i - 1];
+    }
+    w.arrival_rate_local_mean = seconds > 0 ? counted / seconds : 0;
   } else if (any_fresh && !snap.stale) {
     // First sight of the fleet: rate unknown until the next window, but an empty fleet is a fact.
     double in_flight = snap.total_waiting() + snap.total_running();
@@ -173,6 +182,11 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     const double dispersion =
         AllanDispersion(std::vector<double>(arrival_counts_.begin(), arrival_counts_.end()));
     w.dispersion = mean > 0 ? std::clamp(dispersion, 0.25, 16.0) : 1.0;
+    if (mean > 0) w.rate_cv = std::sqrt(std::max(0.0, dispersion - 1.0) / mean);
+    const double window_mean =
+        std::accumulate(count_windows_s_.begin(), count_windows_s_.end(), 0.0) /
+        static_cast<double>(count_windows_s_.size());
+    if (window_mean > 0) w.rate_interval = absl::Seconds(window_mean);
   }
   auto mean_of = [](const std::optional<metrics::CumulativeHistogram>& h) -> std::optional<double> {
     if (!h || h->count <= 0 || !std::isfinite(h->sum)) return std::nullopt;

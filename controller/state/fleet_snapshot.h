@@ -1,7 +1,8 @@
 // FleetSnapshot: the policy's whole view of one target's fleet at one decision — per replica its
 // lifecycle stage, age, queue, running batch and KV use; fleet-wide the arrival rate (from the change
-// in finished requests plus the change in waiting + running, so overload doesn't hide it), its
-// burstiness (index of dispersion of per-interval arrival counts), prompt and output length means,
+// in finished requests plus the change in waiting + running, so overload doesn't hide it) over the
+// last interval and over the last minute, its burstiness (index of dispersion of per-interval
+// arrival counts, and the rate's CV from one interval to the next), prompt and output length means,
 // and the observed TTFT over the last window (fleet-wide histogram, summed before any quantile).
 //
 // SnapshotBuilder turns successive ClusterViews into snapshots. It keeps the previous scrape of
@@ -41,7 +42,17 @@ struct ReplicaState {
 
 struct WorkloadEstimate {
   Input<double> arrival_rate = Input<double>::Stale("no data yet");  // requests per second
+  // The mean rate over the last SnapshotOptions::rate_mean_intervals intervals (the last one
+  // included; fewer at the start): the level around which rate_cv describes the swings from one
+  // interval to the next. 0 until an interval was counted.
+  double arrival_rate_local_mean = 0;
   double dispersion = 1.0;      // variance / mean of per-interval arrival counts (Poisson: 1)
+  // The same burstiness as the twin uses it: the CV of the per-interval arrival rate beyond
+  // Poisson noise, sqrt(max(0, dispersion - 1) / mean count) (a rate varying by this CV from one
+  // interval to the next, Poisson within, has that dispersion), and the intervals' mean length.
+  // Computed from the unclamped dispersion; 0 until 4 intervals are seen.
+  double rate_cv = 0;
+  absl::Duration rate_interval = absl::Seconds(15);
   Input<double> prompt_tokens_mean = Input<double>::Stale("no data yet");
   Input<double> output_tokens_mean = Input<double>::Stale("no data yet");
   Input<double> ttft_p90_seconds = Input<double>::Stale("no data yet");  // observed, last window
@@ -79,6 +90,7 @@ struct SnapshotOptions {
   // a freshly started engine runs slower for a while (compilation, cold caches) and would make
   // the whole fleet look slow.
   absl::Duration settled_after = absl::Seconds(90);
+  int32_t rate_mean_intervals = 4;  // intervals averaged for arrival_rate_local_mean (a minute)
 };
 
 // The index of dispersion (variance / mean) of successive per-interval arrival counts, estimated
@@ -106,6 +118,7 @@ class SnapshotBuilder {
   SnapshotOptions options_;
   std::map<std::string, PodMemory> previous_;  // by pod name (ordered: deterministic)
   std::deque<double> arrival_counts_;
+  std::deque<double> count_windows_s_;  // the length of each counted interval
   std::optional<absl::Time> last_build_;
   // The last usable length means: lengths change slowly and a quiet window says nothing new.
   std::optional<double> last_prompt_mean_, last_output_mean_;

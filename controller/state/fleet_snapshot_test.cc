@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace twinscale::state {
 namespace {
 
@@ -135,6 +137,33 @@ TEST(SnapshotBuilderTest, DispersionOfPoissonLikeCountsIsNearOneAndBurstsRaiseIt
   EXPECT_DOUBLE_EQ(run({30, 30, 30, 30, 30, 30}), 0.25);
   EXPECT_DOUBLE_EQ(run({0, 60, 0, 60, 0, 60}), 16.0);
   EXPECT_NEAR(run({10, 20, 30, 40, 50, 60}), 500.0 / 350.0, 1e-12);
+}
+
+TEST(SnapshotBuilderTest, RateCvAndLocalMeanComeFromTheSameCounts) {
+  // Counts per 15 s of 0, 60, 0, 60, 0, 60: mean 30, unclamped dispersion 60 (above), so the
+  // rate's CV beyond Poisson noise is sqrt((60 - 1) / 30) = 1.4024; the last minute (4 intervals:
+  // 0 + 60 + 0 + 60 = 120 requests in 60 s) averages 2 req/s while the last interval alone says 4.
+  // Constant counts are smoother than Poisson: no rate variation at all.
+  auto run = [](std::vector<double> counts) {
+    SnapshotBuilder b({});
+    double finished = 0;
+    b.Build(View(T(0), {Ready("a", T(0), 0, 0, finished)}));
+    FleetSnapshot s;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      finished += counts[i];
+      const absl::Time t = T(static_cast<int>(15 * (i + 1)));
+      s = b.Build(View(t, {Ready("a", t, 0, 0, finished)}));
+    }
+    return s.workload;
+  };
+  const WorkloadEstimate bursty = run({0, 60, 0, 60, 0, 60});
+  EXPECT_NEAR(bursty.rate_cv, std::sqrt(59.0 / 30.0), 1e-12);
+  EXPECT_EQ(bursty.rate_interval, absl::Seconds(15));
+  EXPECT_NEAR(bursty.arrival_rate_local_mean, 2.0, 1e-12);
+  EXPECT_NEAR(bursty.arrival_rate.value(), 4.0, 1e-12);
+  const WorkloadEstimate steady = run({30, 30, 30, 30, 30, 30});
+  EXPECT_EQ(steady.rate_cv, 0);
+  EXPECT_NEAR(steady.arrival_rate_local_mean, 2.0, 1e-12);
 }
 
 }  // namespace

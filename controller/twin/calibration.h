@@ -1,25 +1,36 @@
-// Calibration: keeps the twin honest about the real fleet's speed. Each decision compares the
-// inter-token latency the fleet actually showed over the last window with what the twin's latency
-// model predicts for the same load, finds the speed factor at which the model reproduces it (the mean running batch per Ready replica, its context from the
-// observed KV use, and the prompts arriving per replica, each a compute-bound step), and nudges the
-// twin's speed factor toward it: an exponentially weighted average, bounded to
-// [min_factor, max_factor], kept across decisions (and, live, in the object's status so it
-// survives a failover).
+// Calibration: keeps the twin honest about the real fleet's speed. Each decision takes the mean
+// inter-token latency the fleet showed over the last window (vLLM's
+// inter_token_latency_seconds histogram: sum / count, so a per-token mean) and finds the speed
+// factor at which the twin itself, simulating that window's fleet and traffic (the Ready replicas
+// as observed, the arrival rate, burstiness and lengths), shows the same mean; then nudges the
+// twin's factor toward it: an exponentially weighted average, bounded to [min_factor, max_factor],
+// kept across decisions (and, live, in the object's status so it survives a failover).
 //
-// One factor, applied to both prefill and decode, is a deliberate simplification: a step that mixes
-// prefill chunks and decodes is what inter-token latency measures, and the two fitted slopes of
-// DESIGN.md section 4(c) need the prefill-time histogram against prompt length, which a later
-// revision will add. The prediction error (the twin's p90 TTFT forecast for the window vs the
-// observed p90) is reported beside it.
+// Why the twin and not a formula. The observed mean is a per-token average of step times, and
+// long steps are the ones with prefill chunks in them: where prompts bunch up (bursts, a replica
+// that Random routing sent more than its share, an overloaded fleet whose every step is a full
+// budget of prefill) the tokens of many sequences wait on the same long steps, so the per-token
+// mean sits well above the step time a mean-load formula predicts. The closed form used before
+// (a mean-load prefill share, T0 / (1 - load)) read that as a slower fleet: on the Azure code
+// trace it settled near 0.70 for a truth of 0.80, and on an overloaded fleet it fell to the 0.5
+// floor, after which the twin judged the SLO out of reach and stopped scaling up. Matching the
+// twin's own per-token mean under the same traffic counts those effects the way the twin will
+// when it forecasts, so its errors no longer bias the factor (what the twin's arrival model misses
+// still does, in the safe direction: a burstier truth looks slower).
+//
+// One factor, applied to both prefill and decode: the truths this is checked against slow both
+// alike (DESIGN.md section 8's efficiency perturbation), and inter-token latency, which mixes
+// prefill chunks and decodes step by step, constrains their blend. Fitting the two separately
+// (DESIGN.md section 4(c)) needs a second observable with a different blend, such as the
+// prefill-time histogram; see calibration.cc.
 #ifndef TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 #define TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 
 #include <optional>
-#include <utility>
-#include <vector>
 
+#include "controller/policy/forecaster.h"
 #include "controller/state/fleet_snapshot.h"
-#include "simulator/model/deployment.h"
+#include "controller/twin/twin_forecaster.h"
 #include "simulator/model/latency_model.h"
 
 namespace twinscale::twin {
@@ -29,34 +40,37 @@ struct CalibrationOptions {
   double min_factor = 0.5;
   double max_factor = 1.5;
   double min_running = 1;   // below this the ITL says little about batch speed
+  // How long the twin simulates the observed window's fleet to measure its inter-token latency.
+  absl::Duration window = absl::Seconds(30);
+  // The first fit bisects the log of [min_factor, max_factor] this many times (3^(1/256): 0.4%);
+  // later ones search the current factor x/÷ `bracket` (within the bounds), which is what the
+  // smoothed factor can move toward anyway, in `bisections` - 2 steps (1.69^(1/64): 0.8%). A fit
+  // at the bracket's edge just pulls the factor that way; the next decision brackets anew.
+  int32_t bisections = 8;
+  double bracket = 1.3;
 };
 
 struct CalibrationState {
   sim::SpeedFactors speed;  // current factors (1 = the profile's speed)
   int64_t updates = 0;
-  std::optional<double> last_observed_ratio;  // predicted / observed step time, unsmoothed
+  std::optional<double> last_observed_ratio;  // the factor this window alone gave, unsmoothed
 };
 
 class Calibrator {
  public:
-  Calibrator(sim::DeploymentSpec deployment, CalibrationOptions options = {});
-  // Folds the snapshot's window into the factors; returns the new state. Windows without enough
-  // decode traffic leave the factors as they were.
-  const CalibrationState& Update(const state::FleetSnapshot& snapshot);
+  explicit Calibrator(CalibrationOptions options = {}) : options_(options) {}
+  // Folds the snapshot's window into the factors; returns the new state. `observed` is the
+  // question for the fleet as observed (policy::ObservedQuestion: Ready replicas, rate,
+  // burstiness, lengths); `twin` simulates it. Windows without enough decode traffic, a usable
+  // arrival rate or a Ready replica leave the factors as they were.
+  const CalibrationState& Update(const state::FleetSnapshot& snapshot,
+                                 const policy::ForecastQuestion& observed,
+                                 const TwinForecaster& twin);
   const CalibrationState& state() const { return state_; }
   void Restore(const CalibrationState& s) { state_ = s; }
 
-  // The mean step time the model at `speed` predicts for a replica holding `running` decoding
-  // sequences at `kv_usage`, taking `prefills_per_second` prompts whose lengths are distributed as
-  // `prompts` ((tokens, probability) pairs), in seconds.
-  double PredictedStepSeconds(double running, double kv_usage, double prefills_per_second,
-                              const std::vector<std::pair<double, double>>& prompts,
-                              double speed = 1.0) const;
-
  private:
-  sim::DeploymentSpec deployment_;
   CalibrationOptions options_;
-  std::unique_ptr<sim::LatencyModel> model_;
   CalibrationState state_;
 };
 

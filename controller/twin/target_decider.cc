@@ -19,7 +19,7 @@ TargetDecider::TargetDecider(policy::PolicyConfig config, TwinOptions twin,
     : config_(config),
       forecaster_(twin),
       snapshots_(SnapshotOptionsFor(config, stale_after)),
-      calibrator_(twin.deployment) {}
+      calibrator_(CalibrationOptions{}) {}
 
 void TargetDecider::Reconfigure(policy::PolicyConfig config, TwinOptions twin,
                                 absl::Duration stale_after) {
@@ -27,7 +27,7 @@ void TargetDecider::Reconfigure(policy::PolicyConfig config, TwinOptions twin,
   config_ = config;
   forecaster_ = TwinForecaster(twin);
   snapshots_.set_options(SnapshotOptionsFor(config, stale_after));
-  calibrator_ = Calibrator(twin.deployment);
+  calibrator_ = Calibrator(CalibrationOptions{});
   calibrator_.Restore(kept);
   if (calibrate_) forecaster_.set_speed(kept.speed);
 }
@@ -49,7 +49,10 @@ void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
 policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
   snapshot_ = snapshots_.Build(view);
   const state::FleetSnapshot& snap = *snapshot_;
-  if (calibrate_) forecaster_.set_speed(calibrator_.Update(snap).speed);
+  if (calibrate_) {
+    forecaster_.set_speed(
+        calibrator_.Update(snap, policy::ObservedQuestion(snap, config_), forecaster_).speed);
+  }
   prediction_error_ms_.reset();
   if (next_window_p90_ms_.has_value() &&
       snap.workload.ttft_p90_seconds.kind() == state::Input<double>::Kind::kValue) {

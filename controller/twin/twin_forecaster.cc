@@ -12,12 +12,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "controller/twin/fleet_arrival_source.h"
 #include "simulator/core/rng.h"
 #include "simulator/core/samplers.h"
 #include "simulator/core/simulation.h"
 #include "simulator/model/fleet.h"
 #include "simulator/model/run_stats.h"
-#include "simulator/workload/bucket_length_sampler.h"
 
 namespace twinscale::twin {
 namespace {
@@ -25,19 +25,14 @@ namespace {
 using sim::SimDuration;
 using sim::SimTime;
 
-// Request lengths: the observed histogram's shape rescaled so its mean is the observed mean, or an
-// exponential with that mean when no histogram was seen (simulator/workload/bucket_length_sampler.h
-// says why buckets, log-uniform inside).
-class LengthSampler : public sim::BucketLengthSampler {
- public:
-  LengthSampler(const policy::LengthShape& shape, double mean, int32_t max_tokens)
-      : sim::BucketLengthSampler(shape.upper_bounds, shape.weights, std::max(1.0, mean),
-                                 max_tokens) {}
-};
-
-// Request lengths are drawn up to this many tokens; stored in 16 bits when kept.
-constexpr int32_t kMaxTokens = 32768;
-static_assert(kMaxTokens <= UINT16_MAX);
+// The longest request the twin draws: the model's context (Llama-3.1's 131,072 tokens, the top of
+// vLLM's length histograms), or the KV cache if smaller (a longer request is refused). Long-context
+// traffic lives in this tail: a third of the Mooncake conversation trace's prompt tokens are in
+// prompts over 32k, which an earlier 32,768 cap silently cut off.
+constexpr int32_t kMaxModelLen = 131072;
+int32_t MaxRequestTokens(const sim::DeploymentSpec& d) {
+  return static_cast<int32_t>(std::min<int64_t>(kMaxModelLen, sim::KvCapacityTokens(d)));
+}
 
 // The lengths of the new requests one unit (one independent simulation) draws, in order. They
 // depend only on the unit's seed and the question's length distributions, not on the candidate
@@ -47,21 +42,21 @@ struct LengthDraws {
   explicit LengthDraws(uint64_t unit_seed)
       : prompts(unit_seed, 0, sim::Stream::kPromptLengths),
         outputs(unit_seed, 0, sim::Stream::kOutputLengths) {}
-  std::vector<std::pair<uint16_t, uint16_t>> lengths;  // (prompt, output) of the i-th request
-  sim::Rng prompts, outputs;                           // the streams, positioned after `lengths`
+  std::vector<std::pair<int32_t, int32_t>> lengths;  // (prompt, output) of the i-th request
+  sim::Rng prompts, outputs;                         // the streams, positioned after `lengths`
 };
 
 // Reads a unit's lengths from what was kept, then draws on where that ends (from copies of the
 // kept streams, so the sequence is the one drawing from the start would give).
-class LengthStream {
+class LengthStream : public RequestLengths {
  public:
   LengthStream(std::shared_ptr<const LengthDraws> kept, const LengthSampler& prompt,
                const LengthSampler& output)
       : kept_(std::move(kept)), read_(kept_.get()), prompt_(prompt), output_(output) {}
 
-  void Next(int32_t& prompt, int32_t& output) {
+  void Next(int32_t& prompt, int32_t& output) override {
     if (next_ == read_->lengths.size()) DrawOne();
-    const std::pair<uint16_t, uint16_t>& l = read_->lengths[next_++];
+    const std::pair<int32_t, int32_t>& l = read_->lengths[next_++];
     prompt = l.first;
     output = l.second;
   }
@@ -74,8 +69,7 @@ class LengthStream {
       more_ = std::make_shared<LengthDraws>(*kept_);
       read_ = more_.get();
     }
-    more_->lengths.emplace_back(static_cast<uint16_t>(prompt_.Sample(more_->prompts)),
-                                static_cast<uint16_t>(output_.Sample(more_->outputs)));
+    more_->lengths.emplace_back(prompt_.Sample(more_->prompts), output_.Sample(more_->outputs));
   }
 
   std::shared_ptr<const LengthDraws> kept_;
@@ -91,7 +85,7 @@ class LengthStream {
 // The units' lengths for the latest question seed and length distributions: one decision's worth,
 // since a question with another seed or other distributions (the next decision's: the observed
 // histograms move) replaces them all. Bounded, as a forecaster lives as long as its target: at
-// most kMaxUnits units and kMaxRequests lengths (4 bytes each, plus 5 KB of stream state per
+// most kMaxUnits units and kMaxRequests lengths (8 bytes each, plus 5 KB of stream state per
 // unit: at most about 420 KB; the fixed decision of decision_bench keeps about 180 KB). Units
 // beyond the bound draw their own lengths, as before.
 class LengthCache {
@@ -100,8 +94,10 @@ class LengthCache {
     uint64_t question_seed = 0;
     policy::LengthShape prompt_shape, output_shape;
     double prompt_mean = 0, output_mean = 0;
+    int32_t max_tokens = 0;
     bool operator==(const Key& o) const {
       return question_seed == o.question_seed && prompt_mean == o.prompt_mean &&
+             max_tokens == o.max_tokens &&
              output_mean == o.output_mean &&
              prompt_shape.upper_bounds == o.prompt_shape.upper_bounds &&
              prompt_shape.weights == o.prompt_shape.weights &&
@@ -109,8 +105,9 @@ class LengthCache {
              output_shape.weights == o.output_shape.weights;
     }
   };
-  static Key KeyOf(const policy::ForecastQuestion& q) {
-    return {q.seed, q.prompt_shape, q.output_shape, q.prompt_tokens_mean, q.output_tokens_mean};
+  static Key KeyOf(const policy::ForecastQuestion& q, int32_t max_tokens) {
+    return {q.seed,           q.prompt_shape,         q.output_shape,
+            q.prompt_tokens_mean, q.output_tokens_mean, max_tokens};
   }
 
   // What is kept for `unit_seed`; nothing drawn yet when nothing is.
@@ -155,112 +152,6 @@ class LengthCache {
 TwinForecaster::TwinForecaster(TwinOptions options)
     : options_(std::move(options)), lengths_(std::make_shared<LengthCache>()) {}
 
-namespace {
-
-// Arrivals. The fleet's arrival process is a renewal process at `rate` with gamma gaps of
-// coefficient of variation `cv` (a unit-rate process in operational time, scaled). The source emits
-// the points the simulated replicas receive: every point when the whole fleet is simulated; for a
-// sample of k replicas out of the N(t) serving at time t, the share k / N(t) of them, chosen the
-// way the router would spread the fleet's arrivals:
-// - kIndependent (Random routing): each fleet point is kept with probability p = k / N(t). The
-//   thinned process is again a renewal process whose gap is a geometric number G of the fleet's
-//   gaps, i.e. Gamma(G x shape) — drawn exactly, one geometric and one gamma per kept point. This
-//   matters for bursty traffic: feeding the sample a stream with the fleet's own CV (as if the
-//   sample received whole bursts) makes a large fleet look far burstier per replica than it is
-//   (CV^2 per replica is p cv^2 + 1 - p, not cv^2), and a regular one more regular.
-// - kSystematic (balancing routers: LeastRequests, PrefixAware, RoundRobin): every (1 / p)-th fleet
-//   point, from a random phase — what a balancing router does to a large fleet, which hands each
-//   replica close to every N-th request; the sample's own router then balances among its k.
-// When N(t) changes (replicas coming up) the share in force at the previous kept point is used
-// for the next gap, a negligible approximation at a handful of instants. Lengths come from their
-// own streams, one draw per emitted request, so candidates share them request by request.
-class FleetArrivalSource : public sim::RequestSource {
- public:
-  struct Segment {
-    double start_s;
-    double share;  // of the fleet's arrivals the simulated replicas receive from start_s on
-  };
-  enum class Thinning { kIndependent, kSystematic };
-  FleetArrivalSource(std::vector<Segment> segments, Thinning thinning, double rate, double end_s,
-                     double cv, LengthStream& lengths, uint64_t seed)
-      : segments_(std::move(segments)),
-        thinning_(thinning),
-        rate_(rate),
-        end_s_(end_s),
-        shape_(1.0 / (std::clamp(cv, 0.2, 4.0) * std::clamp(cv, 0.2, 4.0))),
-        lengths_(lengths),
-        arrivals_(seed, 0, sim::Stream::kArrivals),
-        thinning_rng_(seed, 0, sim::Stream::kArrivals, 1) {
-    phase_ = thinning_rng_.Uniform01();
-  }
-
-  bool Next(sim::RequestSpec& out) override {
-    if (!(rate_ > 0)) return false;
-    double p = ShareAt(op_ / rate_);
-    while (p <= 0) {
-      // None of the simulated replicas serves yet: the fleet's process runs on without them;
-      // restart it where the next of them comes up (exact for Poisson arrivals, the renewal's
-      // phase at one instant otherwise).
-      const double next = NextStart(op_ / rate_);
-      if (!(next < end_s_)) return false;
-      op_ = next * rate_;
-      p = ShareAt(next);
-    }
-    p = std::min(p, 1.0);
-    double gaps = 1;  // fleet gaps until the next kept point
-    if (p < 1) {
-      if (thinning_ == Thinning::kIndependent) {
-        // Geometric on {1, 2, ...} by inversion: one uniform per kept point. p changes only at
-        // the few instants replicas come up: its log is kept.
-        if (p != log_q_for_) {
-          log_q_for_ = p;
-          log_q_ = std::log1p(-p);
-        }
-        gaps = 1 + std::floor(std::log(thinning_rng_.UniformOpen0()) / log_q_);
-      } else {
-        gaps = std::max(1.0, std::ceil((1.0 - phase_) / p - 1e-12));
-        phase_ = std::clamp(phase_ + gaps * p - 1.0, 0.0, 1.0);
-      }
-    }
-    op_ += sim::SampleGamma(arrivals_, gaps * shape_, 1.0 / shape_);
-    const double t = op_ / rate_;
-    if (!(t < end_s_)) return false;
-    out.id = next_id_++;
-    out.arrival = SimTime::FromSecondsF(t);
-    lengths_.Next(out.prompt_tokens, out.output_tokens);
-    out.prefix_hashes.clear();
-    return true;
-  }
-
- private:
-  double ShareAt(double t) const {
-    double share = segments_.empty() ? 1.0 : 0.0;
-    for (const Segment& s : segments_) {
-      if (s.start_s <= t) share = s.share;
-    }
-    return share;
-  }
-  // The first segment start after t with a positive share (infinity when none).
-  double NextStart(double t) const {
-    for (const Segment& s : segments_) {
-      if (s.start_s > t && s.share > 0) return s.start_s;
-    }
-    return std::numeric_limits<double>::infinity();
-  }
-
-  std::vector<Segment> segments_;
-  Thinning thinning_;
-  double rate_, end_s_, shape_;
-  LengthStream& lengths_;
-  sim::Rng arrivals_, thinning_rng_;
-  double op_ = 0;     // operational time of the last fleet point (fleet points = op x rate)
-  double phase_ = 0;  // systematic thinning: progress toward the next kept point, in [0, 1)
-  double log_q_for_ = -1, log_q_ = 0;  // log(1 - p) for p = log_q_for_
-  uint64_t next_id_ = 1;
-};
-
-}  // namespace
-
 policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) const {
   const int32_t runs = std::max(1, options_.seeds);
   if (runs == 1) return EvaluateOnce(q, q.seed);
@@ -291,6 +182,8 @@ struct GroupResult {
   double ttft_p90_ms = 0;
   double scheduling_delay_mean_ms = 0;
   int64_t preemptions = 0;
+  double itl_sum_ms = 0;  // inter-token gaps, summed per token
+  int64_t itl_count = 0;
 };
 
 // One simulation: replica i serves from serve_at[i] seconds on, seeded with *states[i] (null: it
@@ -358,13 +251,15 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   }
 
   LengthStream lengths(length_cache.Get(length_key, seed), prompt_lengths, output_lengths);
-  FleetArrivalSource source(std::move(segments), thinning, q.arrival_rate, horizon_s, q.arrival_cv,
-                            lengths, seed);
+  FleetArrivalSource source(std::move(segments), thinning, q.arrival_rate, horizon_s,
+                            q.arrival_rate_cv, absl::ToDoubleSeconds(q.rate_interval), lengths,
+                            seed);
   fleet.AttachSource(&source);
   // Every request that arrived by the horizon is judged: one still without a first token when the
   // run stops has waited longer than any target it could have, so it is a miss.
-  const double slack_s = absl::ToDoubleSeconds(q.ttft_threshold) +
-                         absl::ToDoubleSeconds(q.ttft_per_prompt_token) * kMaxTokens + 1.0;
+  const double slack_s =
+      absl::ToDoubleSeconds(q.ttft_threshold) +
+      absl::ToDoubleSeconds(q.ttft_per_prompt_token) * MaxRequestTokens(options.deployment) + 1.0;
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s + slack_s));
   const sim::RunSummary s = stats.Summarize(0, 0);
   if (std::shared_ptr<const LengthDraws> more = lengths.extended()) {
@@ -378,6 +273,8 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   g.ttft_p90_ms = s.ttft_ms.p90;
   g.scheduling_delay_mean_ms = s.scheduling_delay_ms.mean;
   g.preemptions = s.preemptions;
+  g.itl_count = s.itl_ms.count;
+  g.itl_sum_ms = s.itl_ms.mean * static_cast<double>(s.itl_ms.count);
   return g;
 }
 
@@ -430,6 +327,16 @@ constexpr int64_t kMaxFleets = 5;
 
 }  // namespace
 
+double TwinForecaster::MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
+                                                   sim::SpeedFactors speed) const {
+  TwinOptions o = options_;
+  o.speed = speed;
+  o.sample_replicas = std::max(o.sample_replicas, kCalibrationSample);
+  o.max_sample_requests = 0;  // a fixed sample: its size must not depend on the speed tried
+  const policy::Forecast f = TwinForecaster(o).EvaluateOnce(q, q.seed);
+  return f.itl_mean_ms / 1000;
+}
+
 policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
                                               uint64_t seed) const {
   const int32_t candidate = std::max(1, q.candidate_replicas);
@@ -475,10 +382,11 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
                             : std::max(options_.sample_replicas, 2 * kBalancedGroup));
   const bool full_fleet = first_sample <= 0 || candidate <= first_sample || ready_now == 0;
   const int32_t k = full_fleet ? candidate : first_sample;
-  const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, kMaxTokens);
+  const int32_t max_tokens = MaxRequestTokens(options_.deployment);
+  const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, max_tokens);
   const LengthSampler output_lengths(q.output_shape, std::max(1.0, q.output_tokens_mean),
-                                     kMaxTokens);
-  const LengthCache::Key length_key = LengthCache::KeyOf(q);
+                                     max_tokens);
+  const LengthCache::Key length_key = LengthCache::KeyOf(q, max_tokens);
   const int32_t per_unit = full_fleet ? candidate : std::min(per_sample_unit, k);
   // The share of the fleet's arrivals that replicas serving from `members` (seconds) get: (those of
   // them serving at t) / N(t), piecewise constant between the instants replicas come up.
@@ -562,14 +470,17 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   // units weighted by their requests (an approximation of the pooled quantile); preemptions per
   // second of the simulated replicas.
   policy::Forecast f;
-  double p90 = 0, sched = 0;
-  int64_t preemptions = 0;
+  double p90 = 0, sched = 0, itl_sum = 0;
+  int64_t preemptions = 0, itl_count = 0;
   for (const GroupResult& g : units) {
     f.requests += g.judged;
     p90 += g.ttft_p90_ms * static_cast<double>(g.judged);
     sched += g.scheduling_delay_mean_ms * static_cast<double>(g.judged);
     preemptions += g.preemptions;
+    itl_sum += g.itl_sum_ms;
+    itl_count += g.itl_count;
   }
+  f.itl_mean_ms = itl_count > 0 ? itl_sum / static_cast<double>(itl_count) : 0;
   const double judged = static_cast<double>(f.requests);
   f.attainment = PooledAttainment(units).first;
   f.ttft_p90_ms = f.requests > 0 ? p90 / judged : units.front().ttft_p90_ms;

@@ -8,12 +8,21 @@
 // for the fleet's mean, where the strata's midpoints would miss how much worse the most loaded
 // replicas do). Fleets no larger than the first batch are simulated whole.
 // - Random routing: each sampled replica is an independent simulation, fed an independent
-//   thinning (probability 1 / N(t)) of its own realization of the fleet's arrival process. A
-//   thinned renewal process is a renewal process (gap: a geometric number of the fleet's gamma
-//   gaps), so this is exact in distribution for any burstiness. (Feeding a sample the fleet's own
-//   CV, as if it received whole bursts, made large bursty fleets look several times burstier per
-//   replica than they are: on the decision corpus the fast decision then asked for up to 25
-//   replicas more than the whole fleet did.)
+//   thinning (probability 1 / N(t)) of its own realization of the fleet's arrival process: exact
+//   in distribution. (Feeding a sample the fleet's own burstiness, as if it received whole
+//   bursts, made large bursty fleets look several times burstier per replica than they are: on
+//   the decision corpus the fast decision then asked for up to 25 replicas more than the whole
+//   fleet did.)
+// The fleet's arrival process: Poisson within each rate_interval (the controller's scrape
+// interval), at arrival_rate x a gamma multiplier (mean 1, CV arrival_rate_cv) drawn afresh per
+// interval. The controller sees arrivals only as counts per interval, so this is the burstiness it
+// can measure, placed at the time scale it was measured at; it reproduces how real traffic's
+// dispersion grows with the window. On the Azure code trace (the index of dispersion of counts,
+// from successive differences, over windows of 0.1 / 0.5 / 1 / 5 / 15 / 60 s: 1.2 / 2.3 / 3.1 /
+// 17 / 67 / 120) a multiplier with CV 0.28 per 15 s gives about 3 at 0.5 s and 67 at 15 s. The
+// gamma renewal process used before (gap CV = sqrt(dispersion), capped at 3) put all of it at the
+// scale of single gaps (9 at every window) and none of it at the scale of seconds to minutes,
+// where a surge outlasts a replica's slack.
 // - Balancing routers (LeastRequests, PrefixAware, RoundRobin): sampled replicas run in groups of 8
 //   behind the router, each group fed every (N(t) / 8)-th fleet arrival, as a balancing router
 //   deals a large fleet's arrivals out evenly.
@@ -75,6 +84,14 @@ class TwinForecaster : public policy::Forecaster {
  public:
   explicit TwinForecaster(TwinOptions options);
   policy::Forecast Evaluate(const policy::ForecastQuestion& q) const override;
+  // The fleet's mean inter-token latency (seconds, per token as vLLM's histogram averages it)
+  // that the twin shows for `q`'s fleet and traffic over q.horizon at `speed` instead of the
+  // options' factors: what calibration (calibration.h) matches the observed one against. One
+  // seed and a fixed sample of at least kCalibrationSample replicas, the same for every speed, so
+  // the answer falls with the speed up to little noise. 0 when no token gap was simulated.
+  static constexpr int32_t kCalibrationSample = 8;
+  double MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
+                                      sim::SpeedFactors speed) const;
   const TwinOptions& options() const { return options_; }
   void set_speed(sim::SpeedFactors s) { options_.speed = s; }
 

@@ -41,7 +41,17 @@ struct EngineLimits {
   int32_t max_num_batched_tokens = 8192;  // token budget per step (chunked prefill)
   double gpu_memory_utilization = 0.9;
   int32_t block_size = 16;                // tokens per KV block
-  bool enable_prefix_caching = false;
+  bool enable_prefix_caching = true;     // vLLM V1's default (--enable-prefix-caching)
+  // Admit a waiting request only if its whole prompt's blocks (less prefix-cache hits) are free,
+  // not just its first chunk's: vLLM's --scheduler-reserve-full-isl, on by default since vLLM
+  // PR #37307 (March 2026). Off models the V1 releases before it, which admitted on the first
+  // chunk and, with long prompts, over-admitted into preemption storms (replica.h).
+  bool reserve_full_prompt = true;
+  // vLLM's --long-prefill-token-threshold: when > 0, a request takes at most this many prompt tokens
+  // in one step (running or being admitted), so the rest of the budget goes to other prompts; 0
+  // (vLLM's default) leaves a long prompt the whole budget. (V1 honours it alone; the V0-era
+  // --max-num-partial-prefills made V1 fall back to V0, which vLLM has since removed.)
+  int32_t long_prefill_token_threshold = 0;
   // When > 0, overrides the computed KV capacity (tokens); e.g. read from vllm:cache_config_info.
   int64_t kv_capacity_tokens_override = 0;
 };
@@ -59,7 +69,7 @@ struct LinearCoefficients {
 // Roofline model knobs (see latency_model.h for the formula).
 struct RooflineParams {
   double mfu = 0.45;                    // achieved share of peak FLOP/s on the GEMMs
-  double attention_mfu = 0.35;          // achieved share of peak on prefill attention
+  double attention_mfu = 0.60;          // achieved share of peak on prefill attention (FA3 on H100)
   double bandwidth_efficiency = 0.80;   // achieved share of peak HBM bandwidth
   double per_layer_overhead_us = 4.0;   // kernel launches etc. per layer per step
   double per_step_overhead_us = 1500.0; // scheduler, sampler, detokenize, CPU<->GPU sync

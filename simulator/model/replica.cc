@@ -295,6 +295,11 @@ void Replica::OnEvent(uint64_t tag, SimTime now) {
   MaybeStartStep(now);
 }
 
+int64_t Replica::CapChunk(int64_t tokens) const {
+  const int64_t threshold = deployment_.engine.long_prefill_token_threshold;
+  return threshold > 0 && tokens > threshold ? threshold : tokens;
+}
+
 void Replica::MaybeStartStep(SimTime now) {
   if (busy_ || phase_ == ReplicaPhase::kGone) return;
   if (num_running_ == 0 && waiting_.empty()) return;
@@ -332,7 +337,8 @@ void Replica::StartStep(SimTime now) {
   std::vector<int64_t> chunk_need;
   for (int32_t slot : prefilling_) {
     Seq& s = seqs_[slot];
-    const int64_t chunk = std::min(s.prefill_target - s.computed, std::max<int64_t>(budget, 0));
+    const int64_t chunk =
+        std::min(CapChunk(s.prefill_target - s.computed), std::max<int64_t>(budget, 0));
     if (chunk <= 0) continue;  // budget exhausted: it waits for the next step
     const int64_t need = pool_.BlocksFor(s.computed + chunk) - s.blocks;
     plan_prefill_.push_back({slot, chunk});
@@ -400,10 +406,15 @@ void Replica::StartStep(SimTime now) {
         hit = prefix_cache_->Lookup(s.prefix_ids, cap, static_cast<int32_t>(bs), hit_entries_);
       }
       const int64_t start = hit.blocks * bs;
-      const int64_t chunk = std::min(s.prefill_target - start, budget);
+      const int64_t chunk = std::min(CapChunk(s.prefill_target - start), budget);
       const int64_t need = pool_.BlocksFor(start + chunk) - hit.blocks;
-      // Hit blocks nobody references are free blocks until taken: they count against the room.
-      if (need + hit.evictable > pool_.free_blocks()) break;  // admission stops for this step
+      // The room the request must find free: its first chunk's blocks, or with
+      // reserve_full_prompt (vLLM's scheduler_reserve_full_isl) its whole prompt's; only the
+      // chunk's are taken now. Hit blocks nobody references are free blocks until taken: they
+      // count against the room too.
+      const int64_t room =
+          lim.reserve_full_prompt ? pool_.BlocksFor(s.prefill_target) - hit.blocks : need;
+      if (room + hit.evictable > pool_.free_blocks()) break;  // admission stops for this step
       waiting_.pop_front();
       if (hit.blocks > 0) {
         prefix_cache_->Acquire(hit_entries_);  // before allocating, so it can't evict them

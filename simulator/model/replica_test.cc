@@ -111,6 +111,69 @@ TEST(ReplicaTest, AdmissionStopsAtTheFirstWaitingRequestThatCannotGetItsBlocks) 
   EXPECT_EQ(h.Summary().preemptions, 0);
 }
 
+TEST(ReplicaTest, FullPromptAdmissionWaitsWhereFirstChunkAdmissionPreempts) {
+  // vLLM's scheduler_reserve_full_isl. KV 128 tokens = 8 blocks; budget 64 tokens; 1 ms steps.
+  // A and B: prompt 96 (6 blocks), output 4, both at t = 0, A first.
+  // Full prompt (the default):
+  //   step 0: admit A, chunk 64 (4 blocks); budget spent.
+  //   step 1: A's last 32 (2 blocks: free 2); B needs 6 blocks free for its prompt -> waits.
+  //     A's first token at 2 ms.
+  //   steps 2-4: A decodes (position 96 opens a 7th block at step 2: free 1); its 4th token at
+  //     5 ms; it leaves, freeing 8.
+  //   steps 5-6: B 64 + 32; first token at 7 ms; steps 7-9 decode: done at 10 ms.
+  // First chunk only (vLLM before March 2026):
+  //   step 1: A's last 32 (free 2) and B admitted on its first chunk, 32 tokens = 2 blocks (free 0).
+  //   step 2: A's decode needs a block and B's next chunk (63 = 64 - A's decode) needs 4 more: 5 >
+  //     0 free -> preempt the most recently admitted, B (its 2 blocks back: free 2 >= A's 1).
+  //   steps 3-4: B needs 4 blocks for a first chunk of 63, 1 is free -> waits; A as above.
+  //   steps 5-9: B recomputes its prompt from scratch, as above.
+  // Same latencies here, but B's first 32 tokens were computed twice and one preemption happened:
+  // with long prompts under load that waste is what snowballs (replica.h).
+  for (const bool full : {true, false}) {
+    SCOPED_TRACE(full ? "full prompt" : "first chunk");
+    DeploymentSpec d = HandDeployment(256, 64, 128, 1000);
+    d.engine.reserve_full_prompt = full;
+    Harness h(d);
+    h.Run({Req(1, 0, 96, 4), Req(2, 0, 96, 4)});
+    EXPECT_EQ(h.records.at(1).ttft.nanos(), 2'000'000);
+    EXPECT_EQ(h.records.at(1).e2e.nanos(), 5'000'000);
+    EXPECT_EQ(h.records.at(2).ttft.nanos(), 7'000'000);
+    EXPECT_EQ(h.records.at(2).e2e.nanos(), 10'000'000);
+    EXPECT_EQ(h.records.at(2).preemptions, full ? 0 : 1);
+    EXPECT_EQ(h.Summary().preemptions, full ? 0 : 1);
+    EXPECT_EQ(h.Summary().prompt_tokens_computed, full ? 192 : 224);
+  }
+}
+
+TEST(ReplicaTest, LongPrefillTokenThresholdLetsAShortPromptPastALongOne) {
+  // Budget 64; every step 1 ms whatever it holds (b1 = b2 = 0). A: prompt 256 at t = 0; B: prompt
+  // 16 at 0.5 ms; one output token each.
+  // Without a threshold (vLLM's default): A takes the whole budget for 4 steps (first token at
+  //   4 ms); B waits behind it and runs in step 4: first token at 5 ms, TTFT 4.5 ms.
+  // With long_prefill_token_threshold 16: A takes 16 tokens per step, leaving 48 to others; B is
+  //   admitted in step 1 beside A's second chunk: first token at 2 ms, TTFT 1.5 ms; A needs
+  //   256 / 16 = 16 steps: first token at 16 ms.
+  struct Case {
+    const char* name;
+    int32_t threshold;
+    int64_t want_a_ns, want_b_ns;
+  };
+  const Case cases[] = {
+      {"no threshold: the short prompt waits for the long one", 0, 4'000'000, 4'500'000},
+      {"threshold 16: they share the budget", 16, 16'000'000, 1'500'000},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    DeploymentSpec d = HandDeployment(256, 64, 100000, 1000);
+    d.engine.long_prefill_token_threshold = tc.threshold;
+    Harness h(d);
+    h.Run({Req(1, 0, 256, 1), Req(2, 0.5, 16, 1)});
+    EXPECT_EQ(h.records.at(1).ttft.nanos(), tc.want_a_ns);
+    EXPECT_EQ(h.records.at(2).ttft.nanos(), tc.want_b_ns);
+    EXPECT_EQ(h.Summary().prompt_tokens_computed, 272);
+  }
+}
+
 TEST(ReplicaTest, MaxNumSeqsCapsTheRunningBatch) {
   // max_num_seqs 2, 1 ms steps, three requests of output 3 at t = 0: the third is admitted in the
   // step after the first two finish (they finish at the end of step 2 = 3 ms).

@@ -156,11 +156,16 @@ RunSummary RunStats::Summarize(int64_t queued_at_end, int64_t running_at_end) co
     s.scheduling_delay_ms.count = sched_count_;
     s.scheduling_delay_ms.mean = sched_sum_ms_ / static_cast<double>(sched_count_);
   }
-  s.itl_ms.count = itl_.count();
-  s.itl_ms.mean = itl_.MeanMillis();
-  s.itl_ms.p50 = itl_.QuantileMillis(0.50);
-  s.itl_ms.p90 = itl_.QuantileMillis(0.90);
-  s.itl_ms.p99 = itl_.QuantileMillis(0.99);
+  if (detail_ == StatsDetail::kFull) {
+    s.itl_ms.count = itl_.count();
+    s.itl_ms.mean = itl_.MeanMillis();
+    s.itl_ms.p50 = itl_.QuantileMillis(0.50);
+    s.itl_ms.p90 = itl_.QuantileMillis(0.90);
+    s.itl_ms.p99 = itl_.QuantileMillis(0.99);
+  } else if (itl_tokens_ > 0) {
+    s.itl_ms.count = itl_tokens_;
+    s.itl_ms.mean = itl_sum_ns_ / static_cast<double>(itl_tokens_) * 1e-6;
+  }
   s.preemptions = preemptions_;
   s.kv_peak_utilization = kv_peak_;
   s.slo_attainment = injected_ == 0 ? 1.0 : static_cast<double>(slo_met_) / injected_;

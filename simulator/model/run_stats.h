@@ -100,8 +100,9 @@ class WeightedDurationHistogram {
 // preemptions, steps, tokens, KV peak, GPU time: always kept).
 enum class StatsDetail {
   kFull,  // every latency distribution: TTFT, E2E, scheduling delay, inter-token latency
-  // TTFT's count, mean and p90 and the scheduling delay's count and mean only (e2e_ms and itl_ms
-  // stay empty, the other percentiles 0): what the twin's what-ifs read. Saves a log per engine
+  // TTFT's count, mean and p90, the scheduling delay's and the inter-token latency's count and
+  // mean only (e2e_ms stays empty, the other percentiles 0): what the twin's what-ifs and its
+  // calibration read. Saves a log per engine
   // step, two of the three per-request samples, and most of the selection work.
   kSloOnly,
 };
@@ -124,7 +125,13 @@ class RunStats {
   void OnFinished(const RequestRecord& r);  // outcome kCompleted or kAborted
   void OnRejected(const RequestRecord& r);
   void OnInterTokenLatency(SimDuration itl, int64_t tokens) {
-    if (detail_ == StatsDetail::kFull) itl_.Add(itl, tokens);
+    if (detail_ == StatsDetail::kFull) {
+      itl_.Add(itl, tokens);
+    } else if (tokens > 0) {
+      itl_tokens_ += tokens;
+      itl_sum_ns_ += std::max<double>(1.0, static_cast<double>(itl.nanos())) *
+                     static_cast<double>(tokens);
+    }
   }
   void OnStep(int64_t sequences) {
     ++engine_steps_;
@@ -164,7 +171,10 @@ class RunStats {
   // order SummarizeLatencies would add them in, so the mean is the same to the last bit).
   int64_t sched_count_ = 0;
   double sched_sum_ms_ = 0;
-  WeightedDurationHistogram itl_;
+  WeightedDurationHistogram itl_;  // kFull
+  // kSloOnly: the inter-token gaps' token count and sum (as WeightedDurationHistogram sums them).
+  int64_t itl_tokens_ = 0;
+  double itl_sum_ns_ = 0;
   int64_t preemptions_ = 0, engine_steps_ = 0, sequence_steps_ = 0;
   int64_t output_tokens_ = 0, prompt_tokens_computed_ = 0;
   int64_t prefix_queried_ = 0, prefix_hits_ = 0;

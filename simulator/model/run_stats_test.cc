@@ -81,13 +81,16 @@ TEST(RunStatsTest, SloOnlyReportsTheSloFiguresOfTheFullDetail) {
     EXPECT_EQ(s.scheduling_delay_ms.count, 5);
     EXPECT_DOUBLE_EQ(s.scheduling_delay_ms.mean, 30);
     EXPECT_EQ(s.completed, 5);
+    // 5 requests x 9 gaps of 20 ms: what calibration matches.
+    EXPECT_EQ(s.itl_ms.count, 45);
+    EXPECT_DOUBLE_EQ(s.itl_ms.mean, 20);
   }
   // What only the full detail keeps.
   EXPECT_EQ(f.e2e_ms.count, 5);
-  EXPECT_EQ(f.itl_ms.count, 45);
+  EXPECT_NEAR(f.itl_ms.p50, 20, 2);  // a log bucket's middle
   EXPECT_DOUBLE_EQ(f.scheduling_delay_ms.p50, 30);
   EXPECT_EQ(l.e2e_ms.count, 0);
-  EXPECT_EQ(l.itl_ms.count, 0);
+  EXPECT_EQ(l.itl_ms.p50, 0);
 }
 
 }  // namespace

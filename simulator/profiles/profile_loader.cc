@@ -291,6 +291,11 @@ std::vector<Key> EngineKeys(Edits* e, bool deployment) {
   if (deployment) {
     keys.push_back(BoolKey("enablePrefixCaching", e,
                            [](DeploymentSpec& d, bool v) { d.engine.enable_prefix_caching = v; }));
+    keys.push_back(BoolKey("schedulerReserveFullIsl", e,
+                           [](DeploymentSpec& d, bool v) { d.engine.reserve_full_prompt = v; }));
+    keys.push_back(Int32Key("longPrefillTokenThreshold", e, [](DeploymentSpec& d, int32_t v) {
+      d.engine.long_prefill_token_threshold = v;
+    }));
     keys.push_back(Int64Key("kvCapacityTokens", e, [](DeploymentSpec& d, int64_t v) {
       d.engine.kv_capacity_tokens_override = v;
     }));
@@ -650,6 +655,10 @@ absl::StatusOr<DeploymentSpec> ProfileRegistry::Resolve(std::string_view deploym
   if (o.latency_model) d.latency_model = *o.latency_model;
   if (o.kv_capacity_tokens) d.engine.kv_capacity_tokens_override = *o.kv_capacity_tokens;
   if (o.enable_prefix_caching) d.engine.enable_prefix_caching = *o.enable_prefix_caching;
+  if (o.reserve_full_prompt) d.engine.reserve_full_prompt = *o.reserve_full_prompt;
+  if (o.long_prefill_token_threshold) {
+    d.engine.long_prefill_token_threshold = *o.long_prefill_token_threshold;
+  }
   d.name = dep != nullptr ? std::string(deployment)
                           : Cat(d.model.name, "-", d.gpu.name, "-tp", d.tensor_parallel);
   if (absl::Status s = ValidateDeployment(d); !s.ok()) {
@@ -740,6 +749,10 @@ absl::Status ValidateDeployment(const DeploymentSpec& d) {
   if (e.block_size < 1) return bad("block_size must be >= 1, got ", e.block_size);
   if (!fraction(e.gpu_memory_utilization)) {
     return bad("gpu_memory_utilization must be in (0, 1], got ", e.gpu_memory_utilization);
+  }
+  if (e.long_prefill_token_threshold < 0) {
+    return bad("long_prefill_token_threshold must be >= 0 (0 = off), got ",
+               e.long_prefill_token_threshold);
   }
   if (e.kv_capacity_tokens_override < 0) {
     return bad("kv_capacity_tokens must be >= 0 (0 = computed), got ",

@@ -138,8 +138,17 @@ TEST(EmbeddedProfiles, DefaultProfileAgreesWithTheBuiltInDefaults) {
   EXPECT_EQ(p.engine.max_num_seqs, b.engine.max_num_seqs);
   EXPECT_EQ(p.engine.max_num_batched_tokens, b.engine.max_num_batched_tokens);
   EXPECT_EQ(p.engine.gpu_memory_utilization, b.engine.gpu_memory_utilization);
+  EXPECT_EQ(p.engine.enable_prefix_caching, b.engine.enable_prefix_caching);
+  EXPECT_EQ(p.engine.reserve_full_prompt, b.engine.reserve_full_prompt);
+  EXPECT_EQ(p.engine.long_prefill_token_threshold, b.engine.long_prefill_token_threshold);
   EXPECT_EQ(p.roofline.mfu, b.roofline.mfu);
+  EXPECT_EQ(p.roofline.attention_mfu, b.roofline.attention_mfu);
   EXPECT_EQ(p.roofline.per_step_overhead_us, b.roofline.per_step_overhead_us);
+  // vLLM V1's defaults (REFERENCE.md): prefix caching on; since PR #37307 a prompt is admitted only
+  // when all its blocks are free; no per-request cap on prefill tokens per step.
+  EXPECT_TRUE(p.engine.enable_prefix_caching);
+  EXPECT_TRUE(p.engine.reserve_full_prompt);
+  EXPECT_EQ(p.engine.long_prefill_token_threshold, 0);
   EXPECT_EQ(KvCapacityTokens(p), KvCapacityTokens(b));
 }
 
@@ -384,6 +393,9 @@ TEST(ValidateDeployment, TableOfBadSpecs) {
          d.tensor_parallel = 16;
        },
        "tensor_parallel (16) must divide model.query_heads (40)"},
+      {"a negative prefill chunk cap",
+       [](DeploymentSpec& d) { d.engine.long_prefill_token_threshold = -1; },
+       "long_prefill_token_threshold must be >= 0 (0 = off), got -1"},
       {"mfu above 1", [](DeploymentSpec& d) { d.roofline.mfu = 1.5; },
        "roofline.mfu must be in (0, 1], got 1.5"},
       {"negative step overhead", [](DeploymentSpec& d) { d.roofline.per_step_overhead_us = -1; },
@@ -441,8 +453,8 @@ TEST(AddYaml, BadFilesAreRejectedWithFileLineAndKey) {
       {"a typo in a key must not be ignored", "deployments/typo.yaml",
        "model: llama-3.1-8b\ngpu: h100-sxm\nengine:\n  maxNumSeq: 256\n",
        "deployments/typo.yaml:4: unknown key engine.maxNumSeq (known: blockSize, "
-       "enablePrefixCaching, gpuMemoryUtilization, kvCapacityTokens, maxNumBatchedTokens, "
-       "maxNumSeqs)"},
+       "enablePrefixCaching, gpuMemoryUtilization, kvCapacityTokens, longPrefillTokenThreshold, "
+       "maxNumBatchedTokens, maxNumSeqs, schedulerReserveFullIsl)"},
       {"a misspelt top-level key", "deployments/typo.yaml",
        "model: llama-3.1-8b\ngpu: h100-sxm\ntensorParalel: 2\n",
        "deployments/typo.yaml:3: unknown key tensorParalel"},

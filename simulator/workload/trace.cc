@@ -48,6 +48,15 @@ int32_t P99(std::vector<int32_t> values) {
   return *it;
 }
 
+// A copy's own prefix id for `id` (trace.h): SplitMix64's finalizer over the id and the copy's
+// number, so distinct (id, copy) pairs get distinct ids except with negligible probability.
+uint64_t CopyPrefixId(uint64_t id, uint64_t copy) {
+  uint64_t z = id ^ (copy * 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
 
 void NormalizeTrace(Trace& trace) {
@@ -110,6 +119,9 @@ absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed) {
       if (thinned && !(thin_rng.Uniform01() < fraction)) continue;
       RequestSpec copy = r;
       copy.arrival = SimTime::FromNanos(first + (r.arrival.nanos() - first + offset) % circle);
+      if (c > 0) {
+        for (uint64_t& id : copy.prefix_hashes) id = CopyPrefixId(id, static_cast<uint64_t>(c));
+      }
       out.requests.push_back(std::move(copy));
     }
   }

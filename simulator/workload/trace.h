@@ -38,8 +38,13 @@ void NormalizeTrace(Trace& trace);
 // is the only copy and it is not shifted, so the result is plain thinning. Because offsets are
 // distinct, a request never appears twice at the same instant. The result keeps the input's time
 // base (it is not shifted to start at 0), is re-sorted stably (ties: copy 0 first) and has ids
-// renumbered. InvalidArgument for k outside (0, 1000] or NaN, or when the span (in ns) is too
-// short to give every copy a distinct offset (a one-request trace can only be thinned).
+// renumbered. Each copy after copy 0 also gets its own prefix ids (each id mixed with the copy's
+// number): a copy stands for other users, whose prompts share nothing with the original's, so a
+// copy's conversation never hits the prefix cache on another copy's turns (identical ids would make
+// a rate-scaled Mooncake trace look several times more cacheable than the trace itself is). Within
+// a copy, ids stay equal where they were equal. InvalidArgument for k outside (0, 1000] or NaN, or
+// when the span (in ns) is too short to give every copy a distinct offset (a one-request trace can
+// only be thinned).
 absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed);
 
 // --time-scale f (f > 0): every arrival multiplied by f, rounded to the nearest nanosecond (f < 1

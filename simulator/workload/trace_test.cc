@@ -82,18 +82,34 @@ TEST(ScaleRate, ThreeCopiesTripleTheRequestsOverTheSameSpan) {
   EXPECT_EQ(out->requests.back().arrival.nanos(), 999 * kSecond);
 
   // Each original request appears three times, never twice at the same instant (the lengths
-  // identify the original request).
+  // identify the original request). Copy 0 keeps its prefix ids ({i, 7} for prompt i + 1); each
+  // other copy has ids of its own, shared with no other copy's: the three copies of a request
+  // carry three different first ids, and the id 7 that every request of the input shares becomes
+  // one id per copy (three in all), still shared within its copy.
   std::map<int32_t, int> copies;
+  std::map<int32_t, std::set<uint64_t>> first_ids;
+  std::set<uint64_t> shared_ids, all_first_ids;
   std::set<std::tuple<int64_t, int32_t, int32_t>> seen;
+  int unchanged = 0;
   for (const RequestSpec& r : out->requests) {
     ++copies[r.prompt_tokens];
     EXPECT_TRUE(seen.insert({r.arrival.nanos(), r.prompt_tokens, r.output_tokens}).second)
         << "request with prompt " << r.prompt_tokens << " twice at " << r.arrival.nanos();
     ASSERT_EQ(r.prefix_hashes.size(), 2u);
-    EXPECT_EQ(r.prefix_hashes[0], static_cast<uint64_t>(r.prompt_tokens - 1));
+    first_ids[r.prompt_tokens].insert(r.prefix_hashes[0]);
+    all_first_ids.insert(r.prefix_hashes[0]);
+    shared_ids.insert(r.prefix_hashes[1]);
+    if (r.prefix_hashes[0] == static_cast<uint64_t>(r.prompt_tokens - 1) &&
+        r.prefix_hashes[1] == 7) {
+      ++unchanged;
+    }
   }
   ASSERT_EQ(copies.size(), 1000u);
   for (const auto& [prompt, n] : copies) EXPECT_EQ(n, 3) << prompt;
+  EXPECT_EQ(unchanged, 1000);  // copy 0
+  for (const auto& [prompt, ids] : first_ids) EXPECT_EQ(ids.size(), 3u) << prompt;
+  EXPECT_EQ(all_first_ids.size(), 3000u);
+  EXPECT_EQ(shared_ids.size(), 3u);
 
   // Each copy is the 1 s grid rotated on a circle of 999 s + 1 ns, so every 100 s window holds
   // 100 points of each copy, or 101 where the wrap puts two points 1 ns apart: 297..303 in all.

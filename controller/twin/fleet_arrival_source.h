@@ -1,0 +1,115 @@
+// What the twin feeds its simulated replicas: the fleet's arrivals (a rate-modulated Poisson
+// process, thinned to the share of the fleet the simulated replicas stand for) with request lengths
+// drawn from the observed length histograms.
+//
+// Arrivals. The fleet's arrival process is a Poisson process whose rate is `rate` times a
+// multiplier drawn afresh for every `interval_s` (gamma, mean 1, coefficient of variation
+// `rate_cv`; 1 when rate_cv is 0): burstiness at the time scale the controller measures it
+// (twin_forecaster.h says why). It runs in operational time (op: the fleet's points are a unit-rate
+// Poisson process in op, and op advances by rate x multiplier per second), so thinning and the
+// modulation compose. The source emits the points the simulated replicas receive: every point when
+// the whole fleet is simulated; for a sample of k replicas out of the N(t) serving at time t, the
+// share k / N(t) of them, chosen the way the router would spread the fleet's arrivals:
+// - kIndependent (Random routing): each fleet point is kept with probability p = k / N(t). The
+//   kept points are again Poisson in op, with gaps of a geometric number G of unit exponentials,
+//   i.e. Gamma(G, 1): one geometric and one gamma per kept point. A sampled replica therefore sees
+//   its share of the fleet's rate and the fleet's own multiplier: a fleet-wide surge reaches every
+//   replica, while the fleet's other noise averages out per replica as it does behind a router.
+// - kSystematic (balancing routers: LeastRequests, PrefixAware, RoundRobin): every (1 / p)-th fleet
+//   point, from a random phase — what a balancing router does to a large fleet, which hands each
+//   replica close to every N-th request; the sample's own router then balances among its k.
+// When N(t) changes (replicas coming up) the share in force at the previous kept point is used
+// for the next gap, a negligible approximation at a handful of instants. Lengths come from a
+// RequestLengths, one pair per emitted request (its own streams, so candidates with the same seed
+// share them request by request), and the multipliers from their own stream, one per interval.
+//
+// Not thread-safe: one source per simulation. The length samplers are shared read-only.
+#ifndef TWINSCALE_CONTROLLER_TWIN_FLEET_ARRIVAL_SOURCE_H_
+#define TWINSCALE_CONTROLLER_TWIN_FLEET_ARRIVAL_SOURCE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "controller/policy/forecaster.h"
+#include "simulator/core/rng.h"
+#include "simulator/workload/bucket_length_sampler.h"
+#include "simulator/workload/request.h"
+
+namespace twinscale::twin {
+
+// Request lengths: the observed histogram's shape rescaled so its mean is the observed mean, or an
+// exponential with that mean when no histogram was seen (simulator/workload/bucket_length_sampler.h
+// says why buckets, log-uniform inside).
+class LengthSampler : public sim::BucketLengthSampler {
+ public:
+  LengthSampler(const policy::LengthShape& shape, double mean, int32_t max_tokens)
+      : sim::BucketLengthSampler(shape.upper_bounds, shape.weights, std::max(1.0, mean),
+                                 max_tokens) {}
+};
+
+// Where a source's request lengths come from: the i-th call gives the i-th emitted request's
+// (prompt, output) tokens. The twin's forecaster keeps a decision's draws between what-ifs
+// (twin_forecaster.cc); SampledLengths draws them afresh.
+class RequestLengths {
+ public:
+  virtual ~RequestLengths() = default;
+  virtual void Next(int32_t& prompt_tokens, int32_t& output_tokens) = 0;
+};
+
+// Draws each pair from the samplers, on the prompt- and output-length streams of `seed`.
+class SampledLengths : public RequestLengths {
+ public:
+  SampledLengths(const LengthSampler& prompt, const LengthSampler& output, uint64_t seed)
+      : prompt_(prompt),
+        output_(output),
+        prompts_(seed, 0, sim::Stream::kPromptLengths),
+        outputs_(seed, 0, sim::Stream::kOutputLengths) {}
+  void Next(int32_t& prompt_tokens, int32_t& output_tokens) override {
+    prompt_tokens = prompt_.Sample(prompts_);
+    output_tokens = output_.Sample(outputs_);
+  }
+
+ private:
+  const LengthSampler& prompt_;
+  const LengthSampler& output_;
+  sim::Rng prompts_, outputs_;
+};
+
+class FleetArrivalSource : public sim::RequestSource {
+ public:
+  struct Segment {
+    double start_s;
+    double share;  // of the fleet's arrivals the simulated replicas receive from start_s on
+  };
+  enum class Thinning { kIndependent, kSystematic };
+  // `segments`: the share in force from each start time on (empty: 1 throughout); arrivals stop
+  // at `end_s`. `rate` in requests per second, fleet-wide; `interval_s` > 0 (else 15).
+  FleetArrivalSource(std::vector<Segment> segments, Thinning thinning, double rate, double end_s,
+                     double rate_cv, double interval_s, RequestLengths& lengths, uint64_t seed);
+
+  bool Next(sim::RequestSpec& out) override;
+
+ private:
+  double ShareAt(double t) const;
+  double NextStart(double t) const;  // the first segment start after t with a share > 0
+  double NextMultiplier();
+  void AdvanceInterval();
+  double TimeAt(double op);
+  double OpAt(double t);
+
+  std::vector<Segment> segments_;
+  Thinning thinning_;
+  double rate_, end_s_, rate_cv_, interval_s_;
+  RequestLengths& lengths_;
+  sim::Rng arrivals_, thinning_rng_, modulation_rng_;
+  double op_ = 0;      // operational time of the last fleet point
+  double t_ = 0;       // its time (seconds)
+  double phase_ = 0;   // systematic thinning: progress toward the next kept point, in [0, 1)
+  double interval_start_ = 0, interval_op_ = 0;  // where the current interval starts, in t and op
+  double interval_rate_ = 0;                     // its rate: fleet points per second
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace twinscale::twin
+
+#endif  // TWINSCALE_CONTROLLER_TWIN_FLEET_ARRIVAL_SOURCE_H_

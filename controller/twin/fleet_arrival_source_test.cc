@@ -1,0 +1,97 @@
+// The twin's arrival process against the closed forms of a rate-modulated Poisson process: with a
+// rate multiplier M per interval tau (mean 1, CV c) and Poisson arrivals within, counts over a
+// window T that divides tau have mean lambda T and index of dispersion 1 + lambda T c^2; thinning
+// each point with probability p keeps the multiplier (the thinned rate is p lambda M), so the same
+// holds with p lambda in place of lambda.
+#include "controller/twin/fleet_arrival_source.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace twinscale::twin {
+namespace {
+
+struct CountStats {
+  double mean = 0;
+  double dispersion = 0;  // variance / mean
+};
+
+// Arrival counts per `window_s` over [0, end_s) from a source with these parameters.
+CountStats Counts(double rate, double rate_cv, double share, double window_s, double end_s,
+                  uint64_t seed) {
+  const LengthSampler lengths(policy::LengthShape{}, 100, 1000);
+  std::vector<FleetArrivalSource::Segment> segments;
+  if (share < 1) segments.push_back({0.0, share});
+  SampledLengths drawn(lengths, lengths, seed);
+  FleetArrivalSource source(segments, FleetArrivalSource::Thinning::kIndependent, rate, end_s,
+                            rate_cv, 15.0, drawn, seed);
+  std::vector<double> counts(static_cast<size_t>(end_s / window_s), 0);
+  sim::RequestSpec r;
+  while (source.Next(r)) {
+    const size_t i = static_cast<size_t>(r.arrival.seconds() / window_s);
+    if (i < counts.size()) counts[i] += 1;
+  }
+  CountStats s;
+  for (double c : counts) s.mean += c / static_cast<double>(counts.size());
+  double var = 0;
+  for (double c : counts) var += (c - s.mean) * (c - s.mean) / static_cast<double>(counts.size());
+  s.dispersion = var / s.mean;
+  return s;
+}
+
+TEST(FleetArrivalSourceTest, WithoutModulationItIsPoisson) {
+  // 100 req/s for 6,000 s: 400 counts of 15 s, mean 1,500, dispersion 1 (the estimate's relative
+  // standard error is sqrt(2 / 400) = 7%).
+  const CountStats s = Counts(100, 0, 1, 15, 6000, 3);
+  EXPECT_NEAR(s.mean, 1500, 1500 * 0.02);
+  EXPECT_NEAR(s.dispersion, 1.0, 0.25);
+}
+
+TEST(FleetArrivalSourceTest, ModulatedRateHasTheDispersionOfItsCvAtEveryWindow) {
+  struct Case {
+    const char* name;
+    double window_s;
+    double want_dispersion;
+  };
+  // lambda 100 req/s, CV 0.3 per 15 s interval: 1 + lambda T x 0.09.
+  const std::vector<Case> cases = {
+      {"at the interval: 1 + 1500 x 0.09", 15, 136},
+      {"at a fifth of it: 1 + 300 x 0.09", 3, 28},
+      {"at a second: 1 + 100 x 0.09", 1, 10},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const CountStats s = Counts(100, 0.3, 1, tc.window_s, 15000, 5);
+    EXPECT_NEAR(s.mean, 100 * tc.window_s, 100 * tc.window_s * 0.05);
+    EXPECT_NEAR(s.dispersion, tc.want_dispersion, tc.want_dispersion * 0.25);
+  }
+}
+
+TEST(FleetArrivalSourceTest, ThinningKeepsTheFleetsMultiplier) {
+  // A quarter of the fleet's points (one replica of four behind Random routing): mean 375 per
+  // 15 s, dispersion 1 + 375 x 0.09 = 34.75. A surge of the fleet is a surge for every replica.
+  const CountStats s = Counts(100, 0.3, 0.25, 15, 15000, 7);
+  EXPECT_NEAR(s.mean, 375, 375 * 0.05);
+  EXPECT_NEAR(s.dispersion, 34.75, 34.75 * 0.25);
+}
+
+TEST(FleetArrivalSourceTest, CandidatesShareLengthsRequestByRequest) {
+  // Common random numbers: the n-th request has the same lengths whatever share is simulated.
+  const LengthSampler lengths(policy::LengthShape{}, 300, 5000);
+  SampledLengths all_lengths(lengths, lengths, 9), half_lengths(lengths, lengths, 9);
+  FleetArrivalSource all({}, FleetArrivalSource::Thinning::kIndependent, 50, 1000, 0.2, 15,
+                         all_lengths, 9);
+  FleetArrivalSource half({{0.0, 0.5}}, FleetArrivalSource::Thinning::kIndependent, 50, 1000, 0.2,
+                          15, half_lengths, 9);
+  sim::RequestSpec a, b;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(all.Next(a));
+    ASSERT_TRUE(half.Next(b));
+    EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
+    EXPECT_EQ(a.output_tokens, b.output_tokens);
+  }
+}
+
+}  // namespace
+}  // namespace twinscale::twin

@@ -31,26 +31,35 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
   auto itl_at = [&](double speed) {
     return twin.MeanInterTokenLatencySeconds(q, sim::SpeedFactors{speed, speed});
   };
-  // The twin's mean falls as the speed rises: bisect the log of the speed. Outside the bounds
-  // the answer is the bound.
+  // Secant steps on log(latency) against log(speed) (calibration.h); outside the bounds the
+  // answer is the bound.
   double lo = options_.min_factor, hi = options_.max_factor;
-  int32_t steps = options_.bisections;
+  int32_t steps = options_.first_steps;
+  double speed = 1.0;
   if (state_.updates > 0) {
-    const double f = state_.speed.decode;
-    lo = std::max(options_.min_factor, f / options_.bracket);
-    hi = std::min(options_.max_factor, f * options_.bracket);
-    steps = std::max(1, options_.bisections - 2);
+    speed = state_.speed.decode;
+    lo = std::max(options_.min_factor, speed / options_.bracket);
+    hi = std::min(options_.max_factor, speed * options_.bracket);
+    steps = options_.later_steps;
   }
-  if (!(itl_at(lo) > 0)) return state_;  // no gaps simulated: nothing to match
+  speed = std::clamp(speed, lo, hi);
+  double itl = itl_at(speed);
+  if (!(itl > 0)) return state_;  // no gaps simulated: nothing to match
+  double exponent = 1;            // b in latency ~ speed^-b
+  auto step_from = [&](double s, double latency) {
+    return std::clamp(s * std::pow(latency / target, 1 / exponent), lo, hi);
+  };
   for (int32_t i = 0; i < steps; ++i) {
-    const double mid = std::sqrt(lo * hi);
-    if (itl_at(mid) > target) {
-      lo = mid;  // the twin at this speed is still slower than the fleet: speed up
-    } else {
-      hi = mid;
-    }
+    const double next = step_from(speed, itl);
+    if (std::abs(std::log(next / speed)) < 1e-3) break;  // there already
+    const double next_itl = itl_at(next);
+    if (!(next_itl > 0)) break;
+    const double b = -(std::log(next_itl) - std::log(itl)) / (std::log(next) - std::log(speed));
+    if (std::isfinite(b)) exponent = std::clamp(b, 0.25, 2.0);
+    speed = next;
+    itl = next_itl;
   }
-  const double ratio = std::sqrt(lo * hi);  // < 1: the fleet is slower than the profile
+  const double ratio = step_from(speed, itl);  // < 1: the fleet is slower than the profile
   state_.last_observed_ratio = ratio;
   const double a = state_.updates == 0 ? 1.0 : options_.smoothing;
   const double f = std::clamp((1 - a) * state_.speed.decode + a * ratio, options_.min_factor,

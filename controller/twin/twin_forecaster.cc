@@ -200,6 +200,9 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   sim::FleetOptions fo;
   fo.deployment = options.deployment;
   fo.deployment.lifecycle.slow_period = SimDuration::Zero();
+  // The twin's requests carry no prefix hashes (the observed traffic's sharing is not known per
+  // request), so a prefix cache would only cost its bookkeeping.
+  fo.deployment.engine.enable_prefix_caching = false;
   fo.speed = options.speed;
   fo.router.kind = options.router;
   fo.initial_replicas = 0;

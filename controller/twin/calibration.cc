@@ -45,7 +45,7 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
   speed = std::clamp(speed, lo, hi);
   double itl = itl_at(speed);
   if (!(itl > 0)) return state_;  // no gaps simulated: nothing to match
-  double exponent = 1;            // b in latency ~ speed^-b
+  double& exponent = exponent_;  // b in latency ~ speed^-b, as the last fit measured it
   auto step_from = [&](double s, double latency) {
     return std::clamp(s * std::pow(latency / target, 1 / exponent), lo, hi);
   };
@@ -54,8 +54,15 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
     if (std::abs(std::log(next / speed)) < 1e-3) break;  // there already
     const double next_itl = itl_at(next);
     if (!(next_itl > 0)) break;
-    const double b = -(std::log(next_itl) - std::log(itl)) / (std::log(next) - std::log(speed));
-    if (std::isfinite(b)) exponent = std::clamp(b, 0.25, 2.0);
+    // The slope from two speeds close together is mostly the simulation's noise (a shifted step
+    // boundary moves the mean a little): re-estimate it only from speeds 5% or more apart. With
+    // the slope left as it was the step still moves toward the right factor, only not all the
+    // way; the smoothing converges on the same fixed point.
+    if (std::abs(std::log(next / speed)) >= 0.05) {
+      const double b =
+          -(std::log(next_itl) - std::log(itl)) / (std::log(next) - std::log(speed));
+      if (std::isfinite(b)) exponent = std::clamp(b, 0.25, 8.0);
+    }
     speed = next;
     itl = next_itl;
   }

@@ -42,11 +42,13 @@ struct CalibrationOptions {
   double min_running = 1;   // below this the ITL says little about batch speed
   // How long the twin simulates the observed window's fleet to measure its inter-token latency.
   absl::Duration window = absl::Seconds(30);
-  // The twin's mean inter-token latency falls with its speed about as speed^-b, b a little under 1
-  // (fixed per-step costs don't scale). The fit starts at the current factor and takes secant steps
-  // on log(latency) against log(speed) (b re-estimated from each pair, starting at 1): `first_steps`
-  // simulations after the first for the first fit, `later_steps` after it, then a last extrapolated
-  // step that needs no simulation. A bisection to the same precision took 8 simulations per
+  // The twin's mean inter-token latency falls with its speed locally as speed^-b: b a little under
+  // 1 on a light fleet (fixed per-step costs don't scale), up to 3 or more near saturation (a
+  // slower engine also batches more, and each step grows). The fit starts at the current factor
+  // and takes secant steps on log(latency) against log(speed), b re-estimated from each pair of
+  // speeds far enough apart and kept for the next fit (1 at first): `first_steps` simulations after
+  // the first for the first fit, `later_steps` after it, then a last interpolated step that needs
+  // no simulation. A bisection to the same precision took 8 simulations per
   // decision and made the replay 4x slower; the smoothing below averages more noise away than
   // either leaves. Later fits stay within the current factor x/÷ `bracket` (what the smoothed
   // factor can move toward anyway); a fit at the bracket's edge just pulls the factor that way.
@@ -77,6 +79,7 @@ class Calibrator {
  private:
   CalibrationOptions options_;
   CalibrationState state_;
+  double exponent_ = 1;  // the last measured b (see CalibrationOptions)
 };
 
 }  // namespace twinscale::twin

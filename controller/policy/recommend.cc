@@ -165,9 +165,10 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     case Sizing::Outcome::kScaleIn:
       d.reasons.push_back(
           {"ScaleInSafe",
-           absl::StrFormat("the twin shows the SLO held at %.0f%% of the threshold with %d "
-                           "replicas (%.1f req/s)",
-                           100 * c.safety_margin, sizing.replicas, q.arrival_rate)});
+           absl::StrFormat("the twin shows %.1f%% of requests within %.0f%% of the threshold "
+                           "(target %.1f%%) with %d replicas (%.1f req/s)",
+                           100 * sizing.at_answer.attainment, 100 * c.safety_margin,
+                           sizing.scale_in_percentile, sizing.replicas, q.arrival_rate)});
       break;
     case Sizing::Outcome::kHold:
       if (c.enforce_limits_on_scale_up && over_limits) {

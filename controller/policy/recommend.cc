@@ -157,8 +157,8 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
       d.reasons.push_back(
           {"ForecastMissesSlo",
            absl::StrFormat("at %d replicas the twin forecasts %.1f%% of requests within the TTFT "
-                           "SLO (< %.0f%%) at %.1f req/s over %s; %d replicas reach %.1f%%",
-                           base, 100 * d.forecast_at_current.attainment, c.percentile,
+                           "SLO (aim %.1f%%) at %.1f req/s over %s; %d replicas reach %.1f%%",
+                           base, 100 * d.forecast_at_current.attainment, sizing.keep_percentile,
                            q.arrival_rate, absl::FormatDuration(q.horizon), sizing.replicas,
                            100 * sizing.at_answer.attainment)});
       break;

@@ -240,6 +240,23 @@ TEST(RecommendTest, ScaleUpIsRateLimitedByTheScaleUpPolicies) {
   EXPECT_TRUE(HasReason(d, "ScaleUpLimit"));
 }
 
+TEST(RecommendTest, ReasonsQuoteTheAimNotJustThePercentile) {
+  // p90 plus the default 5 points of forecast headroom: the what-ifs aim at 95%, and the reason
+  // must say so (quoting 90% when the twin asked for 95% misled an operator reading the status).
+  PolicyConfig c = Config();
+  c.warmup_expected = absl::Seconds(15);
+  CapacityForecaster f(10);
+  const absl::Time now = T(0);
+  const Decision d = Recommend(Snap(4, 65, now), c, f, now, Steady(4, 600, now));
+  bool found = false;
+  for (const Reason& r : d.reasons) {
+    if (r.code != "ForecastMissesSlo") continue;
+    found = true;
+    EXPECT_NE(r.message.find("aim 95.0%"), std::string::npos) << r.message;
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(RecommendTest, AdmissionAdviceWhenCapacityCannotKeepUp) {
   // 3 Ready replicas hold 30 req/s; 80 arrive and max is 5: advise a rate near 30.
   PolicyConfig c = Config();

@@ -134,12 +134,23 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   d.forecast_at_current = sizing.at_base;
   if (sizing.slo_unattainable) {
     const double cap = sizing.keep_ceiling.value_or(0);
+    // Two things no added replica helps: prompts too long to prefill within the threshold, and a
+    // backlog already queued on the Ready replicas (a new replica takes only new arrivals). Name
+    // the backlog when there is one (at least one request per Ready replica), else the prompts.
+    double queued = 0;
+    for (const ReplicaStart& r : q.ready) queued += r.waiting;
+    const std::string cause =
+        queued >= std::max<double>(1.0, static_cast<double>(q.ready.size()))
+            ? absl::StrFormat("%.0f requests are already queued on the %d Ready replicas, and new "
+                              "replicas take only new arrivals; long prompts may add to it",
+                              queued, static_cast<int32_t>(q.ready.size()))
+            : std::string("the rest are too long to prefill in time; consider "
+                          "slo.ttft.perPromptToken");
     d.reasons.push_back(
         {"SloUnattainable",
          absl::StrFormat("even %d idle replicas keep only %.1f%% of requests within the TTFT SLO "
-                         "(the rest are too long to prefill in time): aiming at %.1f%%; consider "
-                         "slo.ttft.perPromptToken",
-                         c.max_replicas, cap + 1.0, std::max(0.0, cap))});
+                         "(%s): aiming at %.1f%%",
+                         c.max_replicas, cap + 1.0, cause, std::max(0.0, cap))});
     d.slo_at_risk = true;
   }
   int32_t recommendation = sizing.replicas;

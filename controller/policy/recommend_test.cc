@@ -257,6 +257,47 @@ TEST(RecommendTest, ReasonsQuoteTheAimNotJustThePercentile) {
   EXPECT_TRUE(found);
 }
 
+// Whatever the fleet, 80% of requests meet the SLO (the rest can't be helped by more replicas).
+class CeilingForecaster : public Forecaster {
+ public:
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    Forecast f;
+    f.requests = 1000;
+    f.attainment = 0.8;
+    f.meets_slo = f.attainment + 1e-12 >= q.percentile / 100;
+    return f;
+  }
+};
+
+TEST(RecommendTest, SloUnattainableNamesABacklogOrTheLongPrompts) {
+  struct Case {
+    const char* name;
+    double waiting_per_replica;
+    const char* want;
+  };
+  const std::vector<Case> cases = {
+      {"no backlog: the prompts are to blame", 0, "too long to prefill"},
+      {"30 queued on 3 replicas: the backlog is", 10, "30 requests are already queued"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const absl::Time now = T(0);
+    FleetSnapshot snap = Snap(3, 20, now);
+    for (ReplicaState& r : snap.replicas) r.waiting = tc.waiting_per_replica;
+    const Decision d = Recommend(snap, Config(), CeilingForecaster(), now, Steady(3, 600, now));
+    bool found = false;
+    for (const Reason& r : d.reasons) {
+      if (r.code != "SloUnattainable") continue;
+      found = true;
+      // maxReplicas' 80% is the ceiling; the aim goes one point under it.
+      EXPECT_NE(r.message.find("keep only 80.0%"), std::string::npos) << r.message;
+      EXPECT_NE(r.message.find("aiming at 79.0%"), std::string::npos) << r.message;
+      EXPECT_NE(r.message.find(tc.want), std::string::npos) << r.message;
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
 TEST(RecommendTest, AdmissionAdviceWhenCapacityCannotKeepUp) {
   // 3 Ready replicas hold 30 req/s; 80 arrive and max is 5: advise a rate near 30.
   PolicyConfig c = Config();

@@ -16,10 +16,11 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
-  spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz
+  spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz \
+  scaler_target_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
@@ -103,6 +104,11 @@ run kubeconfig_fuzz "$work/kubeconfig"
 run kube_wire_fuzz "$work/kubewire"
 run label_selector_fuzz "$work/selector"
 run api_router_fuzz "$work/apirequest"
+# KEDA trigger metadata: name, namespace, the ScaledObject's namespace, NUL-separated.
+printf 'llama-3-1-8b\0llm\0llm' >"$work/scaler/full"
+printf 'llama\0\0team-a' >"$work/scaler/default_namespace"
+printf 'Llama_8B' >"$work/scaler/bad_name"
+run scaler_target_fuzz "$work/scaler"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

@@ -9,6 +9,8 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +23,10 @@
 #include "controller/kube/rest_client.h"
 #include "controller/metrics/pod_scraper.h"
 #include "controller/metrics/promql_source.h"
+#include "controller/outputs/admission_service.h"
+#include "controller/outputs/decision_board.h"
+#include "controller/outputs/grpc_server.h"
+#include "controller/outputs/keda_scaler.h"
 #include "controller/outputs/ops_server.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/controller_metrics.h"
@@ -49,6 +55,24 @@ ABSL_FLAG(absl::Duration, renew_deadline, absl::Seconds(10),
           "The leader steps down when it could not renew for this long.");
 ABSL_FLAG(absl::Duration, retry_period, absl::Seconds(2), "Time between election attempts.");
 ABSL_FLAG(std::string, log_level, "info", "debug | info | warning | error.");
+ABSL_FLAG(std::string, keda_addr, "",
+          "Serve KEDA's external-scaler gRPC protocol (externalscaler.ExternalScaler) on this "
+          "host:port, e.g. 0.0.0.0:9443 (empty: not served). Only the leader answers.");
+ABSL_FLAG(std::string, admission_addr, "",
+          "Serve the admission API (twinscale.v1alpha1.AdmissionService) on this host:port (empty: "
+          "not served; the same address as --keda-addr: one server for both).");
+ABSL_FLAG(std::string, grpc_tls_cert, "",
+          "PEM certificate of the gRPC server(s); needs --grpc-tls-key. Re-read every "
+          "--grpc-cert-refresh, so a rotated Secret takes effect without a restart.");
+ABSL_FLAG(std::string, grpc_tls_key, "", "PEM private key of --grpc-tls-cert.");
+ABSL_FLAG(std::string, grpc_client_ca, "",
+          "PEM CA bundle: with it, gRPC clients (KEDA) must present a certificate it signed "
+          "(mutual TLS; KEDA's tlsClientCert / tlsClientKey).");
+ABSL_FLAG(bool, grpc_plaintext, false,
+          "Serve gRPC without TLS (only for tests or a mesh that encrypts; TLS is required "
+          "otherwise).");
+ABSL_FLAG(absl::Duration, grpc_cert_refresh, absl::Minutes(1),
+          "How often the gRPC certificate files are re-read.");
 
 namespace twinscale::cli {
 
@@ -58,7 +82,9 @@ const char kControllerUsage[] =
     "decision in status (Recommend, KEDA, HPA).\n\n"
     "Examples:\n"
     "  twinscale controller                                   # in a pod (in-cluster config)\n"
-    "  twinscale controller --kubeconfig ~/.kube/config --leader-elect=false --ops-port 9090\n";
+    "  twinscale controller --kubeconfig ~/.kube/config --leader-elect=false --ops-port 9090\n"
+    "  twinscale controller --keda-addr 0.0.0.0:9443 --admission-addr 0.0.0.0:9443 \\\n"
+    "      --grpc-tls-cert /tls/tls.crt --grpc-tls-key /tls/tls.key --grpc-client-ca /tls/ca.crt\n";
 const char kControllerFlagsFile[] = "controller_command.cc";
 
 namespace {
@@ -124,7 +150,13 @@ int RunControllerCommand() {
   kube::EventRecorder events(client->get(), &clock, eo);
   twin::TwinDeciderFactory deciders(&*profiles);
 
+  // Decisions for the gRPC outputs; a follower serves nothing (the leadership hook below).
+  const bool leader_elect = absl::GetFlag(FLAGS_leader_elect);
+  outputs::DecisionBoard board;
+  if (leader_elect) board.SetServing(false);
+
   reconcile::ReconcilerDeps deps;
+  deps.board = &board;
   deps.client = client->get();
   deps.clock = &clock;
   deps.deciders = &deciders;
@@ -151,10 +183,58 @@ int RunControllerCommand() {
   };
   reconcile::Reconciler reconciler(deps);
 
+  // KEDA's external scaler and the admission API: one gRPC server per distinct address.
+  outputs::KedaScaler keda(&board);
+  outputs::AdmissionService admission(&board);
+  std::vector<std::unique_ptr<outputs::GrpcServer>> grpc_servers;
+  {
+    struct Served {
+      std::string address;
+      std::vector<std::pair<grpc::Service*, std::string>> services;
+    };
+    std::vector<Served> served;
+    auto serve = [&served](const std::string& address, grpc::Service* service, const char* name) {
+      if (address.empty()) return;
+      for (Served& s : served) {
+        if (s.address == address) {
+          s.services.emplace_back(service, name);
+          return;
+        }
+      }
+      served.push_back({address, {{service, name}}});
+    };
+    serve(absl::GetFlag(FLAGS_keda_addr), keda.service(), outputs::KedaScaler::kServiceName);
+    serve(absl::GetFlag(FLAGS_admission_addr), admission.service(),
+          outputs::AdmissionService::kServiceName);
+    for (const Served& s : served) {
+      outputs::GrpcServerOptions go;
+      go.address = s.address;
+      go.plaintext = absl::GetFlag(FLAGS_grpc_plaintext);
+      go.tls_cert_file = absl::GetFlag(FLAGS_grpc_tls_cert);
+      go.tls_key_file = absl::GetFlag(FLAGS_grpc_tls_key);
+      go.client_ca_file = absl::GetFlag(FLAGS_grpc_client_ca);
+      go.cert_refresh_interval = absl::GetFlag(FLAGS_grpc_cert_refresh);
+      auto server = std::make_unique<outputs::GrpcServer>(go, &clock);
+      for (const auto& [service, name] : s.services) server->AddService(service, name);
+      server->SetServing(!leader_elect);
+      if (absl::Status st = server->Start(); !st.ok()) {
+        return fail(absl::StrCat("cannot serve gRPC on ", s.address), st);
+      }
+      const char* tls = go.plaintext ? "off" : go.client_ca_file.empty() ? "tls" : "mutual";
+      log.Info("serving gRPC", "",
+               {{"address", s.address}, {"port", server->port()}, {"tls", tls}});
+      grpc_servers.push_back(std::move(server));
+    }
+  }
+
   reconcile::ControllerOptions co;
+  co.on_leadership_change = [&board, &grpc_servers](bool leading) {
+    board.SetServing(leading);
+    for (auto& server : grpc_servers) server->SetServing(leading);
+  };
   co.watch_namespace = absl::GetFlag(FLAGS_watch_namespace);
   co.workers = absl::GetFlag(FLAGS_workers);
-  co.leader_election = absl::GetFlag(FLAGS_leader_elect);
+  co.leader_election = leader_elect;
   co.lease.lease_name = absl::GetFlag(FLAGS_lease_name);
   co.lease.lease_namespace = absl::GetFlag(FLAGS_lease_namespace);
   if (co.lease.lease_namespace.empty()) {
@@ -184,7 +264,10 @@ int RunControllerCommand() {
                            {"ops", ops.url()}, {"leader_election", co.leader_election}});
   stop.WaitForNotification();
   log.Info("stopping");
-  controller.Stop();
+  controller.Stop();  // tells the hook "not leading": open gRPC streams end with UNAVAILABLE
+  if (!grpc_servers.empty()) log.Info("controller stopped; shutting down gRPC");
+  for (auto& server : grpc_servers) server->Shutdown();
+  log.Info("gRPC stopped");
   ops.Stop();
   log.Info("stopped");
   g_stop = nullptr;

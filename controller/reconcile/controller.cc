@@ -98,8 +98,26 @@ absl::Status Controller::Start() {
 }
 
 void Controller::StartLeading() {
-  std::lock_guard<std::mutex> lock(workers_mu_);
-  if (stopped_ || leading_.load()) return;
+  {
+    std::lock_guard<std::mutex> lock(workers_mu_);
+    if (stopped_ || leading_.load()) return;
+    StartWorkersLocked();
+  }
+  NotifyLeadership();
+}
+
+void Controller::NotifyLeadership() {
+  if (!options_.on_leadership_change) return;
+  // Serialized, and always the state as it is now: a StopLeading racing a StartLeading can't
+  // leave the hook believing the wrong one.
+  std::lock_guard<std::mutex> lock(notify_mu_);
+  const bool leading = leading_.load();
+  if (leading == notified_leading_) return;
+  notified_leading_ = leading;
+  options_.on_leadership_change(leading);
+}
+
+void Controller::StartWorkersLocked() {
   leading_ = true;
   if (metrics_) metrics_->is_leader->WithLabels({}).Set(1);
   if (log_) log_->Info("started leading");
@@ -152,6 +170,7 @@ void Controller::StopLeading() {
     if (t.get_id() != std::this_thread::get_id()) t.join();
     else t.detach();
   }
+  NotifyLeadership();
 }
 
 bool Controller::Synced() const { return informer_ != nullptr && informer_->HasSynced(); }
@@ -175,6 +194,7 @@ void Controller::Stop() {
     old.swap(workers_);
   }
   for (std::thread& t : old) t.join();
+  NotifyLeadership();
   stop_->Cancel();
   if (election_thread_.joinable()) election_thread_.join();
   queue_.ShutDown();

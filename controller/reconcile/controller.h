@@ -9,6 +9,7 @@
 #define TWINSCALE_CONTROLLER_RECONCILE_CONTROLLER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,6 +35,11 @@ struct ControllerOptions {
   int32_t workers = 2;
   bool leader_election = true;
   kube::LeaderElectionConfig lease;  // used when leader_election
+  // Optional: told true when this replica starts leading (its workers start; without leader
+  // election, at Start) and false when it stops (after its workers have ended, so nothing is
+  // published any more; also on Stop). The outputs serve only while leading (DESIGN.md 6). Runs
+  // on the election thread or the caller of Start/Stop; must not call back into the Controller.
+  std::function<void(bool leading)> on_leadership_change;
 };
 
 class Controller {
@@ -59,7 +65,9 @@ class Controller {
  private:
   class Handler;
   void StartLeading();
+  void StartWorkersLocked();  // with workers_mu_ held
   void StopLeading();
+  void NotifyLeadership();    // tells on_leadership_change the current state if it changed
   void Work();
 
   ControllerOptions options_;
@@ -79,6 +87,8 @@ class Controller {
   std::atomic<int64_t> leadership_epoch_{0};  // workers of an older epoch exit
   std::mutex workers_mu_;
   bool stopped_ = false;
+  std::mutex notify_mu_;
+  bool notified_leading_ = false;  // guarded by notify_mu_
 };
 
 }  // namespace reconcile

@@ -13,6 +13,7 @@
 #include "controller/common/metrics_registry.h"
 #include "controller/kube/kube_time.h"
 #include "controller/kube/resource_ref.h"
+#include "controller/outputs/decision_board.h"
 #include "controller/reconcile/controller_metrics.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
@@ -151,6 +152,12 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
                              {"renewTime", now},
                              {"leaseTransitions", 0}}}})
                   .ok());
+  // The gRPC outputs' board, wired as `twinscale controller` wires it: a follower serves nothing.
+  outputs::DecisionBoard board;
+  board.SetServing(false);
+  deps_.board = &board;
+  absl::Mutex hook_mu;
+  std::vector<bool> hook_calls;
   Reconciler reconciler(deps_);
   MetricsRegistry registry;
   auto metrics = ControllerMetrics::Register(registry);
@@ -158,11 +165,22 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
   ControllerOptions options;
   options.lease = {
       "llm", "twinscale", "me", absl::Seconds(3), absl::Seconds(2), absl::Milliseconds(200)};
+  options.on_leadership_change = [&](bool leading) {
+    board.SetServing(leading);
+    absl::MutexLock lock(&hook_mu);
+    hook_calls.push_back(leading);
+  };
+  auto hooks = [&] {
+    absl::MutexLock lock(&hook_mu);
+    return hook_calls;
+  };
   Controller controller(options, &api_, &reconciler, &clock_, nullptr, &*metrics);
   ASSERT_TRUE(controller.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return controller.Synced(); }, absl::Seconds(5)));
   std::this_thread::sleep_for(std::chrono::seconds(1));  // several election attempts
   EXPECT_FALSE(controller.IsLeader());
+  EXPECT_TRUE(hooks().empty());  // never told "leading"
+  EXPECT_FALSE(board.serving());
   EXPECT_EQ(ScalePatches(), 0);
   EXPECT_EQ(SpecReplicas(), 1);
   // A follower says so on /metrics (a missing series can't be alerted on).
@@ -176,7 +194,16 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
   EXPECT_TRUE(WaitFor([&] { return controller.IsLeader(); }, absl::Seconds(5)));
   EXPECT_TRUE(WaitFor([&] { return SpecReplicas() == 3; }, absl::Seconds(5)));
   EXPECT_NE(registry.Render().find("\ntwinscale_leader 1\n"), std::string::npos);
+  // The leader serves, and its passes publish.
+  EXPECT_EQ(hooks(), std::vector<bool>{true});
+  EXPECT_TRUE(board.serving());
+  EXPECT_TRUE(WaitFor([&] { return board.Get("llm", "llama").has_value(); }, absl::Seconds(5)));
+  EXPECT_EQ(board.Get("llm", "llama")->decision.desired_replicas, 3);
+  // Stopping (SIGTERM) stops leading: the outputs stop serving, with nothing left published.
   controller.Stop();
+  EXPECT_EQ(hooks(), (std::vector<bool>{true, false}));
+  EXPECT_FALSE(board.serving());
+  EXPECT_TRUE(board.List().empty());
 }
 
 }  // namespace

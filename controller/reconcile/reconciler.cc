@@ -14,6 +14,7 @@
 #include "controller/kube/event_recorder.h"
 #include "controller/kube/kube_client.h"
 #include "controller/kube/resource_ref.h"
+#include "controller/outputs/decision_board.h"
 #include "controller/policy/spec_loader.h"
 #include "controller/reconcile/controller_metrics.h"
 #include "controller/reconcile/kube_pod.h"
@@ -142,8 +143,11 @@ Reconciler::TargetState& Reconciler::StateFor(const std::string& key) {
 }
 
 void Reconciler::Forget(const std::string& ns, const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  states_.erase(Key(ns, name));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    states_.erase(Key(ns, name));
+  }
+  if (deps_.board != nullptr) deps_.board->Remove(ns, name);
 }
 
 ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& name) {
@@ -503,6 +507,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
       if (readings.count(p.name) != 0) ++fresh;
     }
   }
+  // Stale inputs, as MetricsFresh reports them: the outputs publish "hold" on them.
+  const bool inputs_stale = !source_error.empty() || (readable > 0 && fresh == 0);
   if (!source_error.empty()) {
     SetCondition(next, kMetricsFresh, "False", "MetricsSourceFailed",
                  absl::StrCat(source_error, "; holding (no scale-in on stale data)"), now, generation);
@@ -562,6 +568,16 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
     if (auto err = st.decider->last_prediction_error_ms()) {
       deps_.metrics->prediction_error->WithLabels({key}).Set(*err / 1000);
     }
+  }
+  if (deps_.board != nullptr) {
+    outputs::PublishedDecision published;
+    published.mode = spec.mode;
+    published.desired_replicas = decision.replicas;
+    published.current_replicas = current;
+    published.inputs_stale = inputs_stale;
+    published.admission = decision.admission;
+    published.decided_at = now;
+    deps_.board->Publish(ns, name, published);
   }
   const absl::Status status_write = write_status();
   if (!act_status.ok()) return {kRetry, act_status};

@@ -13,6 +13,9 @@
 //      retries), after marking scale-in victims with controller.kubernetes.io/pod-deletion-cost on
 //      Deployments (their ReplicaSets honour it); records ScaledUp / ScaledDown events.
 //      Recommend, KEDA and HPA: the decision goes to status (and to the outputs) only;
+//      every mode's decision is published to the DecisionBoard when one is given (the KEDA
+//      scaler serves KEDA-mode targets from it, the admission API all of them), with the inputs
+//      marked stale when MetricsFresh is False (the outputs then publish "hold");
 //   6. writes status when it changed meaningfully (autoscaler_status.h) — a merge patch of the
 //      /status subresource, which bumps resourceVersion but not generation, so the watch that
 //      brings it back doesn't trigger another pass.
@@ -44,6 +47,9 @@ namespace kube {
 class KubeClient;
 class EventRecorder;
 }  // namespace kube
+namespace outputs {
+class DecisionBoard;
+}  // namespace outputs
 namespace reconcile {
 struct ControllerMetrics;
 
@@ -59,6 +65,9 @@ struct ReconcilerDeps {
   kube::EventRecorder* events = nullptr;     // optional
   JsonLogger* log = nullptr;                 // optional
   ControllerMetrics* metrics = nullptr;      // optional
+  // Optional: where each pass's decision is published for the gRPC outputs (KEDA's external
+  // scaler, the admission API); Forget removes the object's entry.
+  outputs::DecisionBoard* board = nullptr;
 };
 
 struct ReconcileResult {
@@ -73,7 +82,7 @@ class Reconciler {
   explicit Reconciler(ReconcilerDeps deps);
   ~Reconciler();
   ReconcileResult Reconcile(const std::string& ns, const std::string& name);
-  // Forgets an object's state (it was deleted).
+  // Forgets an object's state (it was deleted), and its published decision.
   void Forget(const std::string& ns, const std::string& name);
 
  private:

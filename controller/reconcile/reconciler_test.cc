@@ -21,6 +21,7 @@
 
 #include "controller/kube/event_recorder.h"
 #include "controller/kube/resource_ref.h"
+#include "controller/outputs/decision_board.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
 
@@ -389,6 +390,52 @@ TEST_F(ReconcilerTest, AFailedMetricsSourceMarksInputsStaleAndSaysSo) {
   for (const auto& p : factory_.views[0].pods) EXPECT_FALSE(p.scrape_ok) << p.name;
   EXPECT_EQ(Condition("MetricsFresh")["status"], "False");
   EXPECT_THAT(Condition("MetricsFresh")["message"].get<std::string>(), HasSubstr("prom:9090"));
+}
+
+TEST_F(ReconcilerTest, EachPassPublishesItsDecisionForTheOutputs) {
+  SetUpFleet("KEDA", 3);
+  outputs::DecisionBoard board;
+  deps_.board = &board;
+  factory_.script = {5, 1};
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  auto e = board.Get("llm", "llama");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->decision.mode, policy::Mode::kKeda);
+  EXPECT_EQ(e->decision.desired_replicas, 5);
+  EXPECT_EQ(e->decision.current_replicas, 3);  // KEDA mode: the target is not scaled by us
+  EXPECT_FALSE(e->decision.inputs_stale);
+  EXPECT_EQ(e->decision.published_replicas(), 5);
+  EXPECT_EQ(e->decision.decided_at, clock_.Now());
+  EXPECT_EQ(SpecReplicas(), 3);
+
+  // The metrics source fails: the inputs are stale, and the outputs hold at the current count
+  // although the policy said 1.
+  fail_all_ = true;
+  clock_.Advance(absl::Seconds(15));
+  r.Reconcile("llm", "llama");
+  e = board.Get("llm", "llama");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->decision.desired_replicas, 1);
+  EXPECT_TRUE(e->decision.inputs_stale);
+  EXPECT_EQ(e->decision.published_replicas(), 3);
+
+  // Deleted: the next pass finds it gone and its entry goes with it.
+  ASSERT_TRUE(api_.Delete(kube::kInferenceAutoscalers, "llm", "llama").ok());
+  r.Reconcile("llm", "llama");
+  EXPECT_FALSE(board.Get("llm", "llama").has_value());
+}
+
+TEST_F(ReconcilerTest, ForgetRemovesThePublishedDecision) {
+  SetUpFleet("Recommend", 2);
+  outputs::DecisionBoard board;
+  deps_.board = &board;
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  ASSERT_TRUE(board.Get("llm", "llama").has_value());
+  EXPECT_EQ(board.Get("llm", "llama")->decision.mode, policy::Mode::kRecommend);
+  r.Forget("llm", "llama");  // the informer saw the delete
+  EXPECT_FALSE(board.Get("llm", "llama").has_value());
 }
 
 TEST_F(ReconcilerTest, ANewLeaderStartsFromTheCalibrationInStatus) {

@@ -1,0 +1,263 @@
+// The real `twinscale controller` binary in KEDA mode, end to end: two replicas against the fake
+// API server (tests/fake_apiserver) with leader election on, both serving KEDA's external scaler
+// and the admission API with mutual TLS (certificates made by the openssl CLI), and gRPC clients
+// generated from the protos in the role of KEDA and of a gateway. The target's pods are Ready but
+// their /metrics can't be read, so the inputs are stale and the leader publishes "hold" (the
+// Deployment's 3 replicas). Checks: the leader serves the decision its reconcile pass published;
+// the follower answers UNAVAILABLE and its health says NOT_SERVING; on SIGTERM the leader ends
+// its open streams with UNAVAILABLE and exits 0 promptly; the follower takes over and serves.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "proto/externalscaler.grpc.pb.h"
+#include "proto/twinscale/v1alpha1/admission.grpc.pb.h"
+#include "tests/fake_apiserver/fake_apiserver.h"
+#include "tests/util/grpc_test_util.h"
+
+namespace twinscale {
+namespace {
+
+using fake_apiserver::FakeApiServer;
+using ::testing::HasSubstr;
+using testutil::ReadWholeFile;
+
+class ControllerProcess {
+ public:
+  ControllerProcess(const std::string& dir, const std::string& identity,
+                    const std::vector<std::string>& args)
+      : log_(absl::StrCat(dir, "/", identity, ".log")) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      if (freopen(log_.c_str(), "w", stderr) == nullptr) _exit(126);
+      std::vector<std::string> all = {"twinscale", "controller", "--identity=" + identity};
+      all.insert(all.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (std::string& a : all) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(TWINSCALE_BINARY, argv.data());
+      _exit(127);
+    }
+  }
+  ~ControllerProcess() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  // SIGTERM, then the exit code if it exits within `timeout` (-1: it didn't).
+  int Terminate(std::chrono::seconds timeout) {
+    kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return -1;
+  }
+  std::string Log() const { return ReadWholeFile(log_); }
+  // Whether the log shows `text` within `timeout`.
+  bool WaitForLog(const std::string& text, std::chrono::seconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Log().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+};
+
+externalscaler::ScaledObjectRef Ref() {
+  externalscaler::ScaledObjectRef ref;
+  ref.set_name("llama-3-1-8b");
+  ref.set_namespace_("llm");
+  (*ref.mutable_scalermetadata())["name"] = "llama-3-1-8b";
+  return ref;
+}
+
+grpc::Status GetMetrics(externalscaler::ExternalScaler::Stub& stub,
+                        externalscaler::GetMetricsResponse* out) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  externalscaler::GetMetricsRequest req;
+  *req.mutable_scaledobjectref() = Ref();
+  req.set_metricname("twinscale-desired-replicas");
+  return stub.GetMetrics(&ctx, req, out);
+}
+
+// Polls until GetMetrics answers OK (the process leads and has decided), up to `timeout`.
+grpc::Status WaitForMetrics(externalscaler::ExternalScaler::Stub& stub,
+                            externalscaler::GetMetricsResponse* out, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  grpc::Status s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    s = GetMetrics(stub, out);
+    if (s.ok()) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return s;
+}
+
+TEST(KedaControllerTest, TheLeaderServesItsDecisionAndTheFollowerTakesOver) {
+  const std::string dir = testutil::MakeGrpcTempDir();
+  ASSERT_FALSE(dir.empty());
+  const testutil::TestPki pki = testutil::MakeTestPki(dir);
+  ASSERT_FALSE(pki.dir.empty());
+
+  FakeApiServer::Options ao;
+  ao.crd_files = {"deploy/crds/twinscale.io_inferenceautoscalers.yaml"};
+  auto api = FakeApiServer::Start(ao);
+  ASSERT_TRUE(api.ok()) << api.status();
+  const int dead_port = testutil::FreeLoopbackPort();  // nothing listens: scrapes fail
+  nlohmann::json dep = {{"apiVersion", "apps/v1"},
+                        {"kind", "Deployment"},
+                        {"metadata", {{"name", "vllm-llama-3-1-8b"}, {"namespace", "llm"}}},
+                        {"spec",
+                         {{"replicas", 3},
+                          {"selector", {{"matchLabels", {{"app", "vllm"}}}}},
+                          {"template", {{"metadata", {{"labels", {{"app", "vllm"}}}}}}}}}};
+  ASSERT_TRUE((*api)->Put("/apis/apps/v1/namespaces/llm/deployments/vllm-llama-3-1-8b", dep).ok());
+  nlohmann::json ias = {
+      {"apiVersion", "twinscale.io/v1alpha1"},
+      {"kind", "InferenceAutoscaler"},
+      {"metadata", {{"name", "llama-3-1-8b"}, {"namespace", "llm"}}},
+      {"spec",
+       {{"targetRef",
+         {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "vllm-llama-3-1-8b"}}},
+        {"mode", "KEDA"},
+        {"minReplicas", 1},
+        {"maxReplicas", 8},
+        {"model", {{"profile", "llama-3.1-8b-h100-sxm-tp1"}}},
+        {"admission", {{"enabled", true}}},
+        {"metrics", {{"source", "Pods"}, {"port", dead_port}, {"interval", "2s"}}}}}};
+  ASSERT_TRUE(
+      (*api)
+          ->Put("/apis/twinscale.io/v1alpha1/namespaces/llm/inferenceautoscalers/llama-3-1-8b", ias)
+          .ok());
+  for (int i = 0; i < 3; ++i) {
+    const std::string pod = absl::StrCat("vllm-", i);
+    nlohmann::json p = {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata",
+                         {{"name", pod},
+                          {"namespace", "llm"},
+                          {"labels", {{"app", "vllm"}}},
+                          {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+                        {"status",
+                         {{"phase", "Running"},
+                          {"podIP", "127.0.0.1"},
+                          {"conditions",
+                           {{{"type", "PodScheduled"}, {"status", "True"}},
+                            {{"type", "ContainersReady"}, {"status", "True"}},
+                            {{"type", "Ready"},
+                             {"status", "True"},
+                             {"lastTransitionTime", "2026-01-01T00:01:00Z"}}}}}}};
+    ASSERT_TRUE((*api)->Put(absl::StrCat("/api/v1/namespaces/llm/pods/", pod), p).ok());
+  }
+  const std::string kubeconfig = dir + "/kubeconfig";
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+                            << "clusters:\n- name: fake\n  cluster:\n    server: " << (*api)->url()
+                            << "\ncontexts:\n- name: t\n  context:\n    cluster: fake\n"
+                            << "    user: nobody\n    namespace: llm\n"
+                            << "users:\n- name: nobody\n  user: {}\n";
+
+  auto args_for = [&](int grpc_port) {
+    const std::string addr = absl::StrCat("127.0.0.1:", grpc_port);
+    return std::vector<std::string>{"--kubeconfig=" + kubeconfig,
+                                    "--leader-elect=true",
+                                    "--retry-period=500ms",
+                                    "--ops-address=127.0.0.1",
+                                    absl::StrCat("--ops-port=", testutil::FreeLoopbackPort()),
+                                    "--keda-addr=" + addr,
+                                    "--admission-addr=" + addr,
+                                    "--grpc-tls-cert=" + pki.server_crt,
+                                    "--grpc-tls-key=" + pki.server_key,
+                                    "--grpc-client-ca=" + pki.ca_crt};
+  };
+  const std::string ca = ReadWholeFile(pki.ca_crt), cert = ReadWholeFile(pki.client_crt),
+                    key = ReadWholeFile(pki.client_key);
+  const int port_a = testutil::FreeLoopbackPort();
+  auto a = std::make_unique<ControllerProcess>(dir, "a", args_for(port_a));
+  // Connect only once it listens: a client retrying a loopback port nobody listens on yet can
+  // connect to itself (TCP simultaneous open, when its ephemeral source port equals the port).
+  ASSERT_TRUE(a->WaitForLog("serving gRPC", std::chrono::seconds(20))) << a->Log();
+  auto channel_a = testutil::TlsChannel(port_a, ca, cert, key);
+  auto keda_a = externalscaler::ExternalScaler::NewStub(channel_a);
+
+  // A leads (the only candidate) and publishes: stale inputs hold at the Deployment's 3.
+  externalscaler::GetMetricsResponse m;
+  grpc::Status s = WaitForMetrics(*keda_a, &m, std::chrono::seconds(40));
+  ASSERT_TRUE(s.ok()) << s.error_message() << "\n" << a->Log();
+  ASSERT_EQ(m.metricvalues_size(), 1);
+  EXPECT_EQ(m.metricvalues(0).metricvalue(), 3);
+  EXPECT_DOUBLE_EQ(m.metricvalues(0).metricvaluefloat(), 3.0);
+  auto adm_a = twinscale::v1alpha1::AdmissionService::NewStub(channel_a);
+  {
+    grpc::ClientContext ctx;
+    twinscale::v1alpha1::GetAdmissionLimitsRequest req;
+    req.mutable_target()->set_namespace_("llm");
+    req.mutable_target()->set_name("llama-3-1-8b");
+    twinscale::v1alpha1::AdmissionLimits limits;
+    ASSERT_TRUE(adm_a->GetAdmissionLimits(&ctx, req, &limits).ok());
+    EXPECT_TRUE(limits.inputs_stale());
+  }
+  EXPECT_EQ(testutil::HealthStatus(channel_a, "externalscaler.ExternalScaler"), "SERVING");
+
+  // B starts while A holds the Lease: it serves gRPC, but only to say it is not the leader.
+  const int port_b = testutil::FreeLoopbackPort();
+  auto b = std::make_unique<ControllerProcess>(dir, "b", args_for(port_b));
+  ASSERT_TRUE(b->WaitForLog("serving gRPC", std::chrono::seconds(20))) << b->Log();
+  auto channel_b = testutil::TlsChannel(port_b, ca, cert, key);
+  auto keda_b = externalscaler::ExternalScaler::NewStub(channel_b);
+  ASSERT_TRUE(testutil::Connects(channel_b, absl::Seconds(20))) << b->Log();
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // several election attempts
+  s = GetMetrics(*keda_b, &m);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("not the leader"));
+  EXPECT_EQ(testutil::HealthStatus(channel_b, "externalscaler.ExternalScaler"), "NOT_SERVING");
+  EXPECT_EQ(testutil::HealthStatus(channel_b, ""), "SERVING");
+
+  // KEDA's push scaler has a stream open on A; A gets SIGTERM.
+  testutil::StreamReader<externalscaler::IsActiveResponse> stream(
+      [&](grpc::ClientContext* ctx) { return keda_a->StreamIsActive(ctx, Ref()); });
+  auto first = stream.Next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_TRUE(first->result());
+  EXPECT_EQ(a->Terminate(std::chrono::seconds(20)), 0) << a->Log();
+  auto end = stream.Finished(absl::Seconds(5));
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->error_code(), grpc::StatusCode::UNAVAILABLE) << end->error_message();
+
+  // A released the Lease: B takes over and serves the same answer.
+  s = WaitForMetrics(*keda_b, &m, std::chrono::seconds(40));
+  ASSERT_TRUE(s.ok()) << s.error_message() << "\n" << b->Log();
+  EXPECT_EQ(m.metricvalues(0).metricvalue(), 3);
+  EXPECT_EQ(testutil::HealthStatus(channel_b, "externalscaler.ExternalScaler"), "SERVING");
+  EXPECT_EQ(b->Terminate(std::chrono::seconds(20)), 0) << b->Log();
+
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace twinscale

@@ -48,6 +48,10 @@ ABSL_FLAG(std::string, policy, "deploy/samples/llama-3.1-8b-h100.yaml\nkeda-queu
           "manifest (a .yaml file: twinscale's policy with that spec) or a baseline family: "
           "keda-queue[:t1,t2,..] (KEDA on vllm:num_requests_waiting, default thresholds "
           "1,2,3,5,10), hpa-kv[:0.6,..] (HPA on mean KV use, default 0.6..0.9), static:N1,N2,...");
+ABSL_FLAG(std::string, modes, "",
+          "Replay each manifest once per mode in this comma list (Direct, KEDA, HPA; empty: the "
+          "manifest's own spec.mode, Recommend replayed as Direct): KEDA and HPA pass each "
+          "decision through the HPA's arithmetic on the published metric, 10% tolerance included.");
 ABSL_FLAG(std::string, truth, "none",
           "How the simulated truth differs from the twin: none | efficiency | noise | warmup | "
           "routing | frontend | all (comma list).");
@@ -152,6 +156,22 @@ absl::Status Run() {
     policy_args.emplace_back(absl::StripAsciiWhitespace(p));
   }
   if (policy_args.empty()) return absl::InvalidArgumentError("--policy: give at least one policy");
+  std::vector<std::optional<policy::Mode>> modes;  // nullopt: the manifest's own
+  for (absl::string_view m :
+       absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipWhitespace())) {
+    m = absl::StripAsciiWhitespace(m);
+    if (m == "Direct") {
+      modes.push_back(policy::Mode::kDirect);
+    } else if (m == "KEDA") {
+      modes.push_back(policy::Mode::kKeda);
+    } else if (m == "HPA") {
+      modes.push_back(policy::Mode::kHpa);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--modes: \"", m, "\" is not one of Direct, KEDA, HPA"));
+    }
+  }
+  if (modes.empty()) modes.push_back(std::nullopt);
   std::vector<PolicyEntry> policies;
   std::optional<twin::ResolvedTarget> first;
   std::vector<std::string> baseline_args;
@@ -160,15 +180,19 @@ absl::Status Run() {
       TS_ASSIGN_OR_RETURN(policy::InferenceAutoscaler ias, policy::LoadInferenceAutoscalerFile(arg));
       TS_ASSIGN_OR_RETURN(twin::ResolvedTarget r, twin::Resolve(ias.spec, profiles));
       r.policy.seed = absl::GetFlag(FLAGS_seed);
-      PolicyEntry e;
-      e.min_replicas = r.policy.min_replicas;
-      e.max_replicas = r.policy.max_replicas;
-      e.router = r.twin.router;
-      auto a = std::make_unique<replay::TwinscaleAutoscaler>(
-          absl::StrCat("twinscale:", ias.metadata.name), r.policy, r.twin);
-      a->set_calibration(absl::GetFlag(FLAGS_calibrate));
-      e.autoscaler = std::move(a);
-      policies.push_back(std::move(e));
+      for (const std::optional<policy::Mode>& mode : modes) {
+        PolicyEntry e;
+        e.min_replicas = r.policy.min_replicas;
+        e.max_replicas = r.policy.max_replicas;
+        e.router = r.twin.router;
+        std::string name = absl::StrCat("twinscale:", ias.metadata.name);
+        if (mode) absl::StrAppend(&name, "/", std::string(policy::ModeName(*mode)));
+        auto a = std::make_unique<replay::TwinscaleAutoscaler>(name, r.policy, r.twin,
+                                                               mode.value_or(ias.spec.mode));
+        a->set_calibration(absl::GetFlag(FLAGS_calibrate));
+        e.autoscaler = std::move(a);
+        policies.push_back(std::move(e));
+      }
       if (!first) first = std::move(r);
     } else {
       baseline_args.push_back(arg);

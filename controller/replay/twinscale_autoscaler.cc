@@ -8,8 +8,10 @@
 namespace twinscale::replay {
 
 TwinscaleAutoscaler::TwinscaleAutoscaler(std::string name, policy::PolicyConfig config,
-                                         twin::TwinOptions twin)
-    : name_(std::move(name)), decider_(config, std::move(twin), absl::Seconds(45)) {}
+                                         twin::TwinOptions twin, policy::Mode mode)
+    : name_(std::move(name)),
+      decider_(config, std::move(twin), absl::Seconds(45)),
+      output_(mode, config.min_replicas, config.max_replicas) {}
 
 int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
   policy::Decision d = decider_.Decide(view);
@@ -21,7 +23,13 @@ int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
     absl::StrAppend(&last_reason_, r.code);
   }
   decisions_.push_back(std::move(d));
-  return decisions_.back().replicas;
+  const int32_t decided = decisions_.back().replicas;
+  const int32_t applied = output_.Apply(decided, view.spec_replicas, view.now);
+  if (applied != decided) {
+    absl::StrAppend(&last_reason_, "; HPA ", output_.last_reason(), " (decided ", decided,
+                    ", HPA set ", applied, ")");
+  }
+  return applied;
 }
 
 }  // namespace twinscale::replay

@@ -1,6 +1,7 @@
 // twinscale's own policy behind replay's Autoscaler interface: each sync hands the scraped view to
 // twin::TargetDecider — the same decision chain the live reconciler runs (snapshot, calibration,
-// Recommend with the twin as forecaster) — and keeps the record replay reports.
+// Recommend with the twin as forecaster) — passes the decision through the spec's mode (KEDA and
+// HPA: the cluster's HPA arithmetic on the published metric) and keeps the record replay reports.
 #ifndef TWINSCALE_CONTROLLER_REPLAY_TWINSCALE_AUTOSCALER_H_
 #define TWINSCALE_CONTROLLER_REPLAY_TWINSCALE_AUTOSCALER_H_
 
@@ -10,13 +11,17 @@
 
 #include "controller/policy/recommend.h"
 #include "controller/replay/autoscaler.h"
+#include "controller/replay/mode_output.h"
 #include "controller/twin/target_decider.h"
 
 namespace twinscale::replay {
 
 class TwinscaleAutoscaler : public Autoscaler {
  public:
-  TwinscaleAutoscaler(std::string name, policy::PolicyConfig config, twin::TwinOptions twin);
+  // `mode`: how decisions reach the target (mode_output.h); Recommend is replayed as Direct, as if
+  // its decisions were acted on.
+  TwinscaleAutoscaler(std::string name, policy::PolicyConfig config, twin::TwinOptions twin,
+                      policy::Mode mode = policy::Mode::kDirect);
   std::string Name() const override { return name_; }
   absl::Duration SyncPeriod() const override { return decider_.config().interval; }
   int32_t Decide(const ClusterView& view) override;
@@ -33,6 +38,7 @@ class TwinscaleAutoscaler : public Autoscaler {
  private:
   std::string name_;
   twin::TargetDecider decider_;
+  ModeOutput output_;
   std::vector<double> speed_history_;
   std::vector<double> prediction_error_ms_;
   std::vector<policy::Decision> decisions_;

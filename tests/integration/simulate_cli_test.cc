@@ -172,3 +172,17 @@ TEST(ReplayCliTest, HistoryFlagsWithoutFromPrometheusAreRefusedByName) {
   EXPECT_NE(s.exit_code, 0);
   EXPECT_NE(s.out.find("--selector needs --from-prometheus"), std::string::npos) << s.out;
 }
+
+// --modes names what it doesn't know; a known list replays each manifest once per mode.
+TEST(ReplayCliTest, ModesAreCheckedAndEachGetsItsOwnRow) {
+  const Result bad = RunTwinscale("replay --policy static:2 --progress never --modes Direct,Keda");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.out.find("--modes: \"Keda\" is not one of Direct, KEDA, HPA"), std::string::npos)
+      << bad.out;
+  const Result ok = RunTwinscale(
+      "replay --policy deploy/samples/llama-3.1-8b-h100.yaml --modes Direct,KEDA --progress never "
+      "--oracle=false --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 0.05");
+  ASSERT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("twinscale:llama-3-1-8b/Direct"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("twinscale:llama-3-1-8b/KEDA"), std::string::npos) << ok.out;
+}

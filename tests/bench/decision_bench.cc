@@ -9,6 +9,9 @@
 // from call to call, so the latencies are a distribution rather than one number repeated. Counters:
 // decision_ms_mean, decision_ms_p99 (and _p50, _max), the same in CPU time (decision_cpu_ms_*),
 // what-ifs per decision, and the recommendation's mean, min and max over the seeds.
+// BM_FixedDecisionSteady: the same, with a previous recommendation of 33 to start the searches
+// from, as every decision after a target's first has (BM_FixedDecision's history recommends 36,
+// the current size, so its scale-in search starts from scratch).
 // BM_FixedDecisionExact: the same decision with the exact twin (the whole fleet, 5 seeds): what the
 // fast one should agree with, and what it would cost.
 //
@@ -263,19 +266,10 @@ class Tracing : public policy::Forecaster {
   const policy::Forecaster& f_;
 };
 
-void BM_FixedDecision(benchmark::State& state) {
-  const FixedInput& in = Fixed();
-  const twin::TwinForecaster forecaster(in.twin);
-  if (std::getenv("DECISION_TRACE") != nullptr) {
-    for (uint64_t s = 1; s <= 3; ++s) {
-      policy::PolicyConfig c = in.config;
-      c.seed = s;
-      const Tracing t(forecaster);
-      const policy::Decision d = policy::Recommend(in.snapshot, c, t, in.snapshot.at, in.history);
-      std::fprintf(stderr, "seed %llu: recommendation %d, decision %d\n",
-                   static_cast<unsigned long long>(s), d.recommendation, d.replicas);
-    }
-  }
+// Times Recommend() on `in` with `history`, one call per iteration with a new seed each time, and
+// sets the counters listed at the top.
+void TimeDecisions(benchmark::State& state, const FixedInput& in,
+                   const policy::PolicyHistory& history, const policy::Forecaster& forecaster) {
   std::vector<double> ms, cpu_ms, recs;
   double forecasts = 0;
   uint64_t seed = 1;
@@ -285,7 +279,7 @@ void BM_FixedDecision(benchmark::State& state) {
     const double c0 = ThreadCpuMs();
     const auto t0 = std::chrono::steady_clock::now();
     const policy::Decision d =
-        policy::Recommend(in.snapshot, c, forecaster, in.snapshot.at, in.history);
+        policy::Recommend(in.snapshot, c, forecaster, in.snapshot.at, history);
     const auto t1 = std::chrono::steady_clock::now();
     cpu_ms.push_back(ThreadCpuMs() - c0);
     benchmark::DoNotOptimize(d.replicas);
@@ -307,6 +301,39 @@ void BM_FixedDecision(benchmark::State& state) {
   state.counters["arrival_rps"] = in.rate;
   state.counters["arrival_dispersion"] = in.dispersion;
 }
+
+void BM_FixedDecision(benchmark::State& state) {
+  const FixedInput& in = Fixed();
+  const twin::TwinForecaster forecaster(in.twin);
+  if (std::getenv("DECISION_TRACE") != nullptr) {
+    for (uint64_t s = 1; s <= 3; ++s) {
+      policy::PolicyConfig c = in.config;
+      c.seed = s;
+      const Tracing t(forecaster);
+      const policy::Decision d = policy::Recommend(in.snapshot, c, t, in.snapshot.at, in.history);
+      std::fprintf(stderr, "seed %llu: recommendation %d, decision %d\n",
+                   static_cast<unsigned long long>(s), d.recommendation, d.replicas);
+    }
+  }
+  TimeDecisions(state, in, in.history, forecaster);
+}
+
+// The same fixed input a few decisions later, in the steady state of a scale-in: 36 recommended
+// until 3 minutes ago, 33 since (the fleet waits out the 5-minute window at 36). Every decision
+// but a target's first has a previous recommendation, and the searches start from it
+// (fleet_sizing.h): what a decision costs most of the time.
+void BM_FixedDecisionSteady(benchmark::State& state) {
+  const FixedInput& in = Fixed();
+  const twin::TwinForecaster forecaster(in.twin);
+  policy::PolicyHistory history;
+  const absl::Time now = in.snapshot.at;
+  for (int sec = 600; sec > 0; sec -= 60) {
+    history.recommendations.emplace_back(now - absl::Seconds(sec), sec > 180 ? 36 : 33);
+  }
+  TimeDecisions(state, in, history, forecaster);
+}
+BENCHMARK(BM_FixedDecisionSteady)->Iterations(200)->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_FixedDecision)->Iterations(200)->Unit(benchmark::kMillisecond);
 
 // The same decision with the exact twin (the whole fleet, 5 seeds): what the fast one should

@@ -117,23 +117,27 @@ TEST(SnapshotBuilderTest, FleetTtftIsSummedBeforeTheQuantileAndLengthsComeFromHi
   EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 1200, 1e-9);
 }
 
+// The workload estimate after one Ready replica finished `counts` requests in successive 15 s
+// intervals (nothing waiting or running).
+WorkloadEstimate WorkloadAfterCounts(const std::vector<double>& counts) {
+  SnapshotBuilder b({});
+  double finished = 0;
+  b.Build(View(T(0), {Ready("a", T(0), 0, 0, finished)}));
+  FleetSnapshot s;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    finished += counts[i];
+    const absl::Time t = T(static_cast<int>(15 * (i + 1)));
+    s = b.Build(View(t, {Ready("a", t, 0, 0, finished)}));
+  }
+  return s.workload;
+}
+
 TEST(SnapshotBuilderTest, DispersionOfPoissonLikeCountsIsNearOneAndBurstsRaiseIt) {
   // Dispersion from successive differences: sum (c_i - c_{i-1})^2 / (2 (n - 1) mean).
   // Constant 30 -> 0 -> clamped to 0.25 (smoother than Poisson); alternating 0 / 60 -> 5 x 3600 /
   // (2 x 5 x 30) = 60 -> clamped to 16; a steady ramp 10, 20, ..., 60 (a trend, not bursts) ->
   // 5 x 100 / (2 x 5 x 35) = 1.43, where the plain variance / mean would say 10.
-  auto run = [](std::vector<double> counts) {
-    SnapshotBuilder b({});
-    double finished = 0;
-    b.Build(View(T(0), {Ready("a", T(0), 0, 0, finished)}));
-    FleetSnapshot s;
-    for (size_t i = 0; i < counts.size(); ++i) {
-      finished += counts[i];
-      const absl::Time t = T(static_cast<int>(15 * (i + 1)));
-      s = b.Build(View(t, {Ready("a", t, 0, 0, finished)}));
-    }
-    return s.workload.dispersion;
-  };
+  auto run = [](std::vector<double> counts) { return WorkloadAfterCounts(counts).dispersion; };
   EXPECT_DOUBLE_EQ(run({30, 30, 30, 30, 30, 30}), 0.25);
   EXPECT_DOUBLE_EQ(run({0, 60, 0, 60, 0, 60}), 16.0);
   EXPECT_NEAR(run({10, 20, 30, 40, 50, 60}), 500.0 / 350.0, 1e-12);
@@ -144,18 +148,7 @@ TEST(SnapshotBuilderTest, RateCvAndLocalMeanComeFromTheSameCounts) {
   // rate's CV beyond Poisson noise is sqrt((60 - 1) / 30) = 1.4024; the last minute (4 intervals:
   // 0 + 60 + 0 + 60 = 120 requests in 60 s) averages 2 req/s while the last interval alone says 4.
   // Constant counts are smoother than Poisson: no rate variation at all.
-  auto run = [](std::vector<double> counts) {
-    SnapshotBuilder b({});
-    double finished = 0;
-    b.Build(View(T(0), {Ready("a", T(0), 0, 0, finished)}));
-    FleetSnapshot s;
-    for (size_t i = 0; i < counts.size(); ++i) {
-      finished += counts[i];
-      const absl::Time t = T(static_cast<int>(15 * (i + 1)));
-      s = b.Build(View(t, {Ready("a", t, 0, 0, finished)}));
-    }
-    return s.workload;
-  };
+  auto run = WorkloadAfterCounts;
   const WorkloadEstimate bursty = run({0, 60, 0, 60, 0, 60});
   EXPECT_NEAR(bursty.rate_cv, std::sqrt(59.0 / 30.0), 1e-12);
   EXPECT_EQ(bursty.rate_interval, absl::Seconds(15));

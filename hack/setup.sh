@@ -10,6 +10,9 @@ PKGS=(
   libjs-chart.js chromium  # report.html's charts (inlined), and its browser test
   prometheus               # the real Prometheus of the integration and end-to-end tests
   openssl curl             # certificates for the TLS tests; the controller bench reads /metrics
+  # Helm is not packaged for Debian: the chart tests render charts/twinscale with Go's
+  # text/template and sprig (hack/helm-render, built offline from these packages).
+  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -38,9 +38,13 @@ constexpr char kCrdPath[] = "deploy/crds/twinscale.io_inferenceautoscalers.yaml"
 constexpr char kChartCrdPath[] = "charts/twinscale/files/crds/twinscale.io_inferenceautoscalers.yaml";
 
 // Every plain manifest file: deploy/ and the chart's non-template files (templates/ holds Go
-// template text, checked after rendering by chart_render_test; ci/ holds values files).
+// template text, checked after rendering by chart_render_test; ci/ holds values files). Files
+// named *-patch.yaml are patches for `kubectl patch --patch-file` (fragments, not objects).
 std::vector<std::string> ManifestFiles() {
-  std::vector<std::string> files = YamlFilesUnder("deploy");
+  std::vector<std::string> files;
+  for (const std::string& f : YamlFilesUnder("deploy")) {
+    if (!absl::EndsWith(f, "-patch.yaml")) files.push_back(f);
+  }
   for (const std::string& f :
        YamlFilesUnder("charts", {"twinscale/templates", "twinscale/ci"})) {
     if (f == "charts/twinscale/Chart.yaml" || f == "charts/twinscale/values.yaml") continue;

@@ -30,6 +30,7 @@
 #include "controller/outputs/ops_server.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/controller_metrics.h"
+#include "controller/reconcile/pod_informers.h"
 #include "controller/reconcile/reconciler.h"
 #include "controller/twin/target_decider.h"
 #include "simulator/profiles/profile_loader.h"
@@ -154,11 +155,19 @@ int RunControllerCommand() {
   const bool leader_elect = absl::GetFlag(FLAGS_leader_elect);
   outputs::DecisionBoard board;
   if (leader_elect) board.SetServing(false);
+  // The targets' pods, watched (list then watch per namespace and selector), shared by the
+  // reconciler (reads) and the controller (wake-ups).
+  reconcile::PodInformersOptions po;
+  po.informer.on_error = [&log](const absl::Status& s) {
+    log.Warning("watch of pods failed", "", {{"error", s}});
+  };
+  reconcile::PodInformers pods(client->get(), po);
 
   reconcile::ReconcilerDeps deps;
   deps.board = &board;
   deps.client = client->get();
   deps.clock = &clock;
+  deps.pods = &pods;
   deps.deciders = &deciders;
   deps.events = &events;
   deps.log = &log;
@@ -244,7 +253,7 @@ int RunControllerCommand() {
   co.lease.lease_duration = absl::GetFlag(FLAGS_lease_duration);
   co.lease.renew_deadline = absl::GetFlag(FLAGS_renew_deadline);
   co.lease.retry_period = absl::GetFlag(FLAGS_retry_period);
-  reconcile::Controller controller(co, client->get(), &reconciler, &clock, &log, &*metrics);
+  reconcile::Controller controller(co, client->get(), &reconciler, &pods, &clock, &log, &*metrics);
 
   outputs::OpsServerOptions oo;
   oo.address = absl::GetFlag(FLAGS_ops_address);

@@ -47,6 +47,14 @@ bool Informer::HasSynced() const {
   return synced_;
 }
 
+bool Informer::Current() const {
+  absl::MutexLock lock(&mu_);
+  if (!synced_) return false;
+  if (!failing_) return true;
+  // A watch that has stayed open past the short-watch mark got through: the server is back.
+  return watch_started_.has_value() && clock_->Now() - *watch_started_ >= kShortWatch;
+}
+
 bool Informer::WaitForSync(absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
   mu_.AwaitWithTimeout(absl::Condition(&synced_), timeout);
@@ -90,6 +98,7 @@ void Informer::Sleep(absl::Duration d) {
 void Informer::RecordError(const absl::Status& s) {
   {
     absl::MutexLock lock(&mu_);
+    failing_ = true;
     ++stats_.errors;
     stats_.last_error = std::string(s.message());
   }
@@ -120,17 +129,24 @@ void Informer::Run() {
     watch.timeout = options_.watch_timeout;
     watch.label_selector = options_.label_selector;
     watch.field_selector = options_.field_selector;
+    int64_t events_seen = 0;
+    const absl::Time started = clock_->Now();
     {
       absl::MutexLock lock(&mu_);
       ++stats_.watches;
       if (!first_watch) ++stats_.watch_restarts;
+      watch_started_ = started;
     }
     first_watch = false;
-    int64_t events_seen = 0;
-    const absl::Time started = clock_->Now();
     const absl::StatusOr<WatchEnd> end = client_->Watch(
         options_.resource, options_.namespace_name, watch,
         [&](WatchEvent event) { HandleEvent(std::move(event), events_seen); }, &cancel_);
+    {
+      absl::MutexLock lock(&mu_);
+      watch_started_.reset();
+      // A watch that lasted got through, however it ended (an expiry or a cut is handled below).
+      if (clock_->Now() - started >= kShortWatch) failing_ = false;
+    }
     if (cancel_.IsCancelled()) break;
     const bool after_list = just_listed;
     just_listed = false;
@@ -204,6 +220,7 @@ absl::Status Informer::ListAndReplace() {
     }
     cache_ = std::move(fresh);
     resource_version_ = resource_version;
+    failing_ = false;
     ++stats_.lists;
     if (synced_) ++stats_.relists;
     synced_ = true;
@@ -227,6 +244,7 @@ void Informer::HandleEvent(WatchEvent event, int64_t& events_seen) {
   bool known = false;
   {
     absl::MutexLock lock(&mu_);
+    failing_ = false;  // the server is answering
     if (!rv.empty()) resource_version_ = rv;
     if (event.type == WatchEventType::kBookmark) return;
     auto it = cache_.find(key);

@@ -94,6 +94,12 @@ class Informer {
 
   // True once the first list has been applied to the cache.
   bool HasSynced() const;
+  // Whether the cache is current: synced, and no list or watch has failed since the last attempt
+  // that succeeded (a list that completed, a watch event or bookmark, or a watch open for a
+  // second — one that fails connects fails at once). While false (the server down, the watch
+  // refused) the cache is as of the last success and may miss changes: a caller that must not act
+  // on old data reads the server itself then. A watch that ends and resumes is not a failure.
+  bool Current() const;
   // Waits (real time) until HasSynced() or `timeout`; returns HasSynced().
   bool WaitForSync(absl::Duration timeout) const;
 
@@ -122,6 +128,8 @@ class Informer {
   std::map<std::string, nlohmann::json> cache_ ABSL_GUARDED_BY(mu_);  // by ObjectKey
   std::string resource_version_ ABSL_GUARDED_BY(mu_);
   bool synced_ ABSL_GUARDED_BY(mu_) = false;
+  bool failing_ ABSL_GUARDED_BY(mu_) = false;  // the last attempt failed (see Current)
+  std::optional<absl::Time> watch_started_ ABSL_GUARDED_BY(mu_);  // while a watch is open
   InformerStats stats_ ABSL_GUARDED_BY(mu_);
 };
 

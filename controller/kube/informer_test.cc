@@ -1,6 +1,7 @@
 // The informer against the in-memory FakeKubeClient: list then watch, handler calls in order,
 // bookmarks, resuming after a dropped stream with backoff, re-listing after the server said
-// Expired (deletions during the gap delivered, as DeltaFIFO.Replace does), paging, prompt Stop().
+// Expired (deletions during the gap delivered, as DeltaFIFO.Replace does), paging, whether the
+// cache is current while list or watch fail, prompt Stop().
 #include "controller/kube/informer.h"
 
 #include <atomic>
@@ -199,6 +200,54 @@ TEST(InformerTest, ListsPageByPage) {
   int lists = 0;
   for (const auto& r : fake.requests()) lists += r.verb == "list";
   EXPECT_EQ(lists, 3) << "5 objects in pages of 2";
+}
+
+// Current() tells a caller whether the cache may be missing changes: not while list and watch
+// work; yes from a failure until the server answers again (an event, or a watch that stays open a
+// second — the informer's clock says how long, a manual one here).
+TEST(InformerTest, IsCurrentUnlessItsListOrWatchKeepsFailing) {
+  FakeKubeClient fake;
+  ASSERT_TRUE(fake.Create(kPods, "ml", Pod("ml", "a")).ok());
+  ManualClock clock(absl::FromUnixSeconds(1'800'000'000));
+  std::atomic<bool> refuse{false};
+  fake.SetInterceptor([&](const FakeKubeClient::Request& r) {
+    return r.verb == "watch" && refuse.load() ? absl::UnavailableError("connection refused")
+                                              : absl::OkStatus();
+  });
+  InformerOptions options = PodsIn("ml");
+  options.clock = &clock;
+  options.sleep = [](absl::Duration) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); };
+  Informer informer(&fake, options);
+  EXPECT_FALSE(informer.Current()) << "not listed yet";
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(absl::Seconds(10)));
+  EXPECT_TRUE(informer.Current());
+
+  // The watch breaks and can't come back: the cache may be missing changes.
+  ASSERT_TRUE(fake.WaitForOpenWatches(1, absl::Seconds(10)));
+  refuse = true;
+  fake.DropWatches();
+  ASSERT_TRUE(Eventually([&] { return !informer.Current(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.stats().errors >= 3; }));
+  EXPECT_FALSE(informer.Current()) << "retries that fail don't make it current";
+
+  // The watch opens again: current once it has stayed open a second, by the informer's clock.
+  refuse = false;
+  ASSERT_TRUE(fake.WaitForOpenWatches(1, absl::Seconds(10)));
+  EXPECT_FALSE(informer.Current()) << "a watch that just opened has proven nothing yet";
+  clock.Advance(absl::Seconds(2));
+  EXPECT_TRUE(informer.Current());
+
+  // Broken again; this time an event on the resumed watch shows the server is back.
+  refuse = true;
+  fake.DropWatches();
+  ASSERT_TRUE(Eventually([&] { return !informer.Current(); }));
+  refuse = false;
+  ASSERT_TRUE(fake.WaitForOpenWatches(1, absl::Seconds(10)));
+  ASSERT_TRUE(fake.Create(kPods, "ml", Pod("ml", "b")).ok());
+  EXPECT_TRUE(Eventually([&] { return informer.Current(); }));
+  EXPECT_TRUE(informer.Get("ml", "b").has_value());
+  informer.Stop();
 }
 
 TEST(InformerTest, StopInterruptsAnOpenWatchAndABackoffWait) {

@@ -25,6 +25,14 @@ struct AdmissionAdvice {
   int32_t max_queue_per_replica = 0;    // waiting requests per replica beyond which to shed
 };
 
+// A starting pod the decision did not count as capacity (recommend.h: a starting pod counts only
+// while it can still arrive): it holds a slot of spec.replicas but serves nothing.
+struct NotCountedPod {
+  std::string name;
+  absl::Duration age;          // since creation, when decided
+  bool unschedulable = false;  // PodScheduled=False, reason Unschedulable; else past the deadline
+};
+
 struct Decision {
   absl::Time at;
   int32_t current = 0;         // spec.replicas when decided
@@ -33,6 +41,10 @@ struct Decision {
   int32_t replicas = 0;        // the decision
   AdmissionAdvice admission;
   std::vector<Reason> reasons;
+  // Starting pods left out of capacity, in the snapshot's order, and the warm-up deadline they
+  // were held to (PolicyConfig::warmup_p99): past it a pod that is still not Ready stops counting.
+  std::vector<NotCountedPod> not_counted;
+  absl::Duration warmup_deadline = absl::ZeroDuration();
   bool slo_at_risk = false;    // the SLO is forecast to miss even with this decision
   // The inputs it used (enough to replay it alone) and the forecasts it saw.
   ForecastQuestion question;   // candidate_replicas = the decision

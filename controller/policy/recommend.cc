@@ -29,11 +29,14 @@ LengthShape ShapeOf(const std::optional<metrics::CumulativeHistogram>& h) {
   return s;
 }
 
-// The forecast question for the observed fleet, without the candidate size.
+// The forecast question for the observed fleet, without the candidate size; the starting pods it
+// leaves out of capacity go to `not_counted_pods`.
 ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConfig& c,
-                              absl::Time now, std::vector<Reason>& reasons, int32_t& not_counted) {
+                              absl::Time now, std::vector<Reason>& reasons, int32_t& not_counted,
+                              std::vector<NotCountedPod>& not_counted_pods) {
   ForecastQuestion q;
   not_counted = 0;
+  not_counted_pods.clear();
   for (const state::ReplicaState& r : snap.replicas) {
     if (r.stage == PodView::Stage::kReady) {
       q.ready.push_back({r.waiting, r.running, r.kv_usage});
@@ -41,6 +44,7 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
                r.stage == PodView::Stage::kWarmingUp) {
       if (r.unschedulable || r.age > c.warmup_p99) {
         ++not_counted;
+        not_counted_pods.push_back({r.name, r.age, r.unschedulable});
         continue;
       }
       const absl::Duration remaining = std::max(c.warmup_expected - r.age, c.interval / 2);
@@ -97,7 +101,8 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   const int32_t current = std::clamp(snap.spec_replicas, 0, 1 << 20);
   d.current = current;
   int32_t stuck = 0;  // starting pods that no longer count: they hold a slot, not capacity
-  ForecastQuestion q = BaseQuestion(snap, c, now, d.reasons, stuck);
+  ForecastQuestion q = BaseQuestion(snap, c, now, d.reasons, stuck, d.not_counted);
+  d.warmup_deadline = c.warmup_p99;
   const int32_t base = std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
 
   // No usable arrival rate: nothing to forecast with. Hold (and never scale in).

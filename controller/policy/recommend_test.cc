@@ -298,6 +298,37 @@ TEST(RecommendTest, SloUnattainableNamesABacklogOrTheLongPrompts) {
   }
 }
 
+TEST(RecommendTest, TheDecisionNamesTheStartingPodsItDoesNotCount) {
+  // warmup_p99 = 180 s. A pod exactly at the deadline still counts ("older than" is the rule); one
+  // a second past it and an unschedulable young one don't; Ready pods are never listed.
+  PolicyConfig c = Config();
+  c.warmup_p99 = absl::Seconds(180);
+  FleetSnapshot s = Snap(2, 15, T(0));
+  s.spec_replicas = 5;
+  ReplicaState at_deadline = Pod(PodView::Stage::kLoading, absl::Seconds(180));
+  at_deadline.name = "at-deadline";
+  ReplicaState past = Pod(PodView::Stage::kWarmingUp, absl::Seconds(181));
+  past.name = "past-deadline";
+  ReplicaState unschedulable = Pod(PodView::Stage::kPending, absl::Seconds(5));
+  unschedulable.name = "unschedulable";
+  unschedulable.unschedulable = true;
+  s.replicas.push_back(at_deadline);
+  s.replicas.push_back(past);
+  s.replicas.push_back(unschedulable);
+  CapacityForecaster f(10);
+  const Decision d = Recommend(s, c, f, T(0), Steady(5, 600, T(0)));
+  ASSERT_EQ(d.not_counted.size(), 2u);
+  EXPECT_EQ(d.not_counted[0].name, "past-deadline");
+  EXPECT_EQ(d.not_counted[0].age, absl::Seconds(181));
+  EXPECT_FALSE(d.not_counted[0].unschedulable);
+  EXPECT_EQ(d.not_counted[1].name, "unschedulable");
+  EXPECT_TRUE(d.not_counted[1].unschedulable);
+  EXPECT_EQ(d.warmup_deadline, absl::Seconds(180));
+  EXPECT_TRUE(HasReason(d, "PendingNotCounted"));
+  // Only the pod at the deadline is pending capacity.
+  EXPECT_EQ(d.question.pending_ready_in.size(), 1u);
+}
+
 TEST(RecommendTest, AdmissionAdviceWhenCapacityCannotKeepUp) {
   // 3 Ready replicas hold 30 req/s; 80 arrive and max is 5: advise a rate near 30.
   PolicyConfig c = Config();

@@ -1,10 +1,13 @@
 // Status conditions, the write rule and the JSON form: see autoscaler_status.h.
 #include "controller/reconcile/autoscaler_status.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "controller/kube/kube_time.h"
 #include "nlohmann/json.hpp"
 
@@ -73,6 +76,53 @@ void SetCondition(AutoscalerStatus& status, std::string_view type, std::string_v
   }
   status.conditions.push_back(Condition{std::string(type), std::string(value), std::string(reason),
                                         std::string(message), now, generation});
+}
+
+std::string SetPodsStalled(AutoscalerStatus& status, const policy::Decision& decision,
+                           absl::Time now, int64_t generation) {
+  if (decision.not_counted.empty()) {
+    SetCondition(status, kPodsStalled, "False", "NoneStalled", "", now, generation);
+    return "";
+  }
+  constexpr size_t kNamed = 5;  // enough to find them; the rest are counted
+  // "vllm-7 (created 2026-11-21T09:00:15Z), ..." or, for the event, "... (not Ready after 2m15s)".
+  auto describe = [&](bool unschedulable, bool with_age) {
+    std::vector<std::string> named;
+    size_t count = 0;
+    for (const policy::NotCountedPod& p : decision.not_counted) {
+      if (p.unschedulable != unschedulable) continue;
+      if (++count > kNamed) continue;
+      named.push_back(with_age ? absl::StrCat(p.name, " (", absl::FormatDuration(p.age), " old)")
+                               : absl::StrCat(p.name, " (created ",
+                                              kube::FormatKubeTime(decision.at - p.age), ")"));
+    }
+    std::string text = absl::StrJoin(named, ", ");
+    if (count > kNamed) absl::StrAppend(&text, " and ", count - kNamed, " more");
+    return std::make_pair(count, text);
+  };
+  auto message = [&](bool with_age) {
+    std::vector<std::string> parts;
+    const auto [late, late_names] = describe(false, with_age);
+    const auto [unschedulable, unschedulable_names] = describe(true, with_age);
+    if (late > 0) {
+      parts.push_back(absl::StrCat(late, late == 1 ? " pod is" : " pods are", " not Ready ",
+                                   absl::FormatDuration(decision.warmup_deadline),
+                                   " after creation (the warm-up deadline): ", late_names));
+    }
+    if (unschedulable > 0) {
+      parts.push_back(absl::StrCat(unschedulable, unschedulable == 1 ? " pod is" : " pods are",
+                                   " unschedulable: ", unschedulable_names));
+    }
+    return absl::StrCat(absl::StrJoin(parts, "; "),
+                        ". They hold replicas but are not counted as capacity (twinscale does not "
+                        "scale in on their account); check their events and logs");
+  };
+  const bool any_late =
+      std::any_of(decision.not_counted.begin(), decision.not_counted.end(),
+                  [](const policy::NotCountedPod& p) { return !p.unschedulable; });
+  SetCondition(status, kPodsStalled, "True", any_late ? "PodsNotReady" : "PodsUnschedulable",
+               message(/*with_age=*/false), now, generation);
+  return message(/*with_age=*/true);
 }
 
 bool MeaningfulChange(const AutoscalerStatus& a, const AutoscalerStatus& b) {

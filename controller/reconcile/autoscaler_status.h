@@ -25,6 +25,9 @@ inline constexpr std::string_view kSpecValid = "SpecValid";        // the spec p
 inline constexpr std::string_view kMetricsFresh = "MetricsFresh";  // inputs within staleAfter
 inline constexpr std::string_view kScalingActive = "ScalingActive";  // the controller may act
 inline constexpr std::string_view kSloAtRisk = "SloAtRisk";        // forecast misses even so
+// Starting pods hold slots of spec.replicas but no longer count as capacity: not Ready past the
+// warm-up deadline (reason PodsNotReady) or unschedulable (PodsUnschedulable). See SetPodsStalled.
+inline constexpr std::string_view kPodsStalled = "PodsStalled";
 
 // metav1.Condition.
 struct Condition {
@@ -70,6 +73,17 @@ struct AutoscalerStatus {
 void SetCondition(AutoscalerStatus& status, std::string_view type, std::string_view value,
                   std::string_view reason, std::string_view message, absl::Time now,
                   int64_t generation);
+
+// PodsStalled from a decision's starting pods that the policy left out of capacity
+// (policy::Decision::not_counted). None: False, reason NoneStalled. Otherwise True, reason
+// PodsNotReady when any is past the warm-up deadline (else PodsUnschedulable), with a message
+// naming how many, the deadline, and the pods (at most 5) with their creation times: a message
+// that stays the same from pass to pass while the same pods are stalled (ages would change it
+// every pass, and a message change is a status write); the condition's lastTransitionTime says
+// since when. Returns the message an event should carry when the condition turns True: the same
+// facts with each pod's age (empty when none are stalled).
+std::string SetPodsStalled(AutoscalerStatus& status, const policy::Decision& decision,
+                           absl::Time now, int64_t generation);
 
 // Whether `next` differs from `written` in a way worth a write: generation, a condition's status,
 // reason or message, replicas, admission, the last decision's replicas or reason codes, the

@@ -8,6 +8,7 @@
 #include "controller/kube/kube_client.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/reconcile/controller_metrics.h"
+#include "controller/reconcile/pod_informers.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::reconcile {
@@ -46,11 +47,12 @@ class Controller::Handler : public kube::InformerHandler {
 };
 
 Controller::Controller(ControllerOptions options, kube::KubeClient* client,
-                       Reconciler* reconciler, const Clock* clock, JsonLogger* log,
-                       ControllerMetrics* metrics)
+                       Reconciler* reconciler, PodInformers* pods, const Clock* clock,
+                       JsonLogger* log, ControllerMetrics* metrics)
     : options_(std::move(options)),
       client_(client),
       reconciler_(reconciler),
+      pods_(pods),
       clock_(clock),
       log_(log),
       metrics_(metrics),
@@ -69,6 +71,11 @@ absl::Status Controller::Start() {
   };
   informer_ = std::make_unique<kube::Informer>(client_, io);
   informer_->AddHandler(handler_.get());
+  // A pod change schedules the pass, it doesn't run it now: the queue keeps the earliest due time
+  // of a key and runs it once, however many pods changed (and a key already queued stays put).
+  pods_->SetChangeCallback([this](const std::string& key, absl::Time earliest) {
+    queue_.AddAfter(key, earliest - clock_->Now());
+  });
   if (options_.leader_election) {
     kube::LeaderCallbacks cb;
     cb.on_started_leading = [this] { StartLeading(); };
@@ -198,6 +205,7 @@ void Controller::Stop() {
   stop_->Cancel();
   if (election_thread_.joinable()) election_thread_.join();
   queue_.ShutDown();
+  pods_->Stop();
   if (informer_) informer_->Stop();
 }
 

@@ -2,9 +2,12 @@
 // InferenceAutoscalers (list then watch), queues an object when it appears, when its spec changes
 // (metadata.generation) and again every spec.metrics.interval — never for the controller's own
 // status writes, which change resourceVersion but not generation — and runs Reconciler passes on
-// worker threads. With leader election on, only the Lease holder's workers run: a follower keeps
-// its cache warm and takes over within the lease duration when the leader goes away; the leader
-// releases the Lease on Stop() (SIGTERM) so a peer takes over at once.
+// worker threads. The targets' pods are watched too (PodInformers, shared with the Reconciler):
+// a pod of a target that appears, goes, or changes stage brings the autoscaler's next pass
+// forward, never to less than one interval after its last one (pod_informers.h says why). With
+// leader election on, only the Lease holder's workers run: a follower keeps its cache warm and
+// takes over within the lease duration when the leader goes away; the leader releases the Lease on
+// Stop() (SIGTERM) so a peer takes over at once.
 #ifndef TWINSCALE_CONTROLLER_RECONCILE_CONTROLLER_H_
 #define TWINSCALE_CONTROLLER_RECONCILE_CONTROLLER_H_
 
@@ -42,11 +45,15 @@ struct ControllerOptions {
   std::function<void(bool leading)> on_leadership_change;
 };
 
+class PodInformers;
+
 class Controller {
  public:
-  // Pointers must outlive the controller; `metrics` and `log` may be null.
+  // Pointers must outlive the controller; `metrics` and `log` may be null. `pods` is the one the
+  // reconciler reads (ReconcilerDeps::pods): the controller takes its change notifications and
+  // stops it on Stop().
   Controller(ControllerOptions options, kube::KubeClient* client, Reconciler* reconciler,
-             const Clock* clock, JsonLogger* log, ControllerMetrics* metrics);
+             PodInformers* pods, const Clock* clock, JsonLogger* log, ControllerMetrics* metrics);
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -54,8 +61,8 @@ class Controller {
   // Starts the informer, the election (or the workers at once without it). InvalidArgument for
   // a bad lease configuration.
   absl::Status Start();
-  // Stops acting at once, releases the Lease if held, stops the informer; returns when every
-  // thread has ended. Idempotent.
+  // Stops acting at once, releases the Lease if held, stops the informers (the pods' too);
+  // returns when every thread has ended. Idempotent.
   void Stop();
 
   // For /readyz: the informer has listed once.
@@ -73,6 +80,7 @@ class Controller {
   ControllerOptions options_;
   kube::KubeClient* client_;
   Reconciler* reconciler_;
+  PodInformers* pods_;
   const Clock* clock_;
   JsonLogger* log_;
   ControllerMetrics* metrics_;

@@ -1,20 +1,29 @@
 // The Controller against the in-memory API (fakes::FakeKubeClient): its informer must watch the
 // InferenceAutoscalers themselves, so an object that appears is reconciled without anyone asking,
-// and with leader election only the Lease holder acts. The decider is scripted (always "3
-// replicas"); the Reconciler is the real one. Real time, short waits (polls with a deadline).
+// and with leader election only the Lease holder acts. The targets' pods are watched as well: a
+// pod that becomes Ready or goes away wakes its autoscaler long before a retry would, pod churn
+// never makes passes come faster than one per interval, and a watch that expires (410) re-lists
+// without losing a pod. The decider is scripted (3 replicas unless a test says otherwise) and
+// records what each pass showed it; the Reconciler is the real one. Real time, short waits (polls
+// with a deadline).
 #include "controller/reconcile/controller.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <optional>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "controller/common/metrics_registry.h"
 #include "controller/kube/kube_time.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/outputs/decision_board.h"
 #include "controller/reconcile/controller_metrics.h"
+#include "controller/reconcile/pod_informers.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
 
@@ -23,39 +32,81 @@ namespace {
 
 using nlohmann::json;
 
+// What one pass showed the decider: when, and each pod's stage by name.
+struct SeenPass {
+  absl::Time at;
+  std::map<std::string, state::PodView::Stage> pods;
+};
+
+// Shared by the deciders a factory makes: the count to decide, and every pass seen (passes run on
+// the controller's worker threads, tests read from theirs).
+struct DecisionLog {
+  std::atomic<int32_t> decide{3};
+  mutable absl::Mutex mu;
+  std::vector<SeenPass> passes ABSL_GUARDED_BY(mu);
+
+  std::vector<SeenPass> Passes() const {
+    absl::MutexLock lock(&mu);
+    return passes;
+  }
+  size_t Count() const {
+    absl::MutexLock lock(&mu);
+    return passes.size();
+  }
+};
+
 class FixedDecider : public policy::Decider {
  public:
+  explicit FixedDecider(DecisionLog* log) : log_(log) {}
   policy::Decision Decide(const state::ClusterView& view) override {
+    SeenPass seen;
+    seen.at = view.now;
+    for (const state::PodView& p : view.pods) seen.pods[p.name] = p.stage;
+    {
+      absl::MutexLock lock(&log_->mu);
+      log_->passes.push_back(std::move(seen));
+    }
     policy::Decision d;
     d.at = view.now;
     d.current = view.spec_replicas;
-    d.replicas = 3;
-    d.reasons.push_back({"Fixed", "the test decides 3"});
+    d.replicas = log_->decide.load();
+    d.reasons.push_back({"Fixed", "the test decides"});
     return d;
   }
   const state::FleetSnapshot* last_snapshot() const override { return nullptr; }
   policy::CalibrationFactors calibration() const override { return {}; }
   void RestoreCalibration(const policy::CalibrationFactors&) override {}
   std::optional<double> last_prediction_error_ms() const override { return std::nullopt; }
+
+ private:
+  DecisionLog* log_;
 };
 
 class FixedFactory : public policy::DeciderFactory {
  public:
   absl::StatusOr<std::unique_ptr<policy::Decider>> Create(
       const policy::InferenceAutoscalerSpec&) override {
-    return std::make_unique<FixedDecider>();
+    return std::make_unique<FixedDecider>(&log);
   }
   absl::Status Reconfigure(const policy::InferenceAutoscalerSpec&, policy::Decider&) override {
     return absl::OkStatus();
   }
+  DecisionLog log;
 };
 
+// Reads nothing (every pod unread); runs the test's hook first, if any: a read is the middle of
+// a pass, where a test stages a pod that vanishes mid-decision.
 class NoPodsSource : public metrics::MetricsSource {
  public:
+  explicit NoPodsSource(std::function<void()>* on_read) : on_read_(on_read) {}
   absl::StatusOr<std::vector<metrics::PodResult>> Read(
       const std::vector<metrics::PodTarget>&) const override {
+    if (on_read_ != nullptr && *on_read_) (*on_read_)();
     return std::vector<metrics::PodResult>{};
   }
+
+ private:
+  std::function<void()>* on_read_;
 };
 
 json Ias() {
@@ -70,11 +121,46 @@ json Ias() {
             {"metrics", {{"interval", "1s"}, {"staleAfter", "5s"}}}}}};
 }
 
-json Deployment() {
+json Deployment(int replicas = 1) {
   return {{"apiVersion", "apps/v1"},
           {"kind", "Deployment"},
           {"metadata", {{"name", "vllm"}, {"namespace", "llm"}}},
-          {"spec", {{"replicas", 1}, {"selector", {{"matchLabels", {{"app", "vllm"}}}}}}}};
+          {"spec", {{"replicas", replicas}, {"selector", {{"matchLabels", {{"app", "vllm"}}}}}}}};
+}
+
+// A pod of the Deployment: Ready, or scheduled with its containers still starting (Loading).
+json Pod(const std::string& name, bool ready) {
+  const char* r = ready ? "True" : "False";
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", "llm"}, {"labels", {{"app", "vllm"}}}}},
+      {"status",
+       {{"phase", "Running"},
+        {"podIP", "10.0.0.1"},
+        {"conditions",
+         {{{"type", "PodScheduled"}, {"status", "True"}},
+          {{"type", "ContainersReady"}, {"status", r}},
+          {{"type", "Ready"}, {"status", r}, {"lastTransitionTime", "2026-11-21T09:01:10Z"}}}}}}};
+}
+
+// The /status patch that makes a pod Ready or not (what the kubelet writes).
+json ReadyPatch(bool ready) {
+  const char* r = ready ? "True" : "False";
+  return {
+      {"status",
+       {{"conditions",
+         {{{"type", "PodScheduled"}, {"status", "True"}},
+          {{"type", "ContainersReady"}, {"status", r}},
+          {{"type", "Ready"}, {"status", r}, {"lastTransitionTime", "2026-11-21T09:01:10Z"}}}}}}};
+}
+
+json IasWithInterval(const std::string& mode, const std::string& interval) {
+  json ias = Ias();
+  ias["spec"]["mode"] = mode;
+  ias["spec"]["metrics"]["interval"] = interval;
+  ias["spec"]["metrics"]["staleAfter"] = "30s";
+  return ias;
 }
 
 bool WaitFor(const std::function<bool()>& done, absl::Duration timeout) {
@@ -89,15 +175,48 @@ bool WaitFor(const std::function<bool()>& done, absl::Duration timeout) {
 
 class ControllerTest : public ::testing::Test {
  protected:
-  ControllerTest() : api_(&clock_) {
+  ControllerTest() : api_(&clock_), pods_(&api_) {
     deps_.client = &api_;
     deps_.clock = &clock_;
+    deps_.pods = &pods_;
     deps_.deciders = &factory_;
     deps_.metrics_sources =
-        [](const policy::MetricsSpec&,
-           const std::string&) -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
-      return std::make_unique<NoPodsSource>();
+        [this](const policy::MetricsSpec&,
+               const std::string&) -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
+      return std::make_unique<NoPodsSource>(&on_read_);
     };
+  }
+  // Passes of autoscaler llm/llama so far: each begins by reading the object.
+  int Passes() {
+    int n = 0;
+    for (const auto& r : api_.requests()) {
+      if (r.verb == "get" && r.resource == kube::kInferenceAutoscalers && r.name == "llama") ++n;
+    }
+    return n;
+  }
+  int PodRequests(const std::string& verb) {
+    int n = 0;
+    for (const auto& r : api_.requests()) {
+      if (r.verb == verb && r.resource == kube::kPods) ++n;
+    }
+    return n;
+  }
+  // The last pass the decider saw, if any.
+  std::optional<SeenPass> LastPass() {
+    std::vector<SeenPass> passes = factory_.log.Passes();
+    if (passes.empty()) return std::nullopt;
+    return passes.back();
+  }
+  // Creates the Deployment with `ready` + `starting` pods (vllm-0, vllm-1, ...; the Ready ones
+  // first) and autoscaler llama with `interval`.
+  void SetUpFleet(int ready, int starting, const std::string& interval) {
+    ASSERT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment(ready + starting)).ok());
+    for (int i = 0; i < ready + starting; ++i) {
+      ASSERT_TRUE(
+          api_.Create(kube::kPods, "llm", Pod("vllm-" + std::to_string(i), i < ready)).ok());
+    }
+    ASSERT_TRUE(
+        api_.Create(kube::kInferenceAutoscalers, "llm", IasWithInterval("Direct", interval)).ok());
   }
   int32_t SpecReplicas() {
     return (*api_.Get(kube::kDeployments, "llm", "vllm"))["spec"].value("replicas", 0);
@@ -112,7 +231,9 @@ class ControllerTest : public ::testing::Test {
 
   RealClock clock_;
   fakes::FakeKubeClient api_;
+  PodInformers pods_;
   FixedFactory factory_;
+  std::function<void()> on_read_;  // set before the controller starts, or not at all
   ReconcilerDeps deps_;
 };
 
@@ -121,7 +242,7 @@ TEST_F(ControllerTest, AnAutoscalerThatAppearsIsFoundByTheInformerAndReconciled)
   Reconciler reconciler(deps_);
   ControllerOptions options;
   options.leader_election = false;
-  Controller controller(options, &api_, &reconciler, &clock_, nullptr, nullptr);
+  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
   ASSERT_TRUE(controller.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return controller.Synced(); }, absl::Seconds(5)));
   // Created after the first list: only the watch of InferenceAutoscalers can bring it.
@@ -174,7 +295,7 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
     absl::MutexLock lock(&hook_mu);
     return hook_calls;
   };
-  Controller controller(options, &api_, &reconciler, &clock_, nullptr, &*metrics);
+  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, &*metrics);
   ASSERT_TRUE(controller.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return controller.Synced(); }, absl::Seconds(5)));
   std::this_thread::sleep_for(std::chrono::seconds(1));  // several election attempts
@@ -204,6 +325,164 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
   EXPECT_EQ(hooks(), (std::vector<bool>{true, false}));
   EXPECT_FALSE(board.serving());
   EXPECT_TRUE(board.List().empty());
+}
+
+// A pod flapping between Ready and not Ready every 10 ms for 3 s — hundreds of watch events, each
+// a stage change that matters — must not become hundreds of passes: a pod change only brings a
+// pass forward, never to less than an interval (1 s) after the previous one, so a 3 s window holds
+// at most 3 pass starts plus one already due when it opened.
+TEST_F(ControllerTest, PodChurnNeverMakesPassesComeFasterThanOnePerInterval) {
+  ASSERT_NO_FATAL_FAILURE(SetUpFleet(2, 0, "1s"));
+  Reconciler reconciler(deps_);
+  ControllerOptions options;
+  options.leader_election = false;
+  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
+  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 2; }, absl::Seconds(10)));
+  const int before = Passes();
+  const absl::Time start = clock_.Now();
+  int flips = 0;
+  while (clock_.Now() - start < absl::Seconds(3)) {
+    ASSERT_TRUE(
+        api_.MergePatch(kube::kPods, "llm", "vllm-1", ReadyPatch(flips % 2 == 1), "status").ok());
+    ++flips;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const int passes = Passes() - before;
+  const double seconds = absl::ToDoubleSeconds(clock_.Now() - start);
+  controller.Stop();
+  ASSERT_GT(flips, 100);
+  EXPECT_LE(passes, static_cast<int>(seconds) + 1)
+      << passes << " passes in " << seconds << " s of " << flips << " pod changes";
+  EXPECT_GE(passes, 1) << "the periodic passes stopped";
+}
+
+// After a failed pass the next is a retry 10 s away. A pod that becomes Ready meanwhile brings it
+// forward to one interval (1 s) after the failed pass: the new capacity is seen within seconds,
+// through the watch, not at the retry.
+TEST_F(ControllerTest, APodBecomingReadyWakesItsAutoscalerLongBeforeTheRetry) {
+  ASSERT_NO_FATAL_FAILURE(SetUpFleet(1, 1, "1s"));
+  std::atomic<bool> fail_scale{false};
+  api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& r) -> absl::Status {
+    if (r.verb == "get" && r.subresource == "scale" && fail_scale.exchange(false)) {
+      return absl::UnavailableError("the API server is restarting");
+    }
+    return absl::OkStatus();
+  });
+  Reconciler reconciler(deps_);
+  ControllerOptions options;
+  options.leader_election = false;
+  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
+  ASSERT_TRUE(controller.Start().ok());
+  // Two passes that saw vllm-1 starting: the pods' first list and its wake-ups are behind us.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto p = LastPass();
+        return factory_.log.Count() >= 2 && p.has_value() && p->pods.count("vllm-1") != 0 &&
+               p->pods.at("vllm-1") == state::PodView::Stage::kLoading;
+      },
+      absl::Seconds(10)));
+  fail_scale = true;
+  ASSERT_TRUE(WaitFor([&] { return !fail_scale.load(); }, absl::Seconds(5)));  // it failed
+  const absl::Time failed = clock_.Now();
+  ASSERT_TRUE(api_.MergePatch(kube::kPods, "llm", "vllm-1", ReadyPatch(true), "status").ok());
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto p = LastPass();
+        return p.has_value() && p->pods.count("vllm-1") != 0 &&
+               p->pods.at("vllm-1") == state::PodView::Stage::kReady;
+      },
+      absl::Seconds(6)))
+      << "the pod became Ready but no pass saw it before the 10 s retry";
+  EXPECT_LT(clock_.Now() - failed, absl::Seconds(8));
+  controller.Stop();
+}
+
+// The pass that scales up loses a pod while it reads metrics (deleted mid-decision) and then
+// fails to write /scale: its retry is 10 s away. The pod's deletion, seen by the watch, wakes the
+// autoscaler one interval after that pass: the scale-up is written within seconds, by a pass that
+// no longer counts the vanished pod.
+TEST_F(ControllerTest, APodDeletedMidDecisionBringsTheRetryForward) {
+  ASSERT_NO_FATAL_FAILURE(SetUpFleet(3, 0, "1s"));
+  factory_.log.decide = 3;  // hold while the fleet settles
+  std::atomic<bool> delete_on_read{false};
+  on_read_ = [&] {
+    if (delete_on_read.exchange(false)) (void)api_.Delete(kube::kPods, "llm", "vllm-2");
+  };
+  std::atomic<bool> fail_patch{false};
+  api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& r) -> absl::Status {
+    if (r.verb == "patch" && r.subresource == "scale" && fail_patch.exchange(false)) {
+      return absl::UnavailableError("etcd leader changed");
+    }
+    return absl::OkStatus();
+  });
+  Reconciler reconciler(deps_);
+  ControllerOptions options;
+  options.leader_election = false;
+  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
+  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 2; }, absl::Seconds(10)));
+  ASSERT_EQ(LastPass()->pods.size(), 3u);
+
+  fail_patch = true;
+  delete_on_read = true;
+  factory_.log.decide = 4;
+  ASSERT_TRUE(WaitFor([&] { return !fail_patch.load(); }, absl::Seconds(5)));  // it failed
+  ASSERT_FALSE(delete_on_read.load());
+  EXPECT_TRUE(WaitFor([&] { return SpecReplicas() == 4; }, absl::Seconds(6)))
+      << "the scale-up waited for the 10 s retry";
+  std::optional<SeenPass> last = LastPass();
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->pods.count("vllm-2"), 0u);
+  EXPECT_EQ(last->pods.size(), 2u);
+  controller.Stop();
+}
+
+// The pods' watch is down while pods change (one deleted, one added, one no longer Ready) and the
+// server compacts its history meanwhile: the watch's resume gets 410 Expired, the informer lists
+// again, and the passes see exactly the pods that exist — the unchanged one included — from the
+// watch's cache again, with no list per pass once it is back.
+TEST_F(ControllerTest, AnExpiredPodWatchReListsWithoutLosingPods) {
+  using Stage = state::PodView::Stage;
+  ASSERT_NO_FATAL_FAILURE(SetUpFleet(3, 0, "1s"));
+  std::atomic<bool> watch_down{false};
+  api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& r) -> absl::Status {
+    if (r.verb == "watch" && r.resource == kube::kPods && watch_down.load()) {
+      return absl::UnavailableError("connection refused");
+    }
+    return absl::OkStatus();
+  });
+  Reconciler reconciler(deps_);
+  ControllerOptions options;
+  options.leader_election = false;
+  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
+  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 3; }, absl::Seconds(10)));
+  EXPECT_EQ(PodRequests("list"), 1) << "the pods are listed once, then watched";
+
+  watch_down = true;
+  api_.DropWatches();
+  ASSERT_TRUE(api_.Delete(kube::kPods, "llm", "vllm-0").ok());
+  ASSERT_TRUE(api_.Create(kube::kPods, "llm", Pod("vllm-3", true)).ok());
+  ASSERT_TRUE(api_.MergePatch(kube::kPods, "llm", "vllm-1", ReadyPatch(false), "status").ok());
+  api_.Compact();
+  watch_down = false;
+
+  const std::map<std::string, Stage> want = {
+      {"vllm-1", Stage::kLoading}, {"vllm-2", Stage::kReady}, {"vllm-3", Stage::kReady}};
+  // Back on the watch: two passes in a row that saw `want` and listed nothing.
+  bool settled = false;
+  RealClock real;
+  const absl::Time deadline = real.Now() + absl::Seconds(20);
+  while (!settled && real.Now() < deadline) {
+    const int lists = PodRequests("list");
+    const size_t count = factory_.log.Count();
+    if (!WaitFor([&] { return factory_.log.Count() >= count + 2; }, absl::Seconds(5))) break;
+    settled = PodRequests("list") == lists && LastPass()->pods == want;
+  }
+  EXPECT_TRUE(settled) << "pods seen: " << LastPass()->pods.size();
+  EXPECT_GE(PodRequests("list"), 2) << "no list after the expiry";
+  controller.Stop();
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "controller/policy/spec_loader.h"
 #include "controller/reconcile/controller_metrics.h"
 #include "controller/reconcile/kube_pod.h"
+#include "controller/reconcile/pod_informers.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::reconcile {
@@ -148,6 +149,7 @@ void Reconciler::Forget(const std::string& ns, const std::string& name) {
     states_.erase(Key(ns, name));
   }
   if (deps_.board != nullptr) deps_.board->Remove(ns, name);
+  deps_.pods->Forget(Key(ns, name));
 }
 
 ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& name) {
@@ -160,6 +162,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
   auto count_error = [&](const char* stage) {
     if (deps_.metrics != nullptr) deps_.metrics->errors->WithLabels({stage}).Increment();
   };
+  deps_.pods->NotePassStart(key, now);  // pod changes wake this object an interval from here
 
   // 1. The object and its spec.
   auto obj = client.Get(kube::kInferenceAutoscalers, ns, name);
@@ -274,21 +277,23 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
     other = *found;
   }
 
-  // 3. Pods and their metrics.
+  // 3. Pods (from the watch, not a list per pass) and their metrics.
   std::vector<KubePod> pods;
   std::set<std::string> marked;  // pods carrying twinscale's victim mark (kVictimCost)
-  if (!selector.empty()) {
-    kube::ListOptions lo;
-    lo.label_selector = selector;
-    auto listed = client.List(kube::kPods, ns, lo);
+  if (selector.empty()) {
+    deps_.pods->Forget(key);  // nothing to watch: a target without a selector has no pods we know
+  } else {
+    auto listed = deps_.pods->Pods(key, ns, selector, now, interval);
     if (!listed.ok()) {
+      // Pods unknown is not "no pods": decide nothing (so scale nothing) until they are listed.
       count_error("pods");
       SetCondition(next, kMetricsFresh, "False", "FailedListPods",
-                   std::string(listed.status().message()), now, generation);
+                   absl::StrCat(listed.status().message(), "; holding (no decision without pods)"),
+                   now, generation);
       (void)write_status();
       return {kRetry, listed.status()};
     }
-    for (const nlohmann::json& p : listed->items) {
+    for (const nlohmann::json& p : *listed) {
       const nlohmann::json annotations = p.value("metadata", nlohmann::json::object())
                                              .value("annotations", nlohmann::json::object());
       if (annotations.value(kDeletionCost, "") == kVictimCost) {
@@ -524,6 +529,17 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
   SetCondition(next, kSloAtRisk, decision.slo_at_risk ? "True" : "False",
                decision.slo_at_risk ? "ForecastMissesSlo" : "ForecastMeetsSlo",
                decision.slo_at_risk ? ReasonsText(decision) : "", now, generation);
+  // Starting pods the policy no longer counts: a Warning event when that begins (or its cause
+  // changes), not every pass; the condition carries it from there.
+  const std::string stalled = SetPodsStalled(next, decision, now, generation);
+  if (const Condition* c = next.FindCondition(kPodsStalled); c != nullptr && c->status == "True") {
+    const Condition* before = st.written.FindCondition(kPodsStalled);
+    if (before == nullptr || before->status != "True" || before->reason != c->reason) {
+      record(kube::EventType::kWarning, c->reason, stalled);
+      log(LogLevel::kWarning, "starting pods stalled",
+          {{"reason", c->reason}, {"detail", stalled}});
+    }
+  }
   next.current_replicas = current;
   next.desired_replicas = decision.replicas;
   next.admission = decision.admission;

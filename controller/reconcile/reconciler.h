@@ -5,10 +5,13 @@
 //   2. reads the target's /scale (spec.replicas, status.selector) and, in Direct mode, looks for
 //      another autoscaler of the same target (an HPA, a KEDA ScaledObject): if there is one,
 //      ScalingActive=False names it and nothing is written to /scale;
-//   3. lists the target's pods by the selector and reads their vLLM metrics through the spec's
-//      source (the pods' /metrics, or Prometheus); a pod that can't be read is Stale, which the
-//      policy treats as "hold": a failed read never scales in;
-//   4. asks the target's Decider (the twin-backed policy) for the decision;
+//   3. takes the target's pods from the pod informers (pod_informers.h: list then watch by the
+//      selector, no list per pass; pods not listed yet decide nothing) and reads their vLLM
+//      metrics through the spec's source (the pods' /metrics, or Prometheus); a pod that can't be
+//      read is Stale, which the policy treats as "hold": a failed read never scales in;
+//   4. asks the target's Decider (the twin-backed policy) for the decision; starting pods the
+//      policy stopped counting as capacity (not Ready past the warm-up deadline, or
+//      unschedulable) show as PodsStalled=True with a Warning event when that begins;
 //   5. Direct: patches /scale with the read resourceVersion as precondition (a 409 re-reads and
 //      retries), after marking scale-in victims with controller.kubernetes.io/pod-deletion-cost on
 //      Deployments (their ReplicaSets honour it); records ScaledUp / ScaledDown events.
@@ -52,6 +55,7 @@ class DecisionBoard;
 }  // namespace outputs
 namespace reconcile {
 struct ControllerMetrics;
+class PodInformers;
 
 // The source of a spec's metrics (PodScraper or PromqlSource in the binary).
 using MetricsSourceFactory = std::function<absl::StatusOr<std::unique_ptr<metrics::MetricsSource>>(
@@ -60,6 +64,7 @@ using MetricsSourceFactory = std::function<absl::StatusOr<std::unique_ptr<metric
 struct ReconcilerDeps {
   kube::KubeClient* client = nullptr;        // required
   const Clock* clock = nullptr;              // required
+  PodInformers* pods = nullptr;              // required: the targets' pods (list then watch)
   policy::DeciderFactory* deciders = nullptr;  // required
   MetricsSourceFactory metrics_sources;      // required
   kube::EventRecorder* events = nullptr;     // optional
@@ -82,7 +87,7 @@ class Reconciler {
   explicit Reconciler(ReconcilerDeps deps);
   ~Reconciler();
   ReconcileResult Reconcile(const std::string& ns, const std::string& name);
-  // Forgets an object's state (it was deleted), and its published decision.
+  // Forgets an object's state (it was deleted), its published decision and its pod informer.
   void Forget(const std::string& ns, const std::string& name);
 
  private:

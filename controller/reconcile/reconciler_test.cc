@@ -8,8 +8,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <deque>
 #include <fstream>
+#include <functional>
+#include <thread>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -22,6 +26,7 @@
 #include "controller/kube/event_recorder.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/outputs/decision_board.h"
+#include "controller/reconcile/pod_informers.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
 
@@ -150,9 +155,10 @@ class ReconcilerTest : public ::testing::Test {
  protected:
   // The fake stamps creationTimestamp from the clock: objects are made at 09:00:00 (kT0) and
   // each test starts at 09:10:00.
-  ReconcilerTest() : clock_(kT0), api_(&clock_), events_(&api_, &clock_) {
+  ReconcilerTest() : clock_(kT0), api_(&clock_), pods_(&api_), events_(&api_, &clock_) {
     deps_.client = &api_;
     deps_.clock = &clock_;
+    deps_.pods = &pods_;
     deps_.deciders = &factory_;
     deps_.events = &events_;
     deps_.metrics_sources = [this](const policy::MetricsSpec&, const std::string&)
@@ -191,9 +197,39 @@ class ReconcilerTest : public ::testing::Test {
     }
     return n;
   }
+  // Waits (real time, up to 10 s) until the pods the reconciler's next pass reads — the watch's
+  // cache, through the same informer — satisfy `done`: the watch delivers a write a moment after
+  // it returns, so a test that changed pods waits for that before the next pass.
+  bool WaitForPodCache(const std::function<bool(const std::vector<nlohmann::json>&)>& done) {
+    RealClock real;
+    const absl::Time deadline = real.Now() + absl::Seconds(10);
+    while (real.Now() < deadline) {
+      auto pods = pods_.Pods("llm/cache-probe", "llm", "app=vllm", clock_.Now(), absl::Seconds(15));
+      if (pods.ok() && done(*pods)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  // Polls `done` (real time, every 10 ms, up to 10 s).
+  static bool PollFor(const std::function<bool()>& done) {
+    RealClock real;
+    const absl::Time deadline = real.Now() + absl::Seconds(10);
+    while (!done()) {
+      if (real.Now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+  static bool HasPod(const std::vector<nlohmann::json>& pods, const std::string& name) {
+    for (const auto& p : pods) {
+      if (p["metadata"]["name"] == name) return true;
+    }
+    return false;
+  }
 
   ManualClock clock_;
   fakes::FakeKubeClient api_;
+  PodInformers pods_;
   kube::EventRecorder events_;
   ScriptedFactory factory_;
   std::map<std::string, double> load_;
@@ -349,6 +385,16 @@ TEST_F(ReconcilerTest, ScaleInClearsItsStaleMarksFromEarlierScaleIns) {
   Reconciler r(deps_);
   r.Reconcile("llm", "llama");
   ASSERT_EQ(SpecReplicas(), 2);
+  // The next pass reads the marks from the watch: wait until it has brought this one.
+  ASSERT_TRUE(WaitForPodCache([](const std::vector<nlohmann::json>& pods) {
+    for (const auto& p : pods) {
+      if (p["metadata"]["name"] == "vllm-1") {
+        return p["metadata"].value("annotations", nlohmann::json::object())
+                   .value("controller.kubernetes.io/pod-deletion-cost", "") == "-1000";
+      }
+    }
+    return false;
+  }));
   // Nothing removed vllm-1 (no ReplicaSet here); the fleet grows again and vllm-1 gets busy.
   ASSERT_TRUE(api_.MergePatch(kube::kDeployments, "llm", "vllm", {{"spec", {{"replicas", 3}}}}).ok());
   load_ = {{"vllm-0", 1}, {"vllm-1", 40}, {"vllm-2", 30}};
@@ -469,6 +515,86 @@ TEST_F(ReconcilerTest, ADeletedObjectIsForgottenAndNotRequeued) {
   EXPECT_FALSE(res.requeue_after.has_value());
 }
 
+TEST_F(ReconcilerTest, PodsComeFromTheWatchNotFromAListPerPass) {
+  SetUpFleet("Recommend", 3);
+  Reconciler r(deps_);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(r.Reconcile("llm", "llama").status.ok());
+    clock_.Advance(absl::Seconds(15));
+  }
+  EXPECT_EQ(Writes("list", kube::kPods, ""), 1) << "one list, then the watch";
+  ASSERT_TRUE(api_.WaitForOpenWatches(1, absl::Seconds(10)));
+  EXPECT_GE(Writes("watch", kube::kPods, ""), 1);
+
+  // A pod goes and another comes: the next pass sees both changes, through the watch.
+  ASSERT_TRUE(api_.Delete(kube::kPods, "llm", "vllm-0").ok());
+  ASSERT_TRUE(api_.Create(kube::kPods, "llm", ReadyPod("vllm-3", 13, "2026-11-21T09:09:00Z")).ok());
+  ASSERT_TRUE(WaitForPodCache([](const std::vector<nlohmann::json>& pods) {
+    return !HasPod(pods, "vllm-0") && HasPod(pods, "vllm-3");
+  }));
+  ASSERT_TRUE(r.Reconcile("llm", "llama").status.ok());
+  std::vector<std::string> seen;
+  for (const auto& p : factory_.views.back().pods) seen.push_back(p.name);
+  EXPECT_EQ(seen, (std::vector<std::string>{"vllm-1", "vllm-2", "vllm-3"}));
+  EXPECT_EQ(Writes("list", kube::kPods, ""), 1);
+}
+
+// While the pods' watch fails the cache may miss changes, so a pass lists the pods itself; when
+// that list fails too, the pods are unknown: nothing is decided (so nothing scaled) and
+// MetricsFresh says why. Once the watch is back, passes read its cache again.
+TEST_F(ReconcilerTest, WhileThePodWatchFailsAPassListsThePodsAndHoldsWhenThatFailsToo) {
+  SetUpFleet("Recommend", 3);
+  Reconciler r(deps_);
+  ASSERT_TRUE(r.Reconcile("llm", "llama").status.ok());
+  ASSERT_TRUE(api_.WaitForOpenWatches(1, absl::Seconds(10)));
+  std::atomic<bool> fail_lists{true};
+  std::atomic<bool> fail_watches{true};
+  api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& req) -> absl::Status {
+    const bool failing = (req.verb == "list" && fail_lists.load()) ||
+                         (req.verb == "watch" && fail_watches.load());
+    if (req.resource == kube::kPods && failing) {
+      return absl::UnavailableError("dial tcp 10.96.0.1:443: connection refused");
+    }
+    return absl::OkStatus();
+  });
+  const int watches = Writes("watch", kube::kPods, "");
+  api_.DropWatches();
+  // The informer retries its watch after the drop (and fails): it knows it is failing by then.
+  ASSERT_TRUE(PollFor([&] { return Writes("watch", kube::kPods, "") > watches; }));
+
+  factory_.script = {7};
+  clock_.Advance(absl::Seconds(15));
+  const ReconcileResult failed = r.Reconcile("llm", "llama");
+  EXPECT_FALSE(failed.status.ok());
+  EXPECT_EQ(factory_.views.size(), 1u) << "decided without knowing the pods";
+  EXPECT_EQ(Condition("MetricsFresh")["status"], "False");
+  EXPECT_EQ(Condition("MetricsFresh")["reason"], "FailedListPods");
+  EXPECT_THAT(Condition("MetricsFresh")["message"].get<std::string>(),
+              HasSubstr("connection refused"));
+
+  // Lists work again but the watch doesn't: a pod deleted now is seen through the list.
+  fail_lists = false;
+  ASSERT_TRUE(api_.Delete(kube::kPods, "llm", "vllm-2").ok());
+  clock_.Advance(absl::Seconds(15));
+  ASSERT_TRUE(r.Reconcile("llm", "llama").status.ok());
+  ASSERT_EQ(factory_.views.size(), 2u);
+  EXPECT_EQ(factory_.views.back().pods.size(), 2u);
+  EXPECT_EQ(Condition("MetricsFresh")["status"], "True");
+
+  // The watch is back: once its cache is current, a pass lists nothing.
+  fail_watches = false;
+  ASSERT_TRUE(PollFor([&] {
+    const int lists = Writes("list", kube::kPods, "");
+    return WaitForPodCache([](const auto&) { return true; }) &&
+           Writes("list", kube::kPods, "") == lists;
+  }));
+  const int lists = Writes("list", kube::kPods, "");
+  clock_.Advance(absl::Seconds(15));
+  ASSERT_TRUE(r.Reconcile("llm", "llama").status.ok());
+  EXPECT_EQ(Writes("list", kube::kPods, ""), lists);
+  EXPECT_EQ(factory_.views.back().pods.size(), 2u);
+}
+
 TEST(ChooseScaleInVictimsTest, UnreadyNewestFirstThenLeastLoaded) {
   const absl::Time t = kT0;
   std::vector<VictimCandidate> pods = {
@@ -541,7 +667,8 @@ TEST_F(ReconcilerTest, TheShippedRbacAllowsExactlyWhatTheControllerDoes) {
   kube::Informer informer(&api_, io);
   informer.Start();
   EXPECT_TRUE(informer.WaitForSync(absl::Seconds(10)));
-  ASSERT_TRUE(api_.WaitForOpenWatches(1, absl::Seconds(10)));
+  // The autoscalers' watch and the pods' (started by the passes above).
+  ASSERT_TRUE(api_.WaitForOpenWatches(2, absl::Seconds(10)));
   informer.Stop();
 
   const auto grants = RbacGrants();
@@ -569,8 +696,7 @@ TEST_F(ReconcilerTest, TheShippedRbacAllowsExactlyWhatTheControllerDoes) {
     const bool same_path_as_exercised =
         resource == "statefulsets/scale" || resource == "leaderworkersets/scale" ||
         (verb == "update" && (resource == "deployments/scale" || resource == "inferenceautoscalers/status")) ||
-        (resource == "inferenceautoscalers/status" && verb == "get") ||
-        (resource == "pods" && (verb == "get" || verb == "watch"));
+        (resource == "inferenceautoscalers/status" && verb == "get");
     EXPECT_TRUE(exercised || same_path_as_exercised)
         << "RBAC grants " << verb << " " << group << "/" << resource << " but the controller never uses it";
   }

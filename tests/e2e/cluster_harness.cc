@@ -24,6 +24,7 @@
 #include "controller/metrics/promql_source.h"
 #include "controller/reconcile/controller.h"
 #include "controller/reconcile/controller_metrics.h"
+#include "controller/reconcile/pod_informers.h"
 #include "controller/reconcile/reconciler.h"
 #include "controller/twin/target_decider.h"
 #include "simulator/profiles/profile_loader.h"
@@ -550,6 +551,7 @@ struct ControllerInstance::Parts {
   std::optional<reconcile::ControllerMetrics> metrics;
   std::unique_ptr<kube::EventRecorder> events;
   std::unique_ptr<twin::TwinDeciderFactory> deciders;
+  std::unique_ptr<reconcile::PodInformers> pods;
   std::unique_ptr<reconcile::Reconciler> reconciler;
   std::unique_ptr<reconcile::Controller> controller;
 };
@@ -586,9 +588,17 @@ absl::StatusOr<std::unique_ptr<ControllerInstance>> ControllerInstance::Start(
   p.events = std::make_unique<kube::EventRecorder>(p.client.get(), &p.clock, eo);
   p.deciders = std::make_unique<twin::TwinDeciderFactory>(profiles);
 
+  reconcile::PodInformersOptions po;
+  JsonLogger* log = p.log.get();
+  po.informer.on_error = [log](const absl::Status& s) {
+    log->Warning("watch of pods failed", "", {{"error", s}});
+  };
+  p.pods = std::make_unique<reconcile::PodInformers>(p.client.get(), po);
+
   reconcile::ReconcilerDeps deps;
   deps.client = p.client.get();
   deps.clock = &p.clock;
+  deps.pods = p.pods.get();
   deps.deciders = p.deciders.get();
   deps.events = p.events.get();
   deps.log = p.log.get();
@@ -626,8 +636,8 @@ absl::StatusOr<std::unique_ptr<ControllerInstance>> ControllerInstance::Start(
   ro.lease.renew_deadline = o.renew_deadline;
   ro.lease.retry_period = o.retry_period;
   ro.lease.release_on_cancel = o.release_on_stop;
-  p.controller = std::make_unique<reconcile::Controller>(ro, p.client.get(), p.reconciler.get(),
-                                                         &p.clock, p.log.get(), &*p.metrics);
+  p.controller = std::make_unique<reconcile::Controller>(
+      ro, p.client.get(), p.reconciler.get(), p.pods.get(), &p.clock, p.log.get(), &*p.metrics);
   if (absl::Status s = p.controller->Start(); !s.ok()) return s;
   p.log->Info("started", "", {{"identity", o.identity}, {"server", config.server}});
   return c;

@@ -421,9 +421,11 @@ TEST_F(ControllerE2eTest, PrometheusDownHoldsTheFleetAndNamesTheUrl) {
       << "did not scale in once Prometheus answered again";
 }
 
-// 3c. The API server fails requests with 500 for a while: first only the pod list (the controller
-// can still say so in status), then everything (it can't even renew its Lease and steps down). No
-// crash, no scale-in; afterwards it leads again and carries on.
+// 3c. The API server fails requests with 500 for a while: first only the pods' (their list and
+// watch; the open watch is cut, as a restarting server cuts it, so the controller's cache of pods
+// can't be trusted and its list fails too: it can still say so in status), then everything (it
+// can't even renew its Lease and steps down). No crash, no scale-in; afterwards it leads again and
+// carries on.
 TEST_F(ControllerE2eTest, ApiServerErrorsHoldTheFleetAndTheControllerRecovers) {
   ASSERT_NO_FATAL_FAILURE(StartOversizedFleet("Pods"));
   ControllerInstance* controller = controllers_.back().get();
@@ -433,6 +435,9 @@ TEST_F(ControllerE2eTest, ApiServerErrorsHoldTheFleetAndTheControllerRecovers) {
   pods.code = 500;
   pods.count = 1000000;  // until cleared
   harness_->api().FailNext(pods);
+  // An open watch outlives a fault on new requests: cut it, so the pods' watch must come back
+  // through the failing server.
+  harness_->api().CloseWatches(/*abrupt=*/true);
   EXPECT_TRUE(ClusterHarness::WaitFor(
       [&] { return ConditionIs("MetricsFresh", "False", "FailedListPods"); }, absl::Seconds(10)))
       << Dump(harness_->Autoscaler("llama"));
@@ -460,9 +465,10 @@ TEST_F(ControllerE2eTest, ApiServerErrorsHoldTheFleetAndTheControllerRecovers) {
       << "did not scale in after the API server recovered";
 }
 
-// 3d. The server compacts its history and drops every watch: the informer's resume gets 410
-// Expired, it re-lists, and the controller keeps working: an autoscaler created afterwards (which
-// only the informer can bring) is reconciled, and the first one keeps being decided.
+// 3d. The server compacts its history and drops every watch: the informers' resumes get 410
+// Expired, they re-list (the autoscalers' and the pods'), and the controller keeps working: an
+// autoscaler created afterwards (which only the informer can bring) is reconciled, and the first
+// one keeps being decided.
 TEST_F(ControllerE2eTest, CompactionAndDroppedWatchesMakeTheInformerRelist) {
   ASSERT_NO_FATAL_FAILURE(StartOversizedFleet("Pods"));
   const auto list_requests = [&] {
@@ -474,8 +480,22 @@ TEST_F(ControllerE2eTest, CompactionAndDroppedWatchesMakeTheInformerRelist) {
     }
     return n;
   };
+  // The pods' informer (label selector app=vllm) lives through the same compaction.
+  const auto pod_list_requests = [&] {
+    int n = 0;
+    for (const auto& r : harness_->api().Requests()) {
+      const bool watch = r.params.count("watch") != 0 && r.params.at("watch") != "false" &&
+                         r.params.at("watch") != "0";
+      if (r.method == "GET" && !watch && absl::EndsWith(r.path, "/pods") &&
+          r.params.count("labelSelector") != 0) {
+        ++n;
+      }
+    }
+    return n;
+  };
   const int lists_before = list_requests();
-  ASSERT_TRUE(harness_->api().WaitForWatches(1, absl::Seconds(5)));
+  ASSERT_TRUE(harness_->api().WaitForWatches(2, absl::Seconds(5)));
+  const int pod_lists_before = pod_list_requests();
   // A write after the informer's last event, then compaction: its resourceVersion is now too old.
   ASSERT_TRUE(harness_->api()
                   .Put(absl::StrCat("/apis/coordination.k8s.io/v1/namespaces/", harness_->ns(),
@@ -487,6 +507,9 @@ TEST_F(ControllerE2eTest, CompactionAndDroppedWatchesMakeTheInformerRelist) {
   EXPECT_TRUE(
       ClusterHarness::WaitFor([&] { return list_requests() > lists_before; }, absl::Seconds(10)))
       << "the informer did not list again after its resourceVersion expired";
+  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return pod_list_requests() > pod_lists_before; },
+                                      absl::Seconds(10)))
+      << "the pods' informer did not list again after its resourceVersion expired";
 
   // A second autoscaler (Recommend: it reports, never scales) appears after the re-list.
   AutoscalerOptions second;
@@ -509,7 +532,9 @@ TEST_F(ControllerE2eTest, CompactionAndDroppedWatchesMakeTheInformerRelist) {
                                       absl::Seconds(10)));
   EXPECT_TRUE(WaitHealthy(absl::Seconds(5)));
   std::cout << "[ info ] lists of InferenceAutoscalers: " << lists_before << " before, "
-            << lists_mid << " after compaction, " << list_requests() << " after the cut\n";
+            << lists_mid << " after compaction, " << list_requests()
+            << " after the cut; of pods: " << pod_lists_before << " before, " << pod_list_requests()
+            << " at the end\n";
 }
 
 // 3e. Two controllers on one Lease: the follower never writes anything but its campaign for the

@@ -964,9 +964,16 @@ void ObjectStore::StopWatch(uint64_t id) {
 }
 
 void ObjectStore::CloseAllWatches(bool abrupt) {
-  absl::MutexLock lock(&mu_);
-  for (auto& [id, w] : watchers_) w.sink->Close(abrupt);
-  watchers_.clear();
+  // Closed outside mu_: a close waits on the HTTP library's thread pool, whose threads may be
+  // finishing other watches' bodies and waiting for mu_ in StopWatch — with many watches open
+  // (one per informer) that starved the pool and hung Stop(). Nothing else reaches a watcher
+  // once it has left watchers_ (Send and Close run for listed watchers, under mu_).
+  std::map<uint64_t, Watcher> closing;
+  {
+    absl::MutexLock lock(&mu_);
+    closing.swap(watchers_);
+  }
+  for (auto& [id, w] : closing) w.sink->Close(abrupt);
 }
 
 size_t ObjectStore::WatchCount() const {

@@ -91,7 +91,8 @@ ForecastQuestion ObservedQuestion(const state::FleetSnapshot& snapshot,
                                   const PolicyConfig& config) {
   std::vector<Reason> reasons;
   int32_t not_counted = 0;
-  return BaseQuestion(snapshot, config, snapshot.at, reasons, not_counted);
+  std::vector<NotCountedPod> not_counted_pods;
+  return BaseQuestion(snapshot, config, snapshot.at, reasons, not_counted, not_counted_pods);
 }
 
 Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,

@@ -124,6 +124,10 @@ std::vector<std::string> ChooseScaleInVictims(std::vector<VictimCandidate> pods,
     }
     if (a.in_flight.has_value() != b.in_flight.has_value()) return a.in_flight.has_value();
     if (a.in_flight.has_value() && *a.in_flight != *b.in_flight) return *a.in_flight < *b.in_flight;
+    // Equally loaded: the newest, as the ReplicaSet controller itself prefers among otherwise
+    // equal pods, so a mark it can't honour (a target that ignores the deletion cost) and the
+    // pod it removes agree.
+    if (a.created != b.created) return a.created > b.created;
     return a.name < b.name;
   });
   std::vector<std::string> out;

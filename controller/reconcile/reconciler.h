@@ -101,7 +101,8 @@ class Reconciler {
 
 // The replicas to mark for deletion when scaling `pods` in by `count`: pods that are not Ready
 // first (newest first: they have cost least), then Ready ones with the fewest requests in flight
-// (running + waiting, per the last reading; unread pods last), ties by name. Pure; exposed for tests.
+// (running + waiting, per the last reading; unread pods last), ties newest first (as the ReplicaSet
+// controller ranks equal pods), then by name. Pure; exposed for tests.
 struct VictimCandidate {
   std::string name;
   bool ready = false;

@@ -610,6 +610,17 @@ TEST(ChooseScaleInVictimsTest, UnreadyNewestFirstThenLeastLoaded) {
   EXPECT_EQ(ChooseScaleInVictims(pods, 9).size(), 5u);
 }
 
+TEST(ChooseScaleInVictimsTest, EquallyLoadedReadyPodsGoNewestFirst) {
+  // Three idle Ready pods: the ReplicaSet would remove the newest of equals, so the mark goes there
+  // too, whatever the names say.
+  const std::vector<VictimCandidate> pods = {
+      {"a-oldest", true, kT0, 0.0},
+      {"b-newest", true, kT0 + absl::Minutes(9), 0.0},
+      {"c-middle", true, kT0 + absl::Minutes(5), 0.0},
+  };
+  EXPECT_EQ(ChooseScaleInVictims(pods, 2), (std::vector<std::string>{"b-newest", "c-middle"}));
+}
+
 }  // namespace
 }  // namespace twinscale::reconcile
 

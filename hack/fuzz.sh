@@ -17,10 +17,10 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
   spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz \
-  scaler_target_fuzz
+  scaler_target_fuzz external_metrics_request_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
@@ -109,6 +109,11 @@ printf 'llama-3-1-8b\0llm\0llm' >"$work/scaler/full"
 printf 'llama\0\0team-a' >"$work/scaler/default_namespace"
 printf 'Llama_8B' >"$work/scaler/bad_name"
 run scaler_target_fuzz "$work/scaler"
+# External metrics API requests as the aggregator forwards them: "<path>?<query>".
+printf '%s' '/apis/external.metrics.k8s.io/v1beta1/namespaces/llm/twinscale-desired-replicas?labelSelector=twinscale.io%2Fautoscaler%3Dllama' >"$work/extm/value"
+printf '%s' '/apis/external.metrics.k8s.io/v1beta1/namespaces/llm/twinscale-desired-replicas?labelSelector=twinscale.io%2Fautoscaler+in+%28llama%29&limit=1' >"$work/extm/set"
+printf '%s' '/apis/external.metrics.k8s.io/v1beta1' >"$work/extm/discovery"
+run external_metrics_request_fuzz "$work/extm"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,11 +21,15 @@
 #include "controller/common/metrics_registry.h"
 #include "controller/kube/cluster_config.h"
 #include "controller/kube/event_recorder.h"
+#include "controller/kube/leader_pod_label.h"
+#include "controller/kube/request_header_trust.h"
 #include "controller/kube/rest_client.h"
 #include "controller/metrics/pod_scraper.h"
 #include "controller/metrics/promql_source.h"
 #include "controller/outputs/admission_service.h"
 #include "controller/outputs/decision_board.h"
+#include "controller/outputs/external_metrics_api.h"
+#include "controller/outputs/external_metrics_server.h"
 #include "controller/outputs/grpc_server.h"
 #include "controller/outputs/keda_scaler.h"
 #include "controller/outputs/ops_server.h"
@@ -55,6 +60,11 @@ ABSL_FLAG(absl::Duration, lease_duration, absl::Seconds(15), "How long a Lease s
 ABSL_FLAG(absl::Duration, renew_deadline, absl::Seconds(10),
           "The leader steps down when it could not renew for this long.");
 ABSL_FLAG(absl::Duration, retry_period, absl::Seconds(2), "Time between election attempts.");
+ABSL_FLAG(std::string, leader_label, "twinscale.io/leader",
+          "Label the Lease holder sets to \"true\" on its own pod (and \"false\" when it steps "
+          "down or stops), so the outputs' Services select only the leader. The pod is named by "
+          "$POD_NAME and $POD_NAMESPACE (the downward API); without them, or with \"\", no pod "
+          "is labelled.");
 ABSL_FLAG(std::string, log_level, "info", "debug | info | warning | error.");
 ABSL_FLAG(std::string, keda_addr, "",
           "Serve KEDA's external-scaler gRPC protocol (externalscaler.ExternalScaler) on this "
@@ -74,6 +84,35 @@ ABSL_FLAG(bool, grpc_plaintext, false,
           "otherwise).");
 ABSL_FLAG(absl::Duration, grpc_cert_refresh, absl::Minutes(1),
           "How often the gRPC certificate files are re-read.");
+ABSL_FLAG(std::string, external_metrics_addr, "",
+          "Serve the Kubernetes external metrics API (external.metrics.k8s.io/v1beta1, for an HPA "
+          "following an InferenceAutoscaler in spec.mode HPA) over HTTPS on this host:port, e.g. "
+          "0.0.0.0:6443 (empty: not served). Only the leader answers values.");
+ABSL_FLAG(std::string, external_metrics_tls_cert, "",
+          "PEM certificate of the external metrics server (required with "
+          "--external-metrics-addr; the APIService's caBundle must trust it).");
+ABSL_FLAG(std::string, external_metrics_tls_key, "",
+          "PEM private key of --external-metrics-tls-cert (required with --external-metrics-addr).");
+ABSL_FLAG(std::string, external_metrics_client_ca, "",
+          "PEM CA the aggregator's client certificate must chain to: the cluster's requestheader "
+          "CA (data.requestheader-client-ca-file of the ConfigMap "
+          "kube-system/extension-apiserver-authentication). With --external-metrics-addr, give "
+          "this, --external-metrics-client-ca-from-cluster or "
+          "--external-metrics-insecure-skip-client-verify.");
+ABSL_FLAG(bool, external_metrics_client_ca_from_cluster, false,
+          "Read the aggregator's client CA and allowed names from the ConfigMap "
+          "kube-system/extension-apiserver-authentication (requestheader-client-ca-file, "
+          "requestheader-allowed-names; RBAC: extension-apiserver-authentication-reader) at start "
+          "and every --external-metrics-cert-refresh, instead of --external-metrics-client-ca.");
+ABSL_FLAG(std::vector<std::string>, external_metrics_allowed_names, {},
+          "Comma-separated common names accepted in client certificates (the cluster's "
+          "requestheader-allowed-names, e.g. front-proxy-client); empty: any certificate the "
+          "client CA signed.");
+ABSL_FLAG(bool, external_metrics_insecure_skip_client_verify, false,
+          "Serve the external metrics API without checking client certificates (anyone who "
+          "reaches the port reads the metrics). Only for trying it out.");
+ABSL_FLAG(absl::Duration, external_metrics_cert_refresh, absl::Minutes(1),
+          "How often the external metrics server's certificate files are re-read.");
 
 namespace twinscale::cli {
 
@@ -85,7 +124,10 @@ const char kControllerUsage[] =
     "  twinscale controller                                   # in a pod (in-cluster config)\n"
     "  twinscale controller --kubeconfig ~/.kube/config --leader-elect=false --ops-port 9090\n"
     "  twinscale controller --keda-addr 0.0.0.0:9443 --admission-addr 0.0.0.0:9443 \\\n"
-    "      --grpc-tls-cert /tls/tls.crt --grpc-tls-key /tls/tls.key --grpc-client-ca /tls/ca.crt\n";
+    "      --grpc-tls-cert /tls/tls.crt --grpc-tls-key /tls/tls.key --grpc-client-ca /tls/ca.crt\n"
+    "  twinscale controller --external-metrics-addr 0.0.0.0:6443 \\\n"
+    "      --external-metrics-tls-cert /extm/tls.crt --external-metrics-tls-key /extm/tls.key \\\n"
+    "      --external-metrics-client-ca /requestheader/ca.crt\n";
 const char kControllerFlagsFile[] = "controller_command.cc";
 
 namespace {
@@ -114,6 +156,50 @@ absl::StatusOr<kube::ClusterConfig> LoadConfig() {
   return kube::LoadKubeconfig(files, absl::GetFlag(FLAGS_context));
 }
 
+// The external metrics server's options from the flags, or an InvalidArgument saying which flag
+// is missing.
+absl::StatusOr<outputs::ExternalMetricsServerOptions> ExternalMetricsOptions() {
+  outputs::ExternalMetricsServerOptions o;
+  o.address = absl::GetFlag(FLAGS_external_metrics_addr);
+  o.tls_cert_file = absl::GetFlag(FLAGS_external_metrics_tls_cert);
+  o.tls_key_file = absl::GetFlag(FLAGS_external_metrics_tls_key);
+  o.client_ca_file = absl::GetFlag(FLAGS_external_metrics_client_ca);
+  const bool from_cluster = absl::GetFlag(FLAGS_external_metrics_client_ca_from_cluster);
+  o.allowed_client_names = absl::GetFlag(FLAGS_external_metrics_allowed_names);
+  o.insecure_skip_client_verify = absl::GetFlag(FLAGS_external_metrics_insecure_skip_client_verify);
+  o.cert_refresh_interval = absl::GetFlag(FLAGS_external_metrics_cert_refresh);
+  if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--external-metrics-addr needs --external-metrics-tls-cert and --external-metrics-tls-key "
+        "(the aggregator speaks only HTTPS; the APIService's caBundle must trust the "
+        "certificate)");
+  }
+  const int trust_flags = int{!o.client_ca_file.empty()} + int{from_cluster} +
+                          int{o.insecure_skip_client_verify};
+  if (trust_flags == 0) {
+    return absl::InvalidArgumentError(
+        "--external-metrics-addr needs --external-metrics-client-ca: the CA of the aggregator's "
+        "client certificate (the cluster's requestheader CA: data.requestheader-client-ca-file of "
+        "the ConfigMap kube-system/extension-apiserver-authentication), or "
+        "--external-metrics-client-ca-from-cluster to read it from there. To serve without "
+        "checking client certificates, say so with --external-metrics-insecure-skip-client-verify");
+  }
+  if (trust_flags > 1) {
+    return absl::InvalidArgumentError(
+        "--external-metrics-client-ca, --external-metrics-client-ca-from-cluster and "
+        "--external-metrics-insecure-skip-client-verify contradict each other: give one");
+  }
+  if (!o.allowed_client_names.empty() && o.client_ca_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--external-metrics-allowed-names needs --external-metrics-client-ca (with "
+        "--external-metrics-client-ca-from-cluster the names come from the cluster too)");
+  }
+  if (o.cert_refresh_interval < absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--external-metrics-cert-refresh must be at least 1s");
+  }
+  return o;
+}
+
 LogLevel ParseLevel(const std::string& s) {
   if (s == "debug") return LogLevel::kDebug;
   if (s == "warning") return LogLevel::kWarning;
@@ -130,6 +216,17 @@ int RunControllerCommand() {
     log.Error(what, "", {{"error", s}});
     return 1;
   };
+
+  // Flags first: a missing certificate is a usage error (exit 2), before any connection.
+  std::optional<outputs::ExternalMetricsServerOptions> external_metrics_options;
+  if (!absl::GetFlag(FLAGS_external_metrics_addr).empty()) {
+    auto o = ExternalMetricsOptions();
+    if (!o.ok()) {
+      log.Error("bad flags", "", {{"error", o.status()}});
+      return 2;
+    }
+    external_metrics_options = *std::move(o);
+  }
 
   auto config = LoadConfig();
   if (!config.ok()) return fail("no cluster configuration", config.status());
@@ -236,10 +333,78 @@ int RunControllerCommand() {
     }
   }
 
+  // The external metrics API for HPAs (mode HPA): values from the board, so only the leader's.
+  outputs::ExternalMetricsApi external_metrics_api(&board);
+  // (The trust outlives the server that asks it: declared first, destroyed last.)
+  std::unique_ptr<kube::RequestHeaderTrust> aggregator_trust;
+  std::unique_ptr<outputs::ExternalMetricsServer> external_metrics;
+  if (external_metrics_options.has_value() &&
+      absl::GetFlag(FLAGS_external_metrics_client_ca_from_cluster)) {
+    kube::RequestHeaderTrust::Options to;
+    to.refresh_interval = external_metrics_options->cert_refresh_interval;
+    to.on_error = [&log](const absl::Status& s) {
+      log.Warning("cannot re-read the aggregator's client CA; keeping the last one", "",
+                  {{"error", s}});
+    };
+    aggregator_trust = std::make_unique<kube::RequestHeaderTrust>(client->get(), to);
+    if (absl::Status st = aggregator_trust->Start(); !st.ok()) {
+      return fail("cannot read the aggregator's client CA from the cluster", st);
+    }
+    external_metrics_options->client_trust =
+        [trust = aggregator_trust.get()]() -> absl::StatusOr<outputs::ClientTrust> {
+      kube::AggregatorClientTrust t = trust->Current();
+      return outputs::ClientTrust{std::move(t.ca_pem), std::move(t.allowed_names)};
+    };
+  }
+  if (external_metrics_options.has_value()) {
+    external_metrics = std::make_unique<outputs::ExternalMetricsServer>(
+        &external_metrics_api, *external_metrics_options, &clock);
+    if (absl::Status st = external_metrics->Start(); !st.ok()) {
+      return fail(absl::StrCat("cannot serve the external metrics API on ",
+                               external_metrics_options->address),
+                  st);
+    }
+    const char* clients = external_metrics_options->insecure_skip_client_verify ? "unchecked"
+                          : aggregator_trust != nullptr ? "the cluster's requestheader CA"
+                          : external_metrics_options->allowed_client_names.empty()
+                              ? "client CA"
+                              : "client CA and names";
+    log.Info("serving the external metrics API", "",
+             {{"address", external_metrics_options->address},
+              {"port", external_metrics->port()},
+              {"client_certificates", clients}});
+  }
+
+  // The leader label on this pod, so the outputs' Services reach only the leader.
+  std::unique_ptr<kube::LeaderPodLabel> leader_label;
+  {
+    kube::LeaderPodLabelOptions lo;
+    lo.label = absl::GetFlag(FLAGS_leader_label);
+    lo.pod_name = EnvOr("POD_NAME", "");
+    lo.pod_namespace = EnvOr("POD_NAMESPACE", "");
+    if (lo.label.empty()) {
+      log.Info("not labelling the leader's pod (--leader-label is empty)");
+    } else if (lo.pod_name.empty() || lo.pod_namespace.empty()) {
+      log.Info("not labelling the leader's pod: POD_NAME and POD_NAMESPACE are not set (the "
+               "downward API sets them in a pod)");
+    } else {
+      const std::string pod = absl::StrCat(lo.pod_namespace, "/", lo.pod_name);
+      leader_label = std::make_unique<kube::LeaderPodLabel>(
+          client->get(), lo, [&log, pod](const absl::Status& s) {
+            log.Warning("cannot write the leader label", pod, {{"error", s}});
+          });
+      if (absl::Status st = leader_label->Start(); !st.ok()) {
+        return fail("cannot label the leader's pod", st);
+      }
+      log.Info("labelling this pod while it leads", pod, {{"label", lo.label}});
+    }
+  }
+
   reconcile::ControllerOptions co;
-  co.on_leadership_change = [&board, &grpc_servers](bool leading) {
+  co.on_leadership_change = [&board, &grpc_servers, &leader_label](bool leading) {
     board.SetServing(leading);
     for (auto& server : grpc_servers) server->SetServing(leading);
+    if (leader_label) leader_label->Set(leading);
   };
   co.watch_namespace = absl::GetFlag(FLAGS_watch_namespace);
   co.workers = absl::GetFlag(FLAGS_workers);
@@ -274,9 +439,19 @@ int RunControllerCommand() {
   stop.WaitForNotification();
   log.Info("stopping");
   controller.Stop();  // tells the hook "not leading": open gRPC streams end with UNAVAILABLE
+  if (leader_label) {
+    // The hook set "false": wait a little for it to land, so the Services let go of this pod.
+    if (absl::Status st = leader_label->Stop(absl::Seconds(5)); st.ok()) {
+      log.Info("leader label removed");
+    } else {
+      log.Warning("could not remove the leader label", "", {{"error", st}});
+    }
+  }
   if (!grpc_servers.empty()) log.Info("controller stopped; shutting down gRPC");
   for (auto& server : grpc_servers) server->Shutdown();
   log.Info("gRPC stopped");
+  if (external_metrics) external_metrics->Stop();
+  if (aggregator_trust) aggregator_trust->Stop();
   ops.Stop();
   log.Info("stopped");
   g_stop = nullptr;

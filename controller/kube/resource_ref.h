@@ -27,6 +27,7 @@ struct ResourceRef {
 // after main starts; a function per constant would read worse at every call site.)
 inline const ResourceRef kPods{"", "v1", "pods", true};
 inline const ResourceRef kEvents{"", "v1", "events", true};
+inline const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 inline const ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", true};
 inline const ResourceRef kDeployments{"apps", "v1", "deployments", true};
 inline const ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};

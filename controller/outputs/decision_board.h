@@ -1,6 +1,7 @@
 // The DecisionBoard: the latest decision the controller publishes for each InferenceAutoscaler
 // (key "namespace/name"), read by the outputs that serve it — KEDA's external scaler
-// (keda_scaler.h), the admission API (admission_service.h) and, later, the external metrics API.
+// (keda_scaler.h), the admission API (admission_service.h) and the external metrics API
+// (external_metrics_api.h).
 //
 // The reconciler publishes after every pass that reached a decision (Publish) and removes a target
 // when its InferenceAutoscaler is deleted (Remove). Readers take copies (Get, List). Streams learn

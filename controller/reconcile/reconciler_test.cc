@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "controller/kube/informer.h"
 #include "controller/kube/leader_election.h"
+#include "controller/kube/leader_pod_label.h"
 #include "yaml-cpp/yaml.h"
 
 #include "controller/kube/event_recorder.h"
@@ -651,8 +652,9 @@ std::set<std::tuple<std::string, std::string, std::string>> RbacGrants() {
 }
 
 // Every request the controller makes in a busy life — passes that scale up, scale in (marking a
-// victim), report an invalid spec, record events, plus leader election and the informer — is
-// allowed by the shipped RBAC, and the RBAC grants nothing the controller never asks for.
+// victim), report an invalid spec, record events, plus leader election, the leader label on its
+// own pod and the informer — is allowed by the shipped RBAC, and the RBAC grants nothing the
+// controller never asks for.
 TEST_F(ReconcilerTest, TheShippedRbacAllowsExactlyWhatTheControllerDoes) {
   SetUpFleet("Direct", 3);
   load_ = {{"vllm-0", 12}, {"vllm-1", 2}, {"vllm-2", 30}};
@@ -673,6 +675,20 @@ TEST_F(ReconcilerTest, TheShippedRbacAllowsExactlyWhatTheControllerDoes) {
   clock_.Advance(absl::Seconds(2));
   EXPECT_TRUE((*elector)->TryAcquireOrRenew());
   EXPECT_TRUE((*elector)->Release().ok());
+  // The leader labels its own pod, and takes the label off when it steps down.
+  ASSERT_TRUE(api_.Create(kube::kPods, "twinscale-system",
+                          {{"metadata", {{"name", "twinscale-controller-0"}}}})
+                  .ok());
+  {
+    kube::LeaderPodLabelOptions lo;
+    lo.pod_namespace = "twinscale-system";
+    lo.pod_name = "twinscale-controller-0";
+    kube::LeaderPodLabel label(&api_, lo);
+    label.Set(true);
+    ASSERT_TRUE(label.Start().ok());
+    label.Set(false);
+    EXPECT_TRUE(label.Stop(absl::Seconds(5)).ok());
+  }
   kube::InformerOptions io;
   io.resource = kube::kInferenceAutoscalers;
   kube::Informer informer(&api_, io);

@@ -8,14 +8,9 @@
 // its open streams with UNAVAILABLE and exits 0 promptly; the follower takes over and serves.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -24,6 +19,7 @@
 #include "proto/externalscaler.grpc.pb.h"
 #include "proto/twinscale/v1alpha1/admission.grpc.pb.h"
 #include "tests/fake_apiserver/fake_apiserver.h"
+#include "tests/util/controller_harness.h"
 #include "tests/util/grpc_test_util.h"
 
 namespace twinscale {
@@ -31,61 +27,8 @@ namespace {
 
 using fake_apiserver::FakeApiServer;
 using ::testing::HasSubstr;
+using testutil::ControllerProcess;
 using testutil::ReadWholeFile;
-
-class ControllerProcess {
- public:
-  ControllerProcess(const std::string& dir, const std::string& identity,
-                    const std::vector<std::string>& args)
-      : log_(absl::StrCat(dir, "/", identity, ".log")) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      if (freopen(log_.c_str(), "w", stderr) == nullptr) _exit(126);
-      std::vector<std::string> all = {"twinscale", "controller", "--identity=" + identity};
-      all.insert(all.end(), args.begin(), args.end());
-      std::vector<char*> argv;
-      for (std::string& a : all) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(TWINSCALE_BINARY, argv.data());
-      _exit(127);
-    }
-  }
-  ~ControllerProcess() {
-    if (pid_ > 0 && !exited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  // SIGTERM, then the exit code if it exits within `timeout` (-1: it didn't).
-  int Terminate(std::chrono::seconds timeout) {
-    kill(pid_, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return -1;
-  }
-  std::string Log() const { return ReadWholeFile(log_); }
-  // Whether the log shows `text` within `timeout`.
-  bool WaitForLog(const std::string& text, std::chrono::seconds timeout) const {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (Log().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-
- private:
-  std::string log_;
-  pid_t pid_ = -1;
-  bool exited_ = false;
-};
 
 externalscaler::ScaledObjectRef Ref() {
   externalscaler::ScaledObjectRef ref;
@@ -129,57 +72,9 @@ TEST(KedaControllerTest, TheLeaderServesItsDecisionAndTheFollowerTakesOver) {
   auto api = FakeApiServer::Start(ao);
   ASSERT_TRUE(api.ok()) << api.status();
   const int dead_port = testutil::FreeLoopbackPort();  // nothing listens: scrapes fail
-  nlohmann::json dep = {{"apiVersion", "apps/v1"},
-                        {"kind", "Deployment"},
-                        {"metadata", {{"name", "vllm-llama-3-1-8b"}, {"namespace", "llm"}}},
-                        {"spec",
-                         {{"replicas", 3},
-                          {"selector", {{"matchLabels", {{"app", "vllm"}}}}},
-                          {"template", {{"metadata", {{"labels", {{"app", "vllm"}}}}}}}}}};
-  ASSERT_TRUE((*api)->Put("/apis/apps/v1/namespaces/llm/deployments/vllm-llama-3-1-8b", dep).ok());
-  nlohmann::json ias = {
-      {"apiVersion", "twinscale.io/v1alpha1"},
-      {"kind", "InferenceAutoscaler"},
-      {"metadata", {{"name", "llama-3-1-8b"}, {"namespace", "llm"}}},
-      {"spec",
-       {{"targetRef",
-         {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "vllm-llama-3-1-8b"}}},
-        {"mode", "KEDA"},
-        {"minReplicas", 1},
-        {"maxReplicas", 8},
-        {"model", {{"profile", "llama-3.1-8b-h100-sxm-tp1"}}},
-        {"admission", {{"enabled", true}}},
-        {"metrics", {{"source", "Pods"}, {"port", dead_port}, {"interval", "2s"}}}}}};
-  ASSERT_TRUE(
-      (*api)
-          ->Put("/apis/twinscale.io/v1alpha1/namespaces/llm/inferenceautoscalers/llama-3-1-8b", ias)
-          .ok());
-  for (int i = 0; i < 3; ++i) {
-    const std::string pod = absl::StrCat("vllm-", i);
-    nlohmann::json p = {{"apiVersion", "v1"},
-                        {"kind", "Pod"},
-                        {"metadata",
-                         {{"name", pod},
-                          {"namespace", "llm"},
-                          {"labels", {{"app", "vllm"}}},
-                          {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
-                        {"status",
-                         {{"phase", "Running"},
-                          {"podIP", "127.0.0.1"},
-                          {"conditions",
-                           {{{"type", "PodScheduled"}, {"status", "True"}},
-                            {{"type", "ContainersReady"}, {"status", "True"}},
-                            {{"type", "Ready"},
-                             {"status", "True"},
-                             {"lastTransitionTime", "2026-01-01T00:01:00Z"}}}}}}};
-    ASSERT_TRUE((*api)->Put(absl::StrCat("/api/v1/namespaces/llm/pods/", pod), p).ok());
-  }
+  ASSERT_TRUE(testutil::SeedStaleFleet(**api, "KEDA", dead_port, /*admission=*/true).ok());
   const std::string kubeconfig = dir + "/kubeconfig";
-  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-                            << "clusters:\n- name: fake\n  cluster:\n    server: " << (*api)->url()
-                            << "\ncontexts:\n- name: t\n  context:\n    cluster: fake\n"
-                            << "    user: nobody\n    namespace: llm\n"
-                            << "users:\n- name: nobody\n  user: {}\n";
+  testutil::WriteFakeKubeconfig(kubeconfig, (*api)->url());
 
   auto args_for = [&](int grpc_port) {
     const std::string addr = absl::StrCat("127.0.0.1:", grpc_port);
@@ -197,7 +92,7 @@ TEST(KedaControllerTest, TheLeaderServesItsDecisionAndTheFollowerTakesOver) {
   const std::string ca = ReadWholeFile(pki.ca_crt), cert = ReadWholeFile(pki.client_crt),
                     key = ReadWholeFile(pki.client_key);
   const int port_a = testutil::FreeLoopbackPort();
-  auto a = std::make_unique<ControllerProcess>(dir, "a", args_for(port_a));
+  auto a = std::make_unique<ControllerProcess>(TWINSCALE_BINARY, dir, "a", args_for(port_a));
   // Connect only once it listens: a client retrying a loopback port nobody listens on yet can
   // connect to itself (TCP simultaneous open, when its ephemeral source port equals the port).
   ASSERT_TRUE(a->WaitForLog("serving gRPC", std::chrono::seconds(20))) << a->Log();
@@ -225,7 +120,7 @@ TEST(KedaControllerTest, TheLeaderServesItsDecisionAndTheFollowerTakesOver) {
 
   // B starts while A holds the Lease: it serves gRPC, but only to say it is not the leader.
   const int port_b = testutil::FreeLoopbackPort();
-  auto b = std::make_unique<ControllerProcess>(dir, "b", args_for(port_b));
+  auto b = std::make_unique<ControllerProcess>(TWINSCALE_BINARY, dir, "b", args_for(port_b));
   ASSERT_TRUE(b->WaitForLog("serving gRPC", std::chrono::seconds(20))) << b->Log();
   auto channel_b = testutil::TlsChannel(port_b, ca, cert, key);
   auto keda_b = externalscaler::ExternalScaler::NewStub(channel_b);

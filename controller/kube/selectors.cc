@@ -1,7 +1,7 @@
 // Label and field selector parsing and matching; see selectors.h. The lexer and parser follow
 // k8s.io/apimachinery/pkg/labels/selector.go (tokens, the "expected ..." errors) closely enough
 // that a selector the real server accepts is accepted here and matches the same objects.
-#include "tests/fake_apiserver/selectors.h"
+#include "controller/kube/selectors.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-namespace twinscale::fake_apiserver {
+namespace twinscale::kube {
 namespace {
 
 using nlohmann::json;
@@ -517,4 +517,4 @@ bool FieldSelector::Matches(const json& object) const {
   return true;
 }
 
-}  // namespace twinscale::fake_apiserver
+}  // namespace twinscale::kube

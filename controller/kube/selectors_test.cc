@@ -2,7 +2,7 @@
 // (concepts/overview/working-with-objects/labels, field-selectors): equality and set-based
 // requirements, absent labels matching != and notin, the canonical string a Scale reports, and
 // errors naming where a bad selector goes wrong.
-#include "tests/fake_apiserver/selectors.h"
+#include "controller/kube/selectors.h"
 
 #include <string>
 #include <vector>
@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
-namespace twinscale::fake_apiserver {
+namespace twinscale::kube {
 namespace {
 
 using nlohmann::json;
@@ -163,4 +163,4 @@ TEST(FieldSelectorTest, UnescapesValuesAndRejectsTermsWithoutAnOperator) {
 }
 
 }  // namespace
-}  // namespace twinscale::fake_apiserver
+}  // namespace twinscale::kube

@@ -1,0 +1,136 @@
+// The leader label on this replica's pod, against the in-memory FakeKubeClient: the first write
+// clears a stale "true"; Set(true) / Set(false) land as merge patches of metadata.labels (other
+// labels kept); failed writes are retried until they land; Stop waits for the latest state and
+// gives up with the error after its timeout. Real time, short waits.
+#include "controller/kube/leader_pod_label.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "controller/kube/resource_ref.h"
+#include "tests/fakes/fake_kube_client.h"
+
+namespace twinscale::kube {
+namespace {
+
+using fakes::FakeKubeClient;
+using nlohmann::json;
+
+class LeaderPodLabelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The previous container of this pod led: its label still says so.
+    const json pod = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", "twinscale-controller-abc"},
+          {"namespace", "twinscale-system"},
+          {"labels", {{"app.kubernetes.io/name", "twinscale"}, {"twinscale.io/leader", "true"}}}}}};
+    ASSERT_TRUE(fake_.Create(kPods, "twinscale-system", pod).ok());
+  }
+
+  LeaderPodLabelOptions Options() const {
+    LeaderPodLabelOptions o;
+    o.pod_namespace = "twinscale-system";
+    o.pod_name = "twinscale-controller-abc";
+    o.retry_period = absl::Milliseconds(20);
+    return o;
+  }
+
+  json Labels() {
+    absl::StatusOr<json> pod = fake_.Get(kPods, "twinscale-system", "twinscale-controller-abc");
+    EXPECT_TRUE(pod.ok()) << pod.status();
+    return pod.ok() ? (*pod)["metadata"]["labels"] : json();
+  }
+
+  // Waits (up to 5 s) until the label says `want`.
+  bool WaitForLabel(const std::string& want) {
+    for (int i = 0; i < 500; ++i) {
+      if (Labels().value("twinscale.io/leader", "") == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  FakeKubeClient fake_;
+};
+
+TEST_F(LeaderPodLabelTest, ClearsAStaleLabelThenFollowsLeadership) {
+  LeaderPodLabel label(&fake_, Options());
+  ASSERT_TRUE(label.Start().ok());
+  EXPECT_TRUE(WaitForLabel("false"));
+  EXPECT_EQ(Labels().value("app.kubernetes.io/name", ""), "twinscale");  // other labels kept
+  label.Set(true);
+  EXPECT_TRUE(WaitForLabel("true"));
+  label.Set(false);
+  EXPECT_TRUE(WaitForLabel("false"));
+  label.Set(true);
+  EXPECT_TRUE(label.Stop(absl::Seconds(5)).ok());
+  EXPECT_EQ(Labels().value("twinscale.io/leader", ""), "true");
+  EXPECT_EQ(label.written(), std::optional<bool>(true));
+  // Every write is a patch of this pod.
+  for (const FakeKubeClient::Request& r : fake_.requests()) {
+    if (r.verb != "patch") continue;
+    EXPECT_EQ(r.resource.resource, "pods");
+    EXPECT_EQ(r.name, "twinscale-controller-abc");
+  }
+}
+
+TEST_F(LeaderPodLabelTest, RetriesFailedWritesUntilTheyLand) {
+  std::atomic<int> failures{3};
+  fake_.SetInterceptor([&](const FakeKubeClient::Request& r) -> absl::Status {
+    if (r.verb == "patch" && failures.fetch_sub(1) > 0) {
+      return absl::UnavailableError("the API server is restarting");
+    }
+    return absl::OkStatus();
+  });
+  std::atomic<int> reported{0};
+  LeaderPodLabel label(&fake_, Options(), [&](const absl::Status& s) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+    ++reported;
+  });
+  label.Set(true);
+  ASSERT_TRUE(label.Start().ok());
+  // (The pod's stale label already says "true": wait for the write itself.)
+  EXPECT_TRUE(label.Stop(absl::Seconds(5)).ok());
+  EXPECT_EQ(label.written(), std::optional<bool>(true));
+  EXPECT_EQ(reported.load(), 3);
+  EXPECT_EQ(Labels().value("twinscale.io/leader", ""), "true");
+}
+
+TEST_F(LeaderPodLabelTest, StopWaitsForTheLatestStateAndGivesUpWithTheError) {
+  LeaderPodLabel label(&fake_, Options());
+  label.Set(true);
+  ASSERT_TRUE(label.Start().ok());
+  ASSERT_TRUE(WaitForLabel("true"));
+  // SIGTERM: the controller steps down, then stops the label writer.
+  label.Set(false);
+  EXPECT_TRUE(label.Stop(absl::Seconds(5)).ok());
+  EXPECT_EQ(Labels().value("twinscale.io/leader", ""), "false");
+
+  LeaderPodLabel unlucky(&fake_, Options());
+  fake_.SetInterceptor([](const FakeKubeClient::Request& r) -> absl::Status {
+    return r.verb == "patch" ? absl::UnavailableError("connection refused") : absl::OkStatus();
+  });
+  unlucky.Set(true);
+  ASSERT_TRUE(unlucky.Start().ok());
+  const absl::Status s = unlucky.Stop(absl::Milliseconds(200));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_FALSE(unlucky.written().has_value());
+}
+
+TEST_F(LeaderPodLabelTest, NeedsThePodsNameAndNamespace) {
+  LeaderPodLabelOptions o = Options();
+  o.pod_name.clear();
+  LeaderPodLabel label(&fake_, o);
+  const absl::Status s = label.Start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("POD_NAME"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace twinscale::kube

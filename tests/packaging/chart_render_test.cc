@@ -318,10 +318,19 @@ void CheckInvariants(const Render& r, const std::set<std::string>& defined_flags
   }
   EXPECT_TRUE(pod_name);
 
-  // Services and the PDB select the controller's pods, on ports the container declares.
+  // Services and the PDB select the controller's pods, on ports the container declares. The
+  // outputs' Services (all but the ops one, which every replica serves) select only the leader: the
+  // pod the Lease holder labels twinscale.io/leader: "true" at run time.
+  YAML::Node leader_labels = YAML::Clone(pod_labels);
+  leader_labels["twinscale.io/leader"] = "true";
   for (const Object* s : r.OfKind("Service")) {
     SCOPED_TRACE(s->name());
-    EXPECT_TRUE(SelectorMatches(s->node["spec"]["selector"], pod_labels));
+    bool ops = false;
+    for (const YAML::Node& p : s->node["spec"]["ports"]) ops |= p["targetPort"].Scalar() == "ops";
+    const YAML::Node selector = s->node["spec"]["selector"];
+    EXPECT_TRUE(SelectorMatches(selector, ops ? pod_labels : leader_labels));
+    EXPECT_EQ(static_cast<bool>(selector["twinscale.io/leader"]), !ops)
+        << (ops ? "the ops Service must reach every replica" : "an output must reach the leader only");
     for (const YAML::Node& p : s->node["spec"]["ports"]) {
       EXPECT_TRUE(ports.count(p["targetPort"].Scalar())) << p["targetPort"];
     }

@@ -222,6 +222,14 @@ class LiveFleet::Impl {
     return page;
   }
 
+  int32_t HeldRequests(const std::string& pod) const {
+    const std::optional<int32_t> index = IndexOf(pod);
+    if (!index.has_value()) return 0;
+    absl::MutexLock lock(&mu_);
+    const auto it = parked_.find(*index);
+    return it == parked_.end() ? 0 : static_cast<int32_t>(it->second.size());
+  }
+
   bool SetFault(const std::string& pod, PodFault fault, std::string body) {
     const std::optional<int32_t> index = IndexOf(pod);
     if (!index.has_value()) return false;
@@ -333,8 +341,15 @@ class LiveFleet::Impl {
         parked_.erase(it);
       }
     }
-    // A listener closes only once its requests are answered.
-    for (http_request& r : parked) Reply(r, status_codes::ServiceUnavailable, "pod going away\n");
+    // A listener closes only once its requests are answered: each reply is waited for, since a
+    // close racing a queued reply drops the connection before the status line is written.
+    for (http_request& r : parked) {
+      try {
+        r.reply(status_codes::ServiceUnavailable, "pod going away\n", "text/plain; charset=utf-8")
+            .wait();
+      } catch (...) {
+      }
+    }
     auto it = listeners_.find(i);
     if (it == listeners_.end()) return;
     try {
@@ -448,6 +463,9 @@ bool LiveFleet::paused() const { return impl_->paused(); }
 absl::Time LiveFleet::Now() const { return impl_->Now(); }
 void LiveFleet::WaitForTick() const { impl_->WaitForTick(); }
 std::optional<PodPage> LiveFleet::Page(const std::string& pod) const { return impl_->Page(pod); }
+int32_t LiveFleet::HeldRequests(const std::string& pod) const {
+  return impl_->HeldRequests(pod);
+}
 bool LiveFleet::SetFault(const std::string& pod, PodFault fault, std::string body) {
   return impl_->SetFault(pod, fault, std::move(body));
 }

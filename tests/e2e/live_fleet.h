@@ -140,6 +140,8 @@ class LiveFleet {
   // exist yet. Clearing a hang (kNone or any other fault) answers the requests it held with 503.
   // False when `pod` is not a name of this fleet ("<pod_prefix>-<index>").
   bool SetFault(const std::string& pod, PodFault fault, std::string body = "");
+  // How many requests a kHang fault on `pod` holds right now.
+  int32_t HeldRequests(const std::string& pod) const;
 
  private:
   class Impl;

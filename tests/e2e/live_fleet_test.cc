@@ -205,7 +205,12 @@ TEST(LiveFleetTest, StopAnswersHungRequestsAndClosesEveryAddress) {
   fleet->SetFault("vllm-1", PodFault::kHang);
   Answer hung;
   std::thread client([&] { hung = Get("127.0.0.11", port); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Stop once the request is held (a fixed sleep lost the race on a loaded machine: the request
+  // then reached a closed listener and failed to connect instead of being answered).
+  for (int i = 0; i < 500 && fleet->HeldRequests("vllm-1") == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(fleet->HeldRequests("vllm-1"), 1);
   fleet->Stop();
   client.join();
   EXPECT_EQ(hung.status, 503) << hung.error;

@@ -34,14 +34,6 @@ bool IsQualifiedNamePart(std::string_view s) {
                      [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
-// A DNS-1123 subdomain: lowercase alphanumerics, '-' and '.', alphanumeric at both ends, <= 253.
-bool IsDnsSubdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [&](char c) { return lower_alnum(c) || c == '-' || c == '.'; });
-}
 
 std::string CheckKey(std::string_view key) {
   std::string_view name = key;
@@ -515,6 +507,14 @@ bool FieldSelector::Matches(const json& object) const {
     if (equal == r.negate) return false;
   }
   return true;
+}
+
+bool IsDnsSubdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [&](char c) { return lower_alnum(c) || c == '-' || c == '.'; });
 }
 
 }  // namespace twinscale::kube

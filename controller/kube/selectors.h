@@ -111,6 +111,10 @@ class FieldSelector {
 // compares it: strings as they are, numbers and booleans as JSON text, missing or null as "".
 std::string FieldValue(const nlohmann::json& object, std::string_view path);
 
+// A DNS-1123 subdomain (a label key's prefix, most kinds' metadata.name): lowercase alphanumerics,
+// '-' and '.', alphanumeric at both ends, at most 253 characters.
+bool IsDnsSubdomain(std::string_view s);
+
 }  // namespace twinscale::kube
 
 #endif  // TWINSCALE_CONTROLLER_KUBE_SELECTORS_H_

@@ -23,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "controller/common/free_port.h"
 
 namespace twinscale::outputs {
 namespace {
@@ -153,26 +154,6 @@ absl::StatusOr<Pems> LoadPems(const ExternalMetricsServerOptions& o) {
   return pems;
 }
 
-// A TCP port on `host` that was free a moment ago.
-int FreePort(const std::string& host) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = 0;
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-    close(fd);
-    return 0;
-  }
-  int port = 0;
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 // Replies and observes the reply's task (a client that went away must not leave an unobserved
 // exception behind).
@@ -246,9 +227,9 @@ class ExternalMetricsServer::Impl {
     listener::http_listener_config config;
     config.set_ssl_context_callback([this](ssl::context& ctx) { ConfigureConnection(ctx); });
     std::string last_error;
-    // A port picked by FreePort can be taken before the listener binds it: retry.
+    // A port picked by FreeTcpPort can be taken before the listener binds it: retry.
     for (int attempt = 0; attempt < 8; ++attempt) {
-      const int port = requested_port != 0 ? requested_port : FreePort(host_);
+      const int port = requested_port != 0 ? requested_port : FreeTcpPort(host_);
       if (port == 0) {
         last_error = "no free port";
         continue;

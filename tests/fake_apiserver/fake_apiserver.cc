@@ -24,6 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "controller/common/free_port.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -97,26 +98,6 @@ class StreamSink final : public WatchSink {
   bool closed_ = false;  // guarded by the store's mutex (Send/Close run under it)
 };
 
-// A free TCP port on `address` (bound and released; the listener binds it right after).
-int FreePort(const std::string& address) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = 0;
-  if (inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
-    close(fd);
-    return 0;
-  }
-  int port = 0;
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -357,9 +338,9 @@ absl::StatusOr<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options opti
   // ticker is joined by Stop(): a raw pointer is enough for both.
   Impl* raw = impl.get();
   std::string last_error;
-  // A port picked by FreePort can be taken by someone else before the listener binds it: retry.
+  // A port picked by FreeTcpPort can be taken by someone else before the listener binds it: retry.
   for (int attempt = 0; attempt < 8; ++attempt) {
-    const int port = options.port != 0 ? options.port : FreePort(options.address);
+    const int port = options.port != 0 ? options.port : FreeTcpPort(options.address);
     if (port == 0) {
       last_error = "no free port";
       continue;

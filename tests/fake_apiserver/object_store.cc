@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "controller/kube/selectors.h"
 #include "controller/common/status_macros.h"
 #include "controller/policy/openapi_schema.h"
 #include "tests/fake_apiserver/api_status.h"
@@ -87,14 +88,6 @@ bool SpecChanged(const ResourceType& type, const json& before, const json& after
   return false;
 }
 
-// A DNS-1123 subdomain, as most kinds require of metadata.name.
-bool IsDnsSubdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [&](char c) { return lower_alnum(c) || c == '-' || c == '.'; });
-}
 
 // 400 when the body names another kind or version than the URL serves.
 absl::Status CheckTypeMeta(const ResourceType& type, const json& body) {
@@ -588,7 +581,7 @@ absl::StatusOr<json> ObjectStore::Create(const ResourceType& type, std::string_v
     md["name"] = generate + suffix;
   }
   const std::string name = MetaString(body, "name");
-  if (!IsDnsSubdomain(name)) {
+  if (!kube::IsDnsSubdomain(name)) {
     return InvalidError(
         type.group, type.kind, name,
         {{"metadata.name",

@@ -19,23 +19,13 @@
 #include <cpprest/http_client.h>
 
 #include "absl/strings/str_cat.h"
+#include "controller/common/free_port.h"
 
 namespace twinscale::testutil {
 
 bool Installed(const char* path) { return access(path, X_OK) == 0; }
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+int FreePort() { return FreeTcpPort("127.0.0.1"); }
 
 std::string MakeTempDir(const std::string& prefix) {
   std::string t = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();

@@ -710,7 +710,7 @@ TEST_F(ChartRenderTest, NotesRenderForEveryOption) {
     }
     if (absl::StrContains(f, "plaintext")) EXPECT_THAT(c.out, HasSubstr("WARNING: grpc.tls.mode is plaintext"));
     if (absl::StrContains(f, "external-metrics")) {
-      EXPECT_THAT(c.out, HasSubstr("does not implement the external metrics server yet"));
+      EXPECT_THAT(c.out, HasSubstr("metric twinscale-desired-replicas, selector twinscale.io/autoscaler="));
     }
   }
 }

@@ -20,6 +20,7 @@
 #include "controller/outputs/external_metrics_request.h"
 #include "controller/policy/hpa_algorithm.h"
 #include "controller/policy/spec_loader.h"
+#include "tests/util/hpa_behavior_yaml.h"
 #include "yaml-cpp/yaml.h"
 
 namespace twinscale::outputs {
@@ -45,21 +46,7 @@ YAML::Node Find(const std::string& file, const std::string& kind, const std::str
   return found;
 }
 
-policy::ScalingRules RulesOf(const YAML::Node& n) {
-  policy::ScalingRules r;
-  r.stabilization_window = absl::Seconds(n["stabilizationWindowSeconds"].as<int>());
-  r.select = n["selectPolicy"].as<std::string>() == "Min" ? policy::SelectPolicy::kMin
-                                                          : policy::SelectPolicy::kMax;
-  for (const YAML::Node& p : n["policies"]) {
-    policy::ScalingPolicy sp;
-    sp.type = p["type"].as<std::string>() == "Pods" ? policy::ScalingPolicy::Type::kPods
-                                                    : policy::ScalingPolicy::Type::kPercent;
-    sp.value = p["value"].as<int>();
-    sp.period = absl::Seconds(p["periodSeconds"].as<int>());
-    r.policies.push_back(sp);
-  }
-  return r;
-}
+using testutil::HpaRulesFromYaml;
 
 TEST(ExternalMetricsExamplesTest, TheHpaFollowsTheInferenceAutoscalersMetric) {
   auto ias = policy::LoadInferenceAutoscalerFile(std::string(kDir) + "inferenceautoscaler.yaml");
@@ -95,8 +82,8 @@ TEST(ExternalMetricsExamplesTest, TheHpaFollowsTheInferenceAutoscalersMetric) {
   EXPECT_EQ(request->autoscaler, ias->metadata.name);
   EXPECT_EQ(request->namespace_name, ias->metadata.namespace_);
 
-  const policy::ScalingRules up = RulesOf(spec["behavior"]["scaleUp"]);
-  const policy::ScalingRules down = RulesOf(spec["behavior"]["scaleDown"]);
+  const policy::ScalingRules up = HpaRulesFromYaml(spec["behavior"]["scaleUp"]);
+  const policy::ScalingRules down = HpaRulesFromYaml(spec["behavior"]["scaleDown"]);
   EXPECT_EQ(up.stabilization_window, absl::ZeroDuration());
   EXPECT_EQ(down.stabilization_window, absl::ZeroDuration());
   // Any decision lands in one sync: from minReplicas straight to maxReplicas, and back.

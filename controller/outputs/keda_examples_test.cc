@@ -14,6 +14,7 @@
 
 #include "controller/policy/hpa_algorithm.h"
 #include "controller/policy/spec_loader.h"
+#include "tests/util/hpa_behavior_yaml.h"
 #include "yaml-cpp/yaml.h"
 
 namespace twinscale::outputs {
@@ -34,21 +35,7 @@ YAML::Node Only(const std::string& file) {
   return docs.empty() ? YAML::Node() : docs[0];
 }
 
-policy::ScalingRules RulesOf(const YAML::Node& n) {
-  policy::ScalingRules r;
-  r.stabilization_window = absl::Seconds(n["stabilizationWindowSeconds"].as<int>());
-  r.select = n["selectPolicy"].as<std::string>() == "Min" ? policy::SelectPolicy::kMin
-                                                          : policy::SelectPolicy::kMax;
-  for (const YAML::Node& p : n["policies"]) {
-    policy::ScalingPolicy sp;
-    sp.type = p["type"].as<std::string>() == "Pods" ? policy::ScalingPolicy::Type::kPods
-                                                    : policy::ScalingPolicy::Type::kPercent;
-    sp.value = p["value"].as<int>();
-    sp.period = absl::Seconds(p["periodSeconds"].as<int>());
-    r.policies.push_back(sp);
-  }
-  return r;
-}
+using testutil::HpaRulesFromYaml;
 
 TEST(KedaExamplesTest, ScaledObjectsFollowTheInferenceAutoscalerAndKeepTheContract) {
   auto ias = policy::LoadInferenceAutoscalerFile(std::string(kDir) + "inferenceautoscaler.yaml");
@@ -82,8 +69,8 @@ TEST(KedaExamplesTest, ScaledObjectsFollowTheInferenceAutoscalerAndKeepTheContra
     EXPECT_GE(spec["fallback"]["replicas"].as<int>(), 1);
 
     const YAML::Node behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"];
-    const policy::ScalingRules up = RulesOf(behavior["scaleUp"]);
-    const policy::ScalingRules down = RulesOf(behavior["scaleDown"]);
+    const policy::ScalingRules up = HpaRulesFromYaml(behavior["scaleUp"]);
+    const policy::ScalingRules down = HpaRulesFromYaml(behavior["scaleDown"]);
     EXPECT_EQ(down.stabilization_window, absl::ZeroDuration());
     EXPECT_EQ(up.stabilization_window, absl::ZeroDuration());
     // Any decision lands in one sync: from minReplicaCount straight to maxReplicaCount, and back.

@@ -48,8 +48,10 @@ struct Decision {
   bool slo_at_risk = false;    // the SLO is forecast to miss even with this decision
   // The inputs it used (enough to replay it alone) and the forecasts it saw.
   ForecastQuestion question;   // candidate_replicas = the decision
+  // At the current size, full threshold; when a smaller size held the SLO at the safety margin
+  // and the current one was therefore not asked (Sizing::base_implied), that size's forecast.
   Forecast forecast_at_current;
-  Forecast forecast_at_decision;
+  Forecast forecast_at_decision;  // likewise a lower bound when held above such a size
   int32_t forecasts = 0;       // what-if evaluations this decision ran
 };
 

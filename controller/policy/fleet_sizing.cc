@@ -51,12 +51,13 @@ class Sizer {
 
   void Run() {
     const int32_t base = b_.base;
+    out_.replicas = base;
+    if (ScaleInFromHint()) return;
     out_.at_base = At(base, 1.0);
     if (CapTarget(1.0, out_.at_base)) {
       out_.slo_unattainable = true;
       out_.at_base = At(base, 1.0);
     }
-    out_.replicas = base;
     out_.at_answer = out_.at_base;
     if (!out_.at_base.meets_slo) {
       ScaleUp();
@@ -66,6 +67,29 @@ class Sizer {
   }
 
  private:
+  // Mid-scale-in (the previous recommendation below base): the hint first, at the margin. If it
+  // holds the SLO there, base does too (more replicas, the full threshold), so base is not asked
+  // and the search goes on down from the hint. Returns false, having asked at most the hint
+  // (kept for the searches), when that shortcut does not apply.
+  bool ScaleInFromHint() {
+    const int32_t base = b_.base;
+    const int32_t lo = std::max(b_.min_replicas, 1);
+    if (!b_.scale_in_allowed || base <= lo || b_.hint < lo || b_.hint >= base) return false;
+    const double margin = b_.safety_margin;
+    auto safe = [&](int32_t n) { return At(n, margin); };
+    Forecast at_hint = safe(b_.hint);
+    if (CapTarget(margin, at_hint)) at_hint = safe(b_.hint);
+    if (!at_hint.meets_slo) return false;
+    ReplicaSearch r = SearchDown(lo, b_.hint, safe);
+    if (!r.met) r = {b_.hint, true, at_hint, 0};
+    out_.outcome = Sizing::Outcome::kScaleIn;
+    out_.replicas = r.replicas;
+    out_.at_answer = r.forecast;
+    out_.at_base = r.forecast;
+    out_.base_implied = true;
+    return true;
+  }
+
   void ScaleUp() {
     const int32_t base = b_.base;
     auto keep = [&](int32_t n) { return At(n, 1.0); };

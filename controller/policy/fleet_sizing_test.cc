@@ -73,12 +73,12 @@ TEST(FleetSizingTest, WorkedByHand) {
   const std::vector<Case> cases = {
       {"steady: base meets, base - 1 is not safe (its 90% < 94% asks the margin's ceiling)", 8,
        10, 1.0, Bounds(10, 10), 10, O::kHold, {10, 9}, 1},
-      {"scale-in, hint right: 9 safe, 8 not; every forecast clear of the ceiling", 8, 9, 1.0,
-       Bounds(12, 9), 9, O::kScaleIn, {12, 9, 8}, 0},
-      {"scale-in, hint too low: 6 unsafe, then up from it: 7, 8 miss, 10 meets, bisect 9", 8, 9,
-       1.0, Bounds(12, 6), 9, O::kScaleIn, {12, 6, 7, 8, 10, 9}, 1},
-      {"scale-in, hint too high: 11 safe, then down: 10, 9, 7 (miss), bisect 8", 6, 8, 1.0,
-       Bounds(12, 11), 8, O::kScaleIn, {12, 11, 10, 9, 7, 8}, 0},
+      {"scale-in, hint right: 9 safe at the margin implies 12 meets (not asked); 8 not safe", 8,
+       9, 1.0, Bounds(12, 9), 9, O::kScaleIn, {9, 8}, 0},
+      {"scale-in, hint too low: 6 unsafe, so base is asked; then up from 6: 7, 8 miss, 10 meets, "
+       "bisect 9", 8, 9, 1.0, Bounds(12, 6), 9, O::kScaleIn, {6, 12, 7, 8, 10, 9}, 1},
+      {"scale-in, hint too high: 11 safe (base not asked), then down: 10, 9, 7 (miss), bisect 8",
+       6, 8, 1.0, Bounds(12, 11), 8, O::kScaleIn, {11, 10, 9, 7, 8}, 0},
       {"scale-in not allowed: one what-if", 8, 9, 1.0, Bounds(12, 9, false), 12, O::kHold, {12}, 0},
       {"scale-up, hint right: 9 meets, 8 misses", 9, 12, 1.0, Bounds(5, 9), 9, O::kScaleUp,
        {5, 9, 8}, 1},
@@ -137,9 +137,26 @@ TEST(FleetSizingTest, TheHintNeverChangesTheAnswerOfAMonotoneForecaster) {
   }
 }
 
+TEST(FleetSizingTest, AHintSafeAtTheMarginImpliesBaseMeets) {
+  KnownForecaster f(8, 9, 1.0);
+  const Sizing s = SizeFleet(Question(), f, Bounds(12, 10));
+  EXPECT_EQ(s.outcome, Sizing::Outcome::kScaleIn);
+  EXPECT_EQ(s.replicas, 9);
+  EXPECT_TRUE(s.base_implied);
+  EXPECT_FALSE(s.Find(12, 1.0).has_value());  // never asked
+  EXPECT_TRUE(s.at_base.meets_slo);           // the lower bound it stands for
+  EXPECT_NEAR(s.at_base.attainment, s.at_answer.attainment, 1e-12);
+  // Without the hint, base is asked, meets, and the search finds the same size.
+  KnownForecaster plain(8, 9, 1.0);
+  const Sizing cold = SizeFleet(Question(), plain, Bounds(12, 0));
+  EXPECT_FALSE(cold.base_implied);
+  EXPECT_TRUE(cold.Find(12, 1.0).has_value());
+  EXPECT_EQ(cold.replicas, 9);
+}
+
 TEST(FleetSizingTest, FindReturnsWhatWasAskedAtThatMarginsTarget) {
   KnownForecaster f(8, 9, 1.0);
-  const Sizing s = SizeFleet(Question(), f, Bounds(12, 9));
+  const Sizing s = SizeFleet(Question(), f, Bounds(12, 6));  // 6 unsafe: base is asked
   ASSERT_TRUE(s.Find(12, 1.0).has_value());
   EXPECT_TRUE(s.Find(12, 1.0)->meets_slo);
   ASSERT_TRUE(s.Find(8, kMargin).has_value());

@@ -271,6 +271,10 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   d.question = final_q;
   if (std::optional<Forecast> f = sizing.Find(d.replicas, 1.0)) {
     d.forecast_at_decision = *f;
+  } else if (sizing.base_implied && d.replicas >= sizing.replicas) {
+    // Held above a size that meets the SLO at the margin (a scale-in waiting out its window):
+    // it meets the SLO too; the smaller fleet's forecast is a lower bound.
+    d.forecast_at_decision = sizing.at_answer;
   } else {
     ++d.forecasts;
     ForecastQuestion x = CandidateQuestion(q, d.replicas, base, stuck, 1.0);

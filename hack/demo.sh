@@ -15,5 +15,5 @@ mkdir -p "$OUT"
 build/controller/twinscale replay \
   --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 40 \
   --policy deploy/samples/llama-3.1-8b-h100.yaml --policy keda-queue --policy hpa-kv \
-  --policy static:20,22,24,26,28 --truth all --out "$OUT" "$@"
+  --policy static:20,21,22,23,24,25,26 --truth all --out "$OUT" "$@"
 echo "report: $OUT/report.html"

@@ -63,7 +63,9 @@ absl::StatusOr<AgreementReport> CheckAgreement(const std::vector<CorpusEntry>& e
     absl::StatusOr<twin::TwinOptions> exact_options = TwinFor(e, profiles, options.exact);
     if (!exact_options.ok()) return exact_options.status();
     const twin::TwinForecaster fast(*fast_options), exact(*exact_options);
-    const EntryDecision f = DecideEntry(e, fast);
+    CorpusEntry reseeded = e;
+    reseeded.question.seed += options.fast_seed_offset;
+    const EntryDecision f = DecideEntry(reseeded, fast);
     const EntryDecision x = DecideEntry(e, exact);
     EntryAgreement a;
     a.index = i;

@@ -51,6 +51,10 @@ struct AgreementOptions {
     o.seeds = 5;
     return o;
   }();
+  // Added to each entry's question seed for the fast decision only. With `fast` set to the exact
+  // twin's options, a non-zero offset measures how well the exact decision agrees with itself
+  // under other random numbers: the noise floor the fast one is held to.
+  uint64_t fast_seed_offset = 0;
 };
 
 struct EntryAgreement {

@@ -37,7 +37,10 @@
 // Environment: DECISION_CORPUS overrides the corpus path; DECISION_CORPUS_REPORT=all lists every
 // entry in the report; DECISION_FAST_SAMPLE, DECISION_FAST_REQUESTS and DECISION_FAST_SEEDS set
 // the fast twin's sample_replicas, max_sample_requests and seeds in BM_CorpusAgreement (to weigh
-// cost against agreement); DECISION_TRACE=1 prints every what-if of three fixed decisions.
+// cost against agreement), and DECISION_FAST_SEED_OFFSET its seeds: with DECISION_FAST_SAMPLE=0
+// DECISION_FAST_SEEDS=5 DECISION_FAST_SEED_OFFSET=1000 the "fast" decision is the exact one under
+// other random numbers, which measures the exact decision's own noise; DECISION_TRACE=1 prints
+// every what-if of three fixed decisions.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -384,6 +387,9 @@ void BM_CorpusAgreement(benchmark::State& state) {
     options.fast.max_sample_requests = std::atoll(v);
   }
   if (const char* v = std::getenv("DECISION_FAST_SEEDS")) options.fast.seeds = std::atoi(v);
+  if (const char* v = std::getenv("DECISION_FAST_SEED_OFFSET")) {
+    options.fast_seed_offset = std::strtoull(v, nullptr, 10);
+  }
   replay::AgreementReport report;
   for (auto _ : state) {
     report = OrDie(replay::CheckAgreement(corpus, profiles, options), "agreement");

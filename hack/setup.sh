@@ -13,6 +13,7 @@ PKGS=(
   # Helm is not packaged for Debian: the chart tests render charts/twinscale with Go's
   # text/template and sprig (hack/helm-render, built offline from these packages).
   golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
+  python3-minimal          # hack/burst-analysis and its test
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -67,21 +67,26 @@ class Sizer {
   }
 
  private:
-  // Mid-scale-in (the previous recommendation below base): the hint first, at the margin. If it
-  // holds the SLO there, base does too (more replicas, the full threshold), so base is not asked
-  // and the search goes on down from the hint. Returns false, having asked at most the hint
-  // (kept for the searches), when that shortcut does not apply.
+  // When the previous recommendation was not above base, the scale-in question comes first: the
+  // hint if below base, else base - 1, at the margin. If that size holds the SLO there, base does
+  // too (more replicas, the full threshold), so base is not asked and the search goes on down from
+  // it. Returns false, having asked at most that size (kept for the searches: ScaleIn starts at the
+  // same one), when it does not hold the SLO or the shortcut does not apply. It never asks more
+  // than asking base first would, except before a scale-up from a steady fleet (one what-if, a
+  // clear miss); no hint at all (a target's first decision) asks base first.
   bool ScaleInFromHint() {
     const int32_t base = b_.base;
     const int32_t lo = std::max(b_.min_replicas, 1);
-    if (!b_.scale_in_allowed || base <= lo || b_.hint < lo || b_.hint >= base) return false;
+    if (!b_.scale_in_allowed || base <= lo || b_.hint < lo || b_.hint > base) return false;
+    const int32_t start = b_.hint < base ? b_.hint : base - 1;
     const double margin = b_.safety_margin;
     auto safe = [&](int32_t n) { return At(n, margin); };
-    Forecast at_hint = safe(b_.hint);
-    if (CapTarget(margin, at_hint)) at_hint = safe(b_.hint);
-    if (!at_hint.meets_slo) return false;
-    ReplicaSearch r = SearchDown(lo, b_.hint, safe);
-    if (!r.met) r = {b_.hint, true, at_hint, 0};
+    const Forecast at_start = safe(start);
+    // A margin target lowered under maxReplicas' ceiling no longer implies the full-threshold
+    // target at base: ask base (and its own ceiling, which names an unattainable SLO).
+    if (CapTarget(margin, at_start) || !at_start.meets_slo) return false;
+    ReplicaSearch r = SearchDown(lo, start, safe);
+    if (!r.met) r = {start, true, at_start, 0};
     out_.outcome = Sizing::Outcome::kScaleIn;
     out_.replicas = r.replicas;
     out_.at_answer = r.forecast;

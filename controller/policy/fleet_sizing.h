@@ -7,11 +7,13 @@
 // 2. If not: the smallest larger size that does (SearchUp), or maxReplicas if none.
 // 3. If it does and scale-in is allowed: the smallest smaller size that holds the SLO at the safety
 //    margin, judged from now (SearchDown); base if none.
-// Mid-scale-in (the hint below base, scale-in allowed) the hint is asked first, at the margin: if
-// it holds the SLO there, so does base (more replicas never forecast worse, nor does the full
-// threshold), so question 1 is skipped and the search goes on down from the hint. A scale-in
-// waits out its stabilization window over several decisions, each of which would otherwise spend
-// a what-if confirming base; in decision_bench's steady state that was a quarter of the time.
+// When the previous recommendation was not above base (scale-in allowed), question 3 comes first,
+// at the hint if below base, else at base - 1: if that size holds the SLO at the margin, so does
+// base (more replicas never forecast worse, nor does the full threshold), so question 1 is skipped
+// and the search goes on down. A scale-in is found, then waits out its stabilization window over
+// several decisions, each of which would otherwise spend a what-if confirming base (a quarter of
+// decision_bench's steady-state time); a steady fleet asks the same two questions in the other
+// order. The cost: one what-if (a clear miss at the margin) before a scale-up from a steady fleet.
 // Each search starts where the answer probably is: the previous recommendation (`hint`), when it
 // lies on the search's side of base. Under monotone forecasts the answer does not depend on where
 // the search starts; in the steady state (the hint right) a decision then costs two or three

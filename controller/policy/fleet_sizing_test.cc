@@ -71,8 +71,12 @@ TEST(FleetSizingTest, WorkedByHand) {
     int32_t want_ceilings;
   };
   const std::vector<Case> cases = {
-      {"steady: base meets, base - 1 is not safe (its 90% < 94% asks the margin's ceiling)", 8,
-       10, 1.0, Bounds(10, 10), 10, O::kHold, {10, 9}, 1},
+      {"steady: base - 1 asked first is not safe (its 90% < 94% asks the margin's ceiling); base "
+       "meets", 8, 10, 1.0, Bounds(10, 10), 10, O::kHold, {9, 10}, 1},
+      {"scale-in found from steady: base - 1 safe implies base meets; down from it: 8, 7 (miss)",
+       6, 8, 1.0, Bounds(10, 10), 8, O::kScaleIn, {9, 8, 7}, 0},
+      {"scale-up from steady: base - 1 unsafe, base misses, then up: 11, 12 (meets)", 12, 14, 1.0,
+       Bounds(10, 10), 12, O::kScaleUp, {9, 10, 11, 12}, 2},
       {"scale-in, hint right: 9 safe at the margin implies 12 meets (not asked); 8 not safe", 8,
        9, 1.0, Bounds(12, 9), 9, O::kScaleIn, {9, 8}, 0},
       {"scale-in, hint too low: 6 unsafe, so base is asked; then up from 6: 7, 8 miss, 10 meets, "
@@ -91,9 +95,12 @@ TEST(FleetSizingTest, WorkedByHand) {
       {"maxReplicas insufficient: 6, 7, 9, 13, 20 all miss", 30, 30, 1.0, Bounds(5, 0), 20,
        O::kMaxInsufficient, {5, 6, 7, 9, 13, 20}, 1},
       // Plateau 0.90: even 20 idle replicas reach 90%, so the target drops to 89% at both
-      // margins and base is asked again at it; 9 at the margin reaches 0.9 x 9/10 = 81%: unsafe.
+      // margins and each size is asked again at it; 9 at the margin reaches 0.9 x 9/10 = 81%:
+      // unsafe.
+      // base - 1 first: its ceiling lowers the margin's target, which then no longer implies
+      // base's, so base is asked (and capped) before 9 again at the margin's new target.
       {"SLO unattainable: the targets drop below the ceiling", 8, 10, 0.90, Bounds(10, 10), 10,
-       O::kHold, {10, 10, 9, 9}, 2},
+       O::kHold, {9, 10, 10, 9}, 2},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -84,6 +84,24 @@ TEST(TwinForecasterTest, SampleAgreesWithTheWholeFleetBehindABalancingRouter) {
   }
 }
 
+TEST(TwinForecasterTest, BehindABalancingRouterALightFleetIsSimulatedWhole) {
+  // 48 idle replicas behind LeastRequests at 20 req/s over 120 s: about 2,400 requests for the
+  // whole fleet, nearly all within the threshold, so the verdict is clear at once. With a budget
+  // that holds two runs of the fleet's traffic the unit is the whole fleet (at least ~2,400
+  // requests judged); with one that doesn't, it is the first batch of two groups of 8 (16 of 48
+  // replicas: about 800).
+  const policy::ForecastQuestion q = Question(48, 48, 20);
+  TwinForecaster roomy({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kLeastRequests, 2, 1, 20000});
+  TwinForecaster tight({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kLeastRequests, 2, 1, 4000});
+  const policy::Forecast whole = roomy.Evaluate(q);
+  const policy::Forecast groups = tight.Evaluate(q);
+  EXPECT_GE(whole.requests, 2000);
+  EXPECT_LE(groups.requests, 1200);
+  EXPECT_GE(groups.requests, 500);
+  EXPECT_TRUE(whole.meets_slo);
+  EXPECT_TRUE(groups.meets_slo);
+}
+
 TEST(TwinForecasterTest, SampleCountsTheReplicasStillWarmingUp) {
   // A scale-up: 6 Ready replicas, each with 40 requests queued, and 18 more coming up at 10 s,
   // judged from 15 s. The new replicas start empty, so they serve the judged requests better than

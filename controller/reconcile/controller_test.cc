@@ -14,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -229,21 +230,31 @@ class ControllerTest : public ::testing::Test {
     return n;
   }
 
+  // Starts controller_: the fixture's reconciler over its fake API, without leader election.
+  absl::Status StartController() {
+    reconciler_ = std::make_unique<Reconciler>(deps_);
+    ControllerOptions options;
+    options.leader_election = false;
+    controller_ = std::make_unique<Controller>(options, &api_, reconciler_.get(), &pods_, &clock_,
+                                               nullptr, nullptr);
+    return controller_->Start();
+  }
+
   RealClock clock_;
   fakes::FakeKubeClient api_;
   PodInformers pods_;
   FixedFactory factory_;
   std::function<void()> on_read_;  // set before the controller starts, or not at all
   ReconcilerDeps deps_;
+  // Last, so they go first: the controller before the reconciler and everything they use.
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<Controller> controller_;
 };
 
 TEST_F(ControllerTest, AnAutoscalerThatAppearsIsFoundByTheInformerAndReconciled) {
   ASSERT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment()).ok());
-  Reconciler reconciler(deps_);
-  ControllerOptions options;
-  options.leader_election = false;
-  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
-  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(StartController().ok());
+  Controller& controller = *controller_;
   ASSERT_TRUE(WaitFor([&] { return controller.Synced(); }, absl::Seconds(5)));
   // Created after the first list: only the watch of InferenceAutoscalers can bring it.
   ASSERT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", Ias()).ok());
@@ -333,11 +344,8 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
 // at most 3 pass starts plus one already due when it opened.
 TEST_F(ControllerTest, PodChurnNeverMakesPassesComeFasterThanOnePerInterval) {
   ASSERT_NO_FATAL_FAILURE(SetUpFleet(2, 0, "1s"));
-  Reconciler reconciler(deps_);
-  ControllerOptions options;
-  options.leader_election = false;
-  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
-  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(StartController().ok());
+  Controller& controller = *controller_;
   ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 2; }, absl::Seconds(10)));
   const int before = Passes();
   const absl::Time start = clock_.Now();
@@ -369,11 +377,8 @@ TEST_F(ControllerTest, APodBecomingReadyWakesItsAutoscalerLongBeforeTheRetry) {
     }
     return absl::OkStatus();
   });
-  Reconciler reconciler(deps_);
-  ControllerOptions options;
-  options.leader_election = false;
-  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
-  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(StartController().ok());
+  Controller& controller = *controller_;
   // Two passes that saw vllm-1 starting: the pods' first list and its wake-ups are behind us.
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -416,11 +421,8 @@ TEST_F(ControllerTest, APodDeletedMidDecisionBringsTheRetryForward) {
     }
     return absl::OkStatus();
   });
-  Reconciler reconciler(deps_);
-  ControllerOptions options;
-  options.leader_election = false;
-  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
-  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(StartController().ok());
+  Controller& controller = *controller_;
   ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 2; }, absl::Seconds(10)));
   ASSERT_EQ(LastPass()->pods.size(), 3u);
 
@@ -452,11 +454,8 @@ TEST_F(ControllerTest, AnExpiredPodWatchReListsWithoutLosingPods) {
     }
     return absl::OkStatus();
   });
-  Reconciler reconciler(deps_);
-  ControllerOptions options;
-  options.leader_election = false;
-  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, nullptr);
-  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(StartController().ok());
+  Controller& controller = *controller_;
   ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 3; }, absl::Seconds(10)));
   EXPECT_EQ(PodRequests("list"), 1) << "the pods are listed once, then watched";
 

@@ -53,6 +53,7 @@ struct Decision {
   Forecast forecast_at_current;
   Forecast forecast_at_decision;  // likewise a lower bound when held above such a size
   int32_t forecasts = 0;       // what-if evaluations this decision ran
+  int32_t missed_at = 0;       // the current size, when its forecast missed the SLO (else 0)
 };
 
 }  // namespace twinscale::policy

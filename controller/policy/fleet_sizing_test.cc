@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,12 @@ class KnownForecaster : public Forecaster {
     f.attainment = ceiling ? plateau_
                            : plateau_ * std::min(1.0, static_cast<double>(q.candidate_replicas) / need);
     f.meets_slo = 100 * f.attainment + 1e-9 >= q.percentile;
+    // A forecaster that knows its noise: within `unclear_band` of the target the verdict could go
+    // either way.
+    f.verdict_clear = std::abs(100 * f.attainment - q.percentile) >= unclear_band;
     return f;
   }
+  double unclear_band = 0;  // points of attainment
   mutable std::vector<int32_t> asked_, ceilings_;
 
  private:
@@ -170,6 +175,58 @@ TEST(FleetSizingTest, FindReturnsWhatWasAskedAtThatMarginsTarget) {
   EXPECT_FALSE(s.Find(8, kMargin)->meets_slo);
   EXPECT_FALSE(s.Find(8, 1.0).has_value());
   EXPECT_FALSE(s.Find(11, kMargin).has_value());
+}
+
+// The target is 93%. With need_keep 11, base 10 forecasts 10/11 = 90.9%: a miss by 2.1 points;
+// with need_keep 12, 83.3%: a miss by 9.7.
+TEST(FleetSizingTest, AMissWithinTheForecastsNoiseIsHeld) {
+  KnownForecaster f(11, 14, 1.0);
+  f.unclear_band = 3;  // 90.9% is within 3 points of 93%: unclear
+  const Sizing s = SizeFleet(Question(), f, Bounds(10, 0, false));
+  EXPECT_EQ(s.outcome, Sizing::Outcome::kHold);
+  EXPECT_EQ(s.replicas, 10);
+  EXPECT_TRUE(s.miss_within_noise);
+  EXPECT_TRUE(s.missed_at_base);
+  EXPECT_EQ(f.asked_, std::vector<int32_t>({10}));  // no scale-up search
+
+  KnownForecaster clear(12, 14, 1.0);
+  clear.unclear_band = 3;  // 83.3% is a clear miss: up to 12, the smallest size meeting 93%
+  const Sizing up = SizeFleet(Question(), clear, Bounds(10, 0, false));
+  EXPECT_EQ(up.outcome, Sizing::Outcome::kScaleUp);
+  EXPECT_EQ(up.replicas, 12);  // 11 (91.7%) is short, if not clearly: the search wants the target
+  EXPECT_FALSE(up.miss_within_noise);
+}
+
+TEST(FleetSizingTest, AShallowClearMissWaitsForTheNextDecisionsDraw) {
+  // 90.9% misses the 93% aim clearly but still meets a 90% SLO: held, unless the previous
+  // decision also missed at this size.
+  SizingBounds b = Bounds(10, 0, false);
+  b.slo_percentile = 90;
+  KnownForecaster first(11, 14, 1.0);
+  const Sizing held = SizeFleet(Question(), first, b);
+  EXPECT_EQ(held.outcome, Sizing::Outcome::kHold);
+  EXPECT_TRUE(held.miss_unconfirmed);
+  EXPECT_TRUE(held.missed_at_base);
+  EXPECT_EQ(held.replicas, 10);
+
+  b.miss_seen_at_base = true;
+  KnownForecaster second(11, 14, 1.0);
+  const Sizing confirmed = SizeFleet(Question(), second, b);
+  EXPECT_EQ(confirmed.outcome, Sizing::Outcome::kScaleUp);
+  EXPECT_EQ(confirmed.replicas, 11);
+  EXPECT_FALSE(confirmed.miss_unconfirmed);
+
+  // 83.3% is below the SLO's own 90%: no waiting.
+  b.miss_seen_at_base = false;
+  KnownForecaster deep(12, 14, 1.0);
+  const Sizing at_once = SizeFleet(Question(), deep, b);
+  EXPECT_EQ(at_once.outcome, Sizing::Outcome::kScaleUp);
+  EXPECT_EQ(at_once.replicas, 12);
+
+  // Without an SLO percentile (the decision corpus's offline check) every clear miss acts.
+  b.slo_percentile = 0;
+  KnownForecaster plain(11, 14, 1.0);
+  EXPECT_EQ(SizeFleet(Question(), plain, b).outcome, Sizing::Outcome::kScaleUp);
 }
 
 }  // namespace

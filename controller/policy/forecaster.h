@@ -54,7 +54,9 @@ struct ForecastQuestion {
   // this much (a standard error, as a fraction); a sampling forecaster simulates more until it is
   // or its budget runs out. 0: only the verdict matters.
   double attainment_tolerance = 0;
-  uint64_t seed = 1;                              // same seed for every candidate (common random numbers)
+  // The same for every candidate of one decision (common random numbers), another for each
+  // decision (recommend.h: a fixed one would repeat one draw's error in every decision).
+  uint64_t seed = 1;
 };
 
 struct Forecast {
@@ -67,6 +69,13 @@ struct Forecast {
   double itl_mean_ms = 0;
   int64_t requests = 0;            // requests the forecast judged
   bool meets_slo = true;
+  // The forecast's own noise: the standard error of `attainment` (0: not estimated, as from a
+  // single simulation), and whether the verdict stands clear of it (|attainment - target| at
+  // least the forecaster's confidence margin of standard errors; true when the noise is not
+  // estimated). A sampling forecaster grows its sample until the verdict is clear or its budget
+  // runs out; a verdict left unclear is one other random numbers could turn over.
+  double attainment_se = 0;
+  bool verdict_clear = true;
 };
 
 class Forecaster {

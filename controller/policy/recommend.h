@@ -8,7 +8,13 @@
 //   Unschedulable or older than the p99 warm-up, when they stop counting (SloAtRisk says so).
 // - Scale up: if the twin forecasts the SLO missed at the current size over the horizon (expected
 //   warm-up + interval), the smallest N that meets it (monotone search: doubling, then bisection).
-//   Limits (queue per replica, KV use) trigger scale-up only with enforceOnScaleUp.
+//   Limits (queue per replica, KV use) trigger scale-up only with enforceOnScaleUp. A miss the
+//   twin itself calls within its noise (Forecast::verdict_clear) holds instead (MissWithinNoise);
+//   so does a clear miss above the SLO's own percentile until the next decision's independent
+//   draw confirms it (MissUnconfirmed); fleet_sizing.h says why.
+// - The twin's random numbers: one seed per decision (from the configured seed and the decision's
+//   time), shared by every candidate size, so the sizes are compared on the same traffic and
+//   successive decisions on independent draws.
 // - Scale in, conservatively: only if no input is Stale, the fleet is under both limits, and the
 //   twin shows the SLO held at safety_margin x threshold with fewer replicas; the recommendation then
 //   waits out the scale-down stabilization window (the max of recent recommendations, as the HPA
@@ -61,12 +67,13 @@ struct PolicyConfig {
   bool admission_enabled = false;                           // spec.admission.enabled [false]
   double default_prompt_tokens = 512;                       // until lengths are observed
   double default_output_tokens = 256;
-  uint64_t seed = 1;
+  uint64_t seed = 1;  // the twin's seed: each decision's is derived from it and the time
 };
 
 struct PolicyHistory {
   std::deque<std::pair<absl::Time, int32_t>> recommendations;  // for stabilization windows
   std::deque<std::pair<absl::Time, int32_t>> scale_events;     // (time, change) for rate limits
+  int32_t last_missed_at = 0;  // the size the last decision's forecast missed at (0: it did not)
 };
 
 Decision Recommend(const state::FleetSnapshot& snapshot, const PolicyConfig& config,

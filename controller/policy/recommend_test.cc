@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace twinscale::policy {
 namespace {
@@ -255,6 +258,94 @@ TEST(RecommendTest, ReasonsQuoteTheAimNotJustThePercentile) {
     EXPECT_NE(r.message.find("aim 95.0%"), std::string::npos) << r.message;
   }
   EXPECT_TRUE(found);
+}
+
+// 4 replicas at 43 req/s keep 40 / 43 = 93% of requests: short of the 95% aim, above the 90% SLO.
+// The first such miss holds (the next decision draws its own random numbers); a second in a row
+// at the same size scales up; a miss below the SLO itself scales up at once.
+TEST(RecommendTest, AShallowMissScalesUpOnlyWhenTheNextDecisionConfirmsIt) {
+  PolicyConfig c = Config();
+  c.warmup_expected = absl::Seconds(15);
+  CapacityForecaster f(10);
+  PolicyHistory h = Steady(4, 600, T(0));
+  const Decision first = Recommend(Snap(4, 43, T(0)), c, f, T(0), h);
+  EXPECT_EQ(first.replicas, 4);
+  EXPECT_EQ(first.missed_at, 4);
+  ASSERT_TRUE(HasReason(first, "MissUnconfirmed"));
+  EXPECT_FALSE(HasReason(first, "Steady"));
+  EXPECT_TRUE(first.slo_at_risk);  // a clear miss of the aim, even if not acted on yet
+  RecordDecision(first, c, h);
+  EXPECT_EQ(h.last_missed_at, 4);
+  const Decision second = Recommend(Snap(4, 43, T(15)), c, f, T(15), h);
+  EXPECT_EQ(second.replicas, 5);
+  EXPECT_TRUE(HasReason(second, "ForecastMissesSlo"));
+
+  // A decision that met in between clears the record: the next shallow miss waits again.
+  RecordDecision(Recommend(Snap(4, 30, T(30)), c, f, T(30), h), c, h);
+  EXPECT_EQ(h.last_missed_at, 0);
+  EXPECT_EQ(Recommend(Snap(4, 43, T(45)), c, f, T(45), h).replicas, 4);
+
+  // 40 / 50 = 80%, below the 90% SLO: at once.
+  const Decision deep = Recommend(Snap(4, 50, T(60)), c, f, T(60), Steady(4, 600, T(60)));
+  EXPECT_EQ(deep.replicas, 5);
+}
+
+// A forecaster whose verdicts are all within its own noise.
+class UnsureForecaster : public CapacityForecaster {
+ public:
+  using CapacityForecaster::CapacityForecaster;
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    Forecast f = CapacityForecaster::Evaluate(q);
+    f.attainment_se = 0.02;
+    f.verdict_clear = false;
+    return f;
+  }
+};
+
+TEST(RecommendTest, AMissWithinTheTwinsNoiseHoldsWithoutRaisingSloAtRisk) {
+  PolicyConfig c = Config();
+  c.warmup_expected = absl::Seconds(15);
+  UnsureForecaster f(10);
+  const Decision d = Recommend(Snap(4, 43, T(0)), c, f, T(0), Steady(4, 600, T(0)));
+  EXPECT_EQ(d.replicas, 4);
+  EXPECT_FALSE(d.slo_at_risk);
+  bool found = false;
+  for (const Reason& r : d.reasons) {
+    if (r.code != "MissWithinNoise") continue;
+    found = true;
+    EXPECT_NE(r.message.find("93.0%"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("standard error 2.0 points"), std::string::npos) << r.message;
+  }
+  EXPECT_TRUE(found);
+}
+
+// Records the seed of every question asked.
+class SeedRecorder : public CapacityForecaster {
+ public:
+  using CapacityForecaster::CapacityForecaster;
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    seeds_.push_back(q.seed);
+    return CapacityForecaster::Evaluate(q);
+  }
+  mutable std::vector<uint64_t> seeds_;
+};
+
+TEST(RecommendTest, EachDecisionDrawsItsOwnRandomNumbersSharedByItsCandidates) {
+  PolicyConfig c = Config();
+  c.warmup_expected = absl::Seconds(15);
+  auto seeds_at = [&](absl::Time t, uint64_t config_seed) {
+    c.seed = config_seed;
+    SeedRecorder f(10);
+    const Decision d = Recommend(Snap(4, 65, t), c, f, t, Steady(4, 600, t));  // a scale-up search
+    EXPECT_GE(f.seeds_.size(), 3u);
+    for (uint64_t s : f.seeds_) EXPECT_EQ(s, f.seeds_.front());  // common random numbers
+    EXPECT_EQ(d.question.seed, f.seeds_.front());  // recorded: the decision replays alone
+    return f.seeds_.front();
+  };
+  const uint64_t a = seeds_at(T(0), 1);
+  EXPECT_EQ(seeds_at(T(0), 1), a);   // deterministic
+  EXPECT_NE(seeds_at(T(15), 1), a);  // the next decision draws afresh
+  EXPECT_NE(seeds_at(T(0), 2), a);   // and the configured seed matters
 }
 
 // Whatever the fleet, 80% of requests meet the SLO (the rest can't be helped by more replicas).

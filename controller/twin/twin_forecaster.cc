@@ -152,27 +152,6 @@ class LengthCache {
 TwinForecaster::TwinForecaster(TwinOptions options)
     : options_(std::move(options)), lengths_(std::make_shared<LengthCache>()) {}
 
-policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) const {
-  const int32_t runs = std::max(1, options_.seeds);
-  if (runs == 1) return EvaluateOnce(q, q.seed);
-  policy::Forecast sum;
-  sum.attainment = 0;
-  int64_t judged = 0;
-  double met = 0;
-  for (int32_t i = 0; i < runs; ++i) {
-    const policy::Forecast f = EvaluateOnce(q, sim::DeriveSeed(q.seed, static_cast<uint64_t>(i), 77));
-    met += f.attainment * static_cast<double>(f.requests);
-    judged += f.requests;
-    sum.ttft_p90_ms += f.ttft_p90_ms / runs;
-    sum.scheduling_delay_mean_ms += f.scheduling_delay_mean_ms / runs;
-    sum.preemptions_per_s += f.preemptions_per_s / runs;
-  }
-  sum.requests = judged;
-  sum.attainment = judged > 0 ? met / static_cast<double>(judged) : 1.0;
-  sum.meets_slo = sum.attainment + 1e-12 >= q.percentile / 100.0;
-  return sum;
-}
-
 namespace {
 
 // What one simulation of a group of replicas judged.
@@ -332,6 +311,40 @@ constexpr int64_t kMaxFleets = 5;
 constexpr double kWholeFleetRuns = 2;
 
 }  // namespace
+
+policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) const {
+  const int32_t runs = std::max(1, options_.seeds);
+  if (runs == 1) return EvaluateOnce(q, q.seed);
+  // Several seeds: the attainment over every judged request, and its noise from the spread of
+  // the runs (each a whole fleet, or a sample of one), never below the binomial's.
+  policy::Forecast sum;
+  sum.attainment = 0;
+  int64_t judged = 0;
+  double met = 0;
+  std::vector<double> attainments;
+  for (int32_t i = 0; i < runs; ++i) {
+    const policy::Forecast f = EvaluateOnce(q, sim::DeriveSeed(q.seed, static_cast<uint64_t>(i), 77));
+    met += f.attainment * static_cast<double>(f.requests);
+    judged += f.requests;
+    attainments.push_back(f.attainment);
+    sum.ttft_p90_ms += f.ttft_p90_ms / runs;
+    sum.scheduling_delay_mean_ms += f.scheduling_delay_mean_ms / runs;
+    sum.preemptions_per_s += f.preemptions_per_s / runs;
+  }
+  sum.requests = judged;
+  sum.attainment = judged > 0 ? met / static_cast<double>(judged) : 1.0;
+  const double target = q.percentile / 100.0;
+  sum.meets_slo = sum.attainment + 1e-12 >= target;
+  double ss = 0;
+  for (double a : attainments) ss += (a - sum.attainment) * (a - sum.attainment);
+  const double spread_se = std::sqrt(ss / (runs * (runs - 1.0)));
+  const double laplace = (met + 1) / (static_cast<double>(judged) + 2);
+  const double binomial_se = std::sqrt(laplace * (1 - laplace) / (static_cast<double>(judged) + 2));
+  sum.attainment_se = std::max(spread_se, binomial_se);
+  sum.verdict_clear = std::abs(sum.attainment - target) >=
+                      VerdictMargin(static_cast<size_t>(runs)) * sum.attainment_se;
+  return sum;
+}
 
 double TwinForecaster::MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
                                                    sim::SpeedFactors speed) const {
@@ -502,7 +515,12 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   }
   f.itl_mean_ms = itl_count > 0 ? itl_sum / static_cast<double>(itl_count) : 0;
   const double judged = static_cast<double>(f.requests);
-  f.attainment = PooledAttainment(units).first;
+  const auto [attainment, se] = PooledAttainment(units);
+  f.attainment = attainment;
+  // One unit says nothing of its own noise: its verdict is taken as it is.
+  f.attainment_se = std::isfinite(se) ? se : 0;
+  f.verdict_clear =
+      !std::isfinite(se) || std::abs(attainment - target) >= VerdictMargin(units.size()) * se;
   f.ttft_p90_ms = f.requests > 0 ? p90 / judged : units.front().ttft_p90_ms;
   f.scheduling_delay_mean_ms =
       f.requests > 0 ? sched / judged : units.front().scheduling_delay_mean_ms;

@@ -224,6 +224,41 @@ TEST(TwinForecasterTest, TheRequestBudgetIsACap) {
   }
 }
 
+TEST(TwinForecasterTest, AVerdictAtTheTargetIsUnclearAndOneFarFromItClear) {
+  // The target set to what the sample finds: other random numbers could put it on either side,
+  // and the forecast says so, with its standard error. A target 40 points away is clear. The
+  // exact twin (whole fleet, several seeds) estimates its noise from the spread of its seeds.
+  const TwinOptions options{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 2, 1};
+  policy::ForecastQuestion q = Question(24, 24, 640);  // near saturation: about 90% meet
+  q.horizon = absl::Seconds(60);
+  const policy::Forecast found = TwinForecaster(options).Evaluate(q);
+  ASSERT_GT(found.attainment, 0.5);
+  ASSERT_LT(found.attainment, 0.99);
+  q.percentile = 100 * found.attainment;
+  const policy::Forecast edge = TwinForecaster(options).Evaluate(q);
+  EXPECT_FALSE(edge.verdict_clear);
+  EXPECT_GT(edge.attainment_se, 0);
+  EXPECT_LT(edge.attainment_se, 0.05);
+  EXPECT_LT(std::abs(edge.attainment - found.attainment), 4 * edge.attainment_se);
+  q.percentile = 100 * found.attainment - 40;
+  EXPECT_TRUE(TwinForecaster(options).Evaluate(q).verdict_clear);
+
+  TwinOptions exact = options;
+  exact.sample_replicas = 0;
+  exact.seeds = 4;
+  q.percentile = 100 * TwinForecaster(exact).Evaluate(q).attainment;
+  const policy::Forecast exact_edge = TwinForecaster(exact).Evaluate(q);
+  EXPECT_FALSE(exact_edge.verdict_clear);
+  EXPECT_GT(exact_edge.attainment_se, 0);
+  q.percentile -= 40;
+  EXPECT_TRUE(TwinForecaster(exact).Evaluate(q).verdict_clear);
+  // One whole-fleet run says nothing of its own noise: its verdict stands.
+  exact.seeds = 1;
+  const policy::Forecast once = TwinForecaster(exact).Evaluate(q);
+  EXPECT_TRUE(once.verdict_clear);
+  EXPECT_EQ(once.attainment_se, 0);
+}
+
 TEST(TwinForecasterTest, CapacityStillWarmingDoesNotServeDuringTheHorizon) {
   // Each request needs at least 400 x 40 us (prefill) + 100 x 60 us (decode) = 22 ms of step time,
   // so a replica serves at most 45 req/s and 3 replicas at most 136: 200 req/s overloads them.

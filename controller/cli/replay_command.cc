@@ -31,6 +31,7 @@
 #include "controller/policy/baselines.h"
 #include "controller/policy/spec_loader.h"
 #include "controller/replay/baseline_autoscaler.h"
+#include "controller/replay/decision_log.h"
 #include "controller/replay/history_trace.h"
 #include "controller/replay/oracle.h"
 #include "controller/replay/replay_driver.h"
@@ -59,7 +60,8 @@ ABSL_FLAG(int32_t, initial_replicas, 0,
           "Replicas Ready at the start for every policy, clamped to its min/max (0: the oracle's "
           "first minute, else the policy's minimum).");
 ABSL_FLAG(std::string, out, "",
-          "Directory for summary.json, timeline.csv and report.html (created).");
+          "Directory for summary.json, timeline.csv, report.html and (for twinscale's policies) "
+          "decisions.jsonl, every decision with its reasons (created).");
 ABSL_FLAG(std::string, chartjs, "",
           "Chart.js (UMD build) to inline into report.html (empty: $TWINSCALE_CHARTJS, else "
           "/usr/share/javascript/chart.js/chart.min.js from Debian's libjs-chart.js).");
@@ -102,6 +104,7 @@ struct PolicyEntry {
   int32_t min_replicas = 1;
   int32_t max_replicas = 1 << 20;
   sim::RouterKind router = sim::RouterKind::kLeastRequests;
+  const replay::TwinscaleAutoscaler* twinscale = nullptr;  // `autoscaler`, when twinscale's policy
 };
 
 // --from-prometheus: the history's queries, then the synthesis. Sets *description for the report.
@@ -190,6 +193,7 @@ absl::Status Run() {
         auto a = std::make_unique<replay::TwinscaleAutoscaler>(name, r.policy, r.twin,
                                                                mode.value_or(ias.spec.mode));
         a->set_calibration(absl::GetFlag(FLAGS_calibrate));
+        e.twinscale = a.get();
         e.autoscaler = std::move(a);
         policies.push_back(std::move(e));
       }
@@ -343,6 +347,15 @@ absl::Status Run() {
     TS_RETURN_IF_ERROR(replay::WriteSummaryJson(out, header, summaries, oracle_ptr));
     TS_RETURN_IF_ERROR(replay::WriteTimelineCsv(out, results));
     std::cout << "\nwrote " << out << "/summary.json and " << out << "/timeline.csv\n";
+    std::string decision_log;
+    for (const PolicyEntry& p : policies) {
+      if (p.twinscale != nullptr) decision_log += replay::DecisionLogJsonl(*p.twinscale);
+    }
+    if (!decision_log.empty()) {
+      TS_RETURN_IF_ERROR(
+          replay::WriteReportFile(absl::StrCat(out, "/decisions.jsonl"), decision_log));
+      std::cout << "wrote " << out << "/decisions.jsonl\n";
+    }
     // The page is a convenience: without Chart.js the run still succeeds, with a warning.
     std::string chartjs = absl::GetFlag(FLAGS_chartjs);
     const char* chartjs_env = std::getenv(replay::kChartJsEnv);

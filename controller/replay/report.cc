@@ -41,7 +41,9 @@ std::string CsvField(const std::string& s) {
   return out;
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
+}  // namespace
+
+absl::Status WriteReportFile(const std::string& path, const std::string& text) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
   if (file == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("cannot create ", path));
   if (std::fwrite(text.data(), 1, text.size(), file.get()) != text.size()) {
@@ -51,8 +53,6 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   if (std::fclose(f) != 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", path));
   return absl::OkStatus();
 }
-
-}  // namespace
 
 std::vector<FamilyBest> CheapestPerFamily(const std::vector<ReplaySummary>& summaries,
                                           const AttainmentTarget& target) {
@@ -208,11 +208,11 @@ std::string TimelineCsv(const std::vector<ReplayResult>& results) {
 absl::Status WriteSummaryJson(const std::string& dir, const ReportHeader& header,
                               const std::vector<ReplaySummary>& summaries,
                               const OracleResult* oracle) {
-  return WriteFile(absl::StrCat(dir, "/summary.json"), SummaryJson(header, summaries, oracle));
+  return WriteReportFile(absl::StrCat(dir, "/summary.json"), SummaryJson(header, summaries, oracle));
 }
 
 absl::Status WriteTimelineCsv(const std::string& dir, const std::vector<ReplayResult>& results) {
-  return WriteFile(absl::StrCat(dir, "/timeline.csv"), TimelineCsv(results));
+  return WriteReportFile(absl::StrCat(dir, "/timeline.csv"), TimelineCsv(results));
 }
 
 }  // namespace twinscale::replay

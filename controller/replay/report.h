@@ -63,6 +63,8 @@ absl::Status WriteSummaryJson(const std::string& dir, const ReportHeader& header
                               const std::vector<ReplaySummary>& summaries,
                               const OracleResult* oracle);
 absl::Status WriteTimelineCsv(const std::string& dir, const std::vector<ReplayResult>& results);
+// Writes `text` to `path` (replaced); errors as above.
+absl::Status WriteReportFile(const std::string& path, const std::string& text);
 
 }  // namespace twinscale::replay
 

@@ -680,17 +680,6 @@ constexpr char kScript[] = R"js(
 })();
 )js";
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (file == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("cannot create ", path));
-  if (std::fwrite(text.data(), 1, text.size(), file.get()) != text.size()) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", path));
-  }
-  FILE* f = file.release();
-  if (std::fclose(f) != 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySummary>& summaries,
@@ -811,7 +800,7 @@ absl::Status WriteReportHtml(const std::string& dir, const ReportHeader& header,
                              const std::string& chartjs_path) {
   absl::StatusOr<std::string> chartjs = ReadChartJs(chartjs_path);
   if (!chartjs.ok()) return chartjs.status();
-  return WriteFile(absl::StrCat(dir, "/report.html"),
+  return WriteReportFile(absl::StrCat(dir, "/report.html"),
                    ReportHtml(header, summaries, oracle, results, *chartjs));
 }
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -185,4 +186,45 @@ TEST(ReplayCliTest, ModesAreCheckedAndEachGetsItsOwnRow) {
   ASSERT_EQ(ok.exit_code, 0) << ok.out;
   EXPECT_NE(ok.out.find("twinscale:llama-3-1-8b/Direct"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("twinscale:llama-3-1-8b/KEDA"), std::string::npos) << ok.out;
+}
+
+// --out gets decisions.jsonl for twinscale's policies: one JSON line per decision, each with its
+// reasons; a replay of baselines alone writes none.
+TEST(ReplayCliTest, OutGetsEveryTwinscaleDecisionWithItsReasons) {
+  char dir_template[] = "/tmp/twinscale_replay_out_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const Result r = RunTwinscale(
+      "replay --policy deploy/samples/llama-3.1-8b-h100.yaml --policy static:2 --progress never "
+      "--oracle=false --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 0.05 "
+      "--out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote " + dir + "/decisions.jsonl"), std::string::npos) << r.out;
+  std::ifstream timeline(dir + "/timeline.csv");
+  int twinscale_rows = 0;
+  for (std::string line; std::getline(timeline, line);) {
+    twinscale_rows += line.rfind("twinscale:", 0) == 0 ? 1 : 0;
+  }
+  std::ifstream log(dir + "/decisions.jsonl");
+  int lines = 0;
+  double last_time = -1;
+  for (std::string line; std::getline(log, line); ++lines) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["policy"], "twinscale:llama-3-1-8b");
+    EXPECT_GT(j["time_s"].get<double>(), last_time);  // in order
+    last_time = j["time_s"].get<double>();
+    ASSERT_FALSE(j["reasons"].empty()) << line;
+    EXPECT_FALSE(j["reasons"][0]["message"].get<std::string>().empty()) << line;
+  }
+  EXPECT_GT(lines, 10);
+  EXPECT_EQ(lines, twinscale_rows);  // one per decision, as the timeline has one row per sync
+
+  const std::string baselines_only = dir + "/baselines";
+  const Result b = RunTwinscale(
+      "replay --policy static:2 --progress never --oracle=false --trace "
+      "tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 0.05 --out " +
+      baselines_only);
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  EXPECT_FALSE(std::ifstream(baselines_only + "/decisions.jsonl").good());
+  std::system(("rm -rf " + dir).c_str());
 }

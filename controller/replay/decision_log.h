@@ -1,0 +1,46 @@
+// decisions.jsonl: every decision twinscale's policy took in a replay, one JSON object per line,
+// with its reasons and their numbers, the forecasts it saw and the twin's calibration at the time.
+// The timeline says what the fleet did each interval; this says why, in the words the controller
+// would have written into the InferenceAutoscaler's status.
+//
+// A line (keys in this order; durations in seconds; "time_s" since the trace's first arrival):
+//   {"policy": "twinscale:llama-3-1-8b", "time_s": 870, "current": 23, "recommendation": 24,
+//    "previous_recommendation": 23, "replicas": 24, "arrival_rate": 232.1,
+//    "arrival_rate_cv": 0.04, "ready": 23, "pending": 0, "forecasts": 3,
+//    "forecast_at_current": {"attainment": 0.948, "ttft_p90_ms": 402.5, "attainment_se": 0.004,
+//                            "meets_slo": false, "verdict_clear": true},
+//    "forecast_at_decision": {...}, "slo_at_risk": false, "speed": 0.81,
+//    "prediction_error_ms": 12.5,
+//    "reasons": [{"code": "ForecastMissesSlo", "message": "at 23 replicas the twin ..."}]}
+// "prediction_error_ms" is the twin's p90 TTFT forecast for the interval just ended minus the
+// observed p90 (null when either is unknown); "speed" the calibrated decode speed factor after
+// the decision.
+//
+// Pure: DecisionLogJsonl builds the text; replay's command writes it with WriteReportFile.
+#ifndef TWINSCALE_CONTROLLER_REPLAY_DECISION_LOG_H_
+#define TWINSCALE_CONTROLLER_REPLAY_DECISION_LOG_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "controller/policy/decision.h"
+#include "controller/replay/twinscale_autoscaler.h"
+
+namespace twinscale::replay {
+
+// One line per decision of `decisions`, in order, as `policy` took them; speed[i] and
+// prediction_error_ms[i] (NaN: unknown) go with decisions[i] (missing entries are null).
+// `origin` is the absl::Time of the trace's first arrival (ReplayConfig::start).
+std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::Decision>& decisions,
+                             const std::vector<double>& speed,
+                             const std::vector<double>& prediction_error_ms,
+                             absl::Time origin = absl::UnixEpoch());
+// The same for every decision `autoscaler` took.
+std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler,
+                             absl::Time origin = absl::UnixEpoch());
+
+}  // namespace twinscale::replay
+
+#endif  // TWINSCALE_CONTROLLER_REPLAY_DECISION_LOG_H_

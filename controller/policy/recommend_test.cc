@@ -95,6 +95,14 @@ bool HasReason(const Decision& d, const std::string& code) {
   return false;
 }
 
+// The message of the decision's reason `code`, or empty when it has none.
+std::string ReasonMessage(const Decision& d, const std::string& code) {
+  for (const Reason& r : d.reasons) {
+    if (r.code == code) return r.message;
+  }
+  return "";
+}
+
 TEST(RecommendTest, Table) {
   // Each replica holds 10 req/s (8 at the 0.8 safety margin).
   struct Case {
@@ -251,13 +259,8 @@ TEST(RecommendTest, ReasonsQuoteTheAimNotJustThePercentile) {
   CapacityForecaster f(10);
   const absl::Time now = T(0);
   const Decision d = Recommend(Snap(4, 65, now), c, f, now, Steady(4, 600, now));
-  bool found = false;
-  for (const Reason& r : d.reasons) {
-    if (r.code != "ForecastMissesSlo") continue;
-    found = true;
-    EXPECT_NE(r.message.find("aim 95.0%"), std::string::npos) << r.message;
-  }
-  EXPECT_TRUE(found);
+  const std::string message = ReasonMessage(d, "ForecastMissesSlo");
+  EXPECT_NE(message.find("aim 95.0%"), std::string::npos) << message;
 }
 
 // 4 replicas at 43 req/s keep 40 / 43 = 93% of requests: short of the 95% aim, above the 90% SLO.
@@ -309,14 +312,9 @@ TEST(RecommendTest, AMissWithinTheTwinsNoiseHoldsWithoutRaisingSloAtRisk) {
   const Decision d = Recommend(Snap(4, 43, T(0)), c, f, T(0), Steady(4, 600, T(0)));
   EXPECT_EQ(d.replicas, 4);
   EXPECT_FALSE(d.slo_at_risk);
-  bool found = false;
-  for (const Reason& r : d.reasons) {
-    if (r.code != "MissWithinNoise") continue;
-    found = true;
-    EXPECT_NE(r.message.find("93.0%"), std::string::npos) << r.message;
-    EXPECT_NE(r.message.find("standard error 2.0 points"), std::string::npos) << r.message;
-  }
-  EXPECT_TRUE(found);
+  const std::string message = ReasonMessage(d, "MissWithinNoise");
+  EXPECT_NE(message.find("93.0%"), std::string::npos) << message;
+  EXPECT_NE(message.find("standard error 2.0 points"), std::string::npos) << message;
 }
 
 // Records the seed of every question asked.
@@ -376,16 +374,11 @@ TEST(RecommendTest, SloUnattainableNamesABacklogOrTheLongPrompts) {
     FleetSnapshot snap = Snap(3, 20, now);
     for (ReplicaState& r : snap.replicas) r.waiting = tc.waiting_per_replica;
     const Decision d = Recommend(snap, Config(), CeilingForecaster(), now, Steady(3, 600, now));
-    bool found = false;
-    for (const Reason& r : d.reasons) {
-      if (r.code != "SloUnattainable") continue;
-      found = true;
-      // maxReplicas' 80% is the ceiling; the aim goes one point under it.
-      EXPECT_NE(r.message.find("keep only 80.0%"), std::string::npos) << r.message;
-      EXPECT_NE(r.message.find("aiming at 79.0%"), std::string::npos) << r.message;
-      EXPECT_NE(r.message.find(tc.want), std::string::npos) << r.message;
-    }
-    EXPECT_TRUE(found);
+    const std::string message = ReasonMessage(d, "SloUnattainable");
+    // maxReplicas' 80% is the ceiling; the aim goes one point under it.
+    EXPECT_NE(message.find("keep only 80.0%"), std::string::npos) << message;
+    EXPECT_NE(message.find("aiming at 79.0%"), std::string::npos) << message;
+    EXPECT_NE(message.find(tc.want), std::string::npos) << message;
   }
 }
 

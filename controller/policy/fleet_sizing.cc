@@ -61,14 +61,16 @@ class Sizer {
     out_.at_answer = out_.at_base;
     const Forecast& at_base = out_.at_base;
     out_.missed_at_base = !at_base.meets_slo;
-    // Held misses: see fleet_sizing.h.
-    const bool shallow = b_.slo_percentile > 0 && 100 * at_base.attainment >= b_.slo_percentile;
-    if (!at_base.meets_slo && !at_base.verdict_clear) {
-      out_.miss_within_noise = true;
-    } else if (!at_base.meets_slo && shallow && !b_.miss_seen_at_base) {
-      out_.miss_unconfirmed = true;
-    } else if (!at_base.meets_slo) {
-      ScaleUp();
+    if (!at_base.meets_slo) {
+      // Misses that are held: see fleet_sizing.h.
+      const bool shallow = b_.slo_percentile > 0 && 100 * at_base.attainment >= b_.slo_percentile;
+      if (!at_base.verdict_clear) {
+        out_.miss_within_noise = true;
+      } else if (shallow && !b_.miss_seen_at_base) {
+        out_.miss_unconfirmed = true;
+      } else {
+        ScaleUp();
+      }
     } else if (b_.scale_in_allowed && base > b_.min_replicas) {
       ScaleIn();
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "controller/replay/report.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::replay {
@@ -11,17 +12,11 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// Rounded for people, as summary.json rounds.
-double Round(double v, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
-
 ordered_json ForecastJson(const policy::Forecast& f) {
   ordered_json j;
-  j["attainment"] = Round(f.attainment, 4);
-  j["ttft_p90_ms"] = Round(f.ttft_p90_ms, 1);
-  j["attainment_se"] = Round(f.attainment_se, 4);
+  j["attainment"] = RoundForPeople(f.attainment, 4);
+  j["ttft_p90_ms"] = RoundForPeople(f.ttft_p90_ms, 1);
+  j["attainment_se"] = RoundForPeople(f.attainment_se, 4);
   j["meets_slo"] = f.meets_slo;
   j["verdict_clear"] = f.verdict_clear;
   return j;
@@ -42,22 +37,22 @@ std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::
     const policy::Decision& d = decisions[i];
     ordered_json j;
     j["policy"] = policy;
-    j["time_s"] = Round(absl::ToDoubleSeconds(d.at - origin), 3);
+    j["time_s"] = RoundForPeople(absl::ToDoubleSeconds(d.at - origin), 3);
     j["current"] = d.current;
     j["recommendation"] = d.recommendation;
     j["previous_recommendation"] = d.previous_recommendation;
     j["replicas"] = d.replicas;
-    j["arrival_rate"] = Round(d.question.arrival_rate, 2);
-    j["arrival_rate_cv"] = Round(d.question.arrival_rate_cv, 4);
+    j["arrival_rate"] = RoundForPeople(d.question.arrival_rate, 2);
+    j["arrival_rate_cv"] = RoundForPeople(d.question.arrival_rate_cv, 4);
     j["ready"] = d.question.ready.size();
     j["pending"] = d.question.pending_ready_in.size();
     j["forecasts"] = d.forecasts;
     j["forecast_at_current"] = ForecastJson(d.forecast_at_current);
     j["forecast_at_decision"] = ForecastJson(d.forecast_at_decision);
     j["slo_at_risk"] = d.slo_at_risk;
-    j["speed"] = i < speed.size() ? ordered_json(Round(speed[i], 4)) : ordered_json(nullptr);
+    j["speed"] = i < speed.size() ? ordered_json(RoundForPeople(speed[i], 4)) : ordered_json(nullptr);
     j["prediction_error_ms"] = i < error.size() && std::isfinite(error[i])
-                                   ? ordered_json(Round(error[i], 1))
+                                   ? ordered_json(RoundForPeople(error[i], 1))
                                    : ordered_json(nullptr);
     ordered_json reasons = ordered_json::array();
     for (const policy::Reason& r : d.reasons) {

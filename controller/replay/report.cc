@@ -15,13 +15,6 @@
 namespace twinscale::replay {
 namespace {
 
-// Rounds for people: JSON then prints the shortest text of the rounded double ("0.9909").
-double Round(double v, int digits) {
-  if (!std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
-
 std::string SloText(const sim::TtftSlo& slo) {
   std::string s = absl::StrFormat("TTFT p%g <= %g ms", slo.percentile, slo.threshold.millis());
   if (slo.per_prompt_token > sim::SimDuration::Zero()) {
@@ -42,6 +35,12 @@ std::string CsvField(const std::string& s) {
 }
 
 }  // namespace
+
+double RoundForPeople(double v, int digits) {
+  if (!std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
 
 absl::Status WriteReportFile(const std::string& path, const std::string& text) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
@@ -130,12 +129,12 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
   ordered_json& c = j["config"];
   c["trace"] = h.trace;
   c["requests"] = h.requests;
-  c["span_seconds"] = Round(h.span_seconds, 3);
+  c["span_seconds"] = RoundForPeople(h.span_seconds, 3);
   c["deployment"] = h.deployment;
   c["truth"] = h.truth;
   c["seed"] = h.seed;
-  c["slo"] = {{"ttft_ms", Round(h.slo.threshold.millis(), 3)},
-              {"per_prompt_token_ms", Round(h.slo.per_prompt_token.millis(), 6)},
+  c["slo"] = {{"ttft_ms", RoundForPeople(h.slo.threshold.millis(), 3)},
+              {"per_prompt_token_ms", RoundForPeople(h.slo.per_prompt_token.millis(), 6)},
               {"percentile", h.slo.percentile}};
   c["target"] = {{"requests", h.target.requests}, {"minutes", h.target.minutes}};
   ordered_json policies = ordered_json::array();
@@ -143,25 +142,25 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     ordered_json p;
     p["policy"] = s.policy;
     p["family"] = s.family;
-    p["gpu_hours"] = Round(s.gpu_hours, 3);
+    p["gpu_hours"] = RoundForPeople(s.gpu_hours, 3);
     p["requests"] = s.requests;
     p["served"] = s.served;
     p["rejected"] = s.rejected;
     p["aborted"] = s.aborted;
     p["unfinished"] = s.unfinished;
-    p["ttft_ms"] = {{"p50", Round(s.ttft_p50_ms, 1)},
-                    {"p90", Round(s.ttft_p90_ms, 1)},
-                    {"p99", Round(s.ttft_p99_ms, 1)}};
-    p["slo_attainment"] = Round(s.attainment, 4);
+    p["ttft_ms"] = {{"p50", RoundForPeople(s.ttft_p50_ms, 1)},
+                    {"p90", RoundForPeople(s.ttft_p90_ms, 1)},
+                    {"p99", RoundForPeople(s.ttft_p99_ms, 1)}};
+    p["slo_attainment"] = RoundForPeople(s.attainment, 4);
     p["minutes_with_traffic"] = s.minutes_with_traffic;
     p["minutes_meeting_slo"] = s.minutes_meeting_slo;
-    p["minute_share"] = Round(s.minute_share, 4);
+    p["minute_share"] = RoundForPeople(s.minute_share, 4);
     p["meets_target"] = MeetsTarget(s, h.target);
     p["scale_events"] = s.scale_events;
     p["max_replicas"] = s.max_replicas;
     p["decisions"] = s.decisions;
-    p["simulated_seconds"] = Round(s.simulated_seconds, 3);
-    p["wall_seconds"] = Round(s.wall_seconds, 3);
+    p["simulated_seconds"] = RoundForPeople(s.simulated_seconds, 3);
+    p["wall_seconds"] = RoundForPeople(s.wall_seconds, 3);
     policies.push_back(std::move(p));
   }
   j["policies"] = std::move(policies);
@@ -171,12 +170,12 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     b["family"] = f.family;
     b["members"] = f.members;
     b["policy"] = f.any_meets ? ordered_json(f.policy) : ordered_json(nullptr);
-    b["gpu_hours"] = f.any_meets ? ordered_json(Round(f.gpu_hours, 3)) : ordered_json(nullptr);
+    b["gpu_hours"] = f.any_meets ? ordered_json(RoundForPeople(f.gpu_hours, 3)) : ordered_json(nullptr);
     best.push_back(std::move(b));
   }
   j["cheapest_meeting_target"] = std::move(best);
   if (oracle != nullptr) {
-    j["oracle"] = {{"gpu_hours", Round(oracle->gpu_hours, 3)},
+    j["oracle"] = {{"gpu_hours", RoundForPeople(oracle->gpu_hours, 3)},
                    {"max_replicas", oracle->max_replicas},
                    {"minutes", oracle->minutes.size()},
                    {"unmeetable_minutes", oracle->unmeetable_minutes}};

@@ -63,6 +63,9 @@ absl::Status WriteSummaryJson(const std::string& dir, const ReportHeader& header
                               const std::vector<ReplaySummary>& summaries,
                               const OracleResult* oracle);
 absl::Status WriteTimelineCsv(const std::string& dir, const std::vector<ReplayResult>& results);
+// `v` rounded to `digits` decimals, for the report's files: JSON then prints the shortest text of
+// the rounded double ("0.9909"). Not finite: unchanged.
+double RoundForPeople(double v, int digits);
 // Writes `text` to `path` (replaced); errors as above.
 absl::Status WriteReportFile(const std::string& path, const std::string& text);
 

@@ -22,12 +22,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-double Round(double v, int digits) {
-  if (!std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
-
 std::string Html(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -99,8 +93,8 @@ std::string SloText(const sim::TtftSlo& slo) {
 ordered_json ChartData(const ReportHeader& header, const std::vector<ReplaySummary>& summaries,
                        const OracleResult* oracle, const std::vector<ReplayResult>& results) {
   ordered_json j = ordered_json::parse(SummaryJson(header, summaries, oracle));
-  j["config"]["target_percent"] = {{"requests", Round(header.target.requests * 100, 4)},
-                                   {"minutes", Round(header.target.minutes * 100, 4)}};
+  j["config"]["target_percent"] = {{"requests", RoundForPeople(header.target.requests * 100, 4)},
+                                   {"minutes", RoundForPeople(header.target.minutes * 100, 4)}};
   ordered_json timelines = ordered_json::array();
   for (const ReplaySummary& s : summaries) {
     const ReplayResult* r = nullptr;
@@ -119,20 +113,20 @@ ordered_json ChartData(const ReportHeader& header, const std::vector<ReplaySumma
         const TimelineRow& row = r->timeline[i];
         const double seconds = absl::ToDoubleSeconds(row.time);
         const double interval = absl::ToDoubleSeconds(row.interval);
-        time.push_back(Round(seconds, 3));
+        time.push_back(RoundForPeople(seconds, 3));
         ready.push_back(row.ready);
         warming.push_back(row.warming);
         desired.push_back(row.desired);
         waiting.push_back(row.waiting);
         running.push_back(row.running);
-        kv.push_back(Round(row.kv_mean, 4));
-        ttft.push_back(row.ttft_p90_ms ? ordered_json(Round(*row.ttft_p90_ms, 1))
+        kv.push_back(RoundForPeople(row.kv_mean, 4));
+        ttft.push_back(row.ttft_p90_ms ? ordered_json(RoundForPeople(*row.ttft_p90_ms, 1))
                                        : ordered_json(nullptr));
-        rejected.push_back(interval > 0 ? Round(row.rejected / interval, 3) : 0.0);
+        rejected.push_back(interval > 0 ? RoundForPeople(row.rejected / interval, 3) : 0.0);
         // The initial count is not in the timeline, so a change at the first decision is not
         // marked (the summary's scale_events does count it).
         if (i > 0 && row.desired != r->timeline[i - 1].desired) {
-          events.push_back({{"t", Round(seconds, 3)},
+          events.push_back({{"t", RoundForPeople(seconds, 3)},
                             {"from", r->timeline[i - 1].desired},
                             {"to", row.desired},
                             {"reason", row.reason}});
@@ -157,10 +151,10 @@ ordered_json ChartData(const ReportHeader& header, const std::vector<ReplaySumma
                prompt = ordered_json::array(), output = ordered_json::array();
   if (!results.empty()) {
     for (const TimelineRow& row : results.front().timeline) {
-      time.push_back(Round(absl::ToDoubleSeconds(row.time), 3));
-      rps.push_back(Round(row.arrival_rps, 3));
-      prompt.push_back(Round(row.prompt_tokens_per_s, 1));
-      output.push_back(Round(row.output_tokens_per_s, 1));
+      time.push_back(RoundForPeople(absl::ToDoubleSeconds(row.time), 3));
+      rps.push_back(RoundForPeople(row.arrival_rps, 3));
+      prompt.push_back(RoundForPeople(row.prompt_tokens_per_s, 1));
+      output.push_back(RoundForPeople(row.output_tokens_per_s, 1));
     }
   }
   traffic["t"] = std::move(time);

@@ -310,6 +310,18 @@ constexpr int64_t kMaxFleets = 5;
 // the fleet's traffic fit in the request budget.
 constexpr double kWholeFleetRuns = 2;
 
+// The forecast's attainment over `units` (PooledAttainment), its verdict against `target`, and
+// how sure that verdict is (policy::Forecast). One unit says nothing of its own noise: its
+// verdict is taken as it is.
+void SetAttainment(policy::Forecast& f, const std::vector<GroupResult>& units, double target) {
+  const auto [attainment, se] = PooledAttainment(units);
+  f.attainment = attainment;
+  f.meets_slo = attainment + 1e-12 >= target;
+  f.attainment_se = std::isfinite(se) ? se : 0;
+  f.verdict_clear =
+      !std::isfinite(se) || std::abs(attainment - target) >= VerdictMargin(units.size()) * se;
+}
+
 }  // namespace
 
 policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) const {
@@ -318,31 +330,19 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
   // Several seeds: the attainment over every judged request, and its noise from the spread of
   // the runs (each a whole fleet, or a sample of one), never below the binomial's.
   policy::Forecast sum;
-  sum.attainment = 0;
-  int64_t judged = 0;
-  double met = 0;
-  std::vector<double> attainments;
+  std::vector<GroupResult> as_units;
   for (int32_t i = 0; i < runs; ++i) {
     const policy::Forecast f = EvaluateOnce(q, sim::DeriveSeed(q.seed, static_cast<uint64_t>(i), 77));
-    met += f.attainment * static_cast<double>(f.requests);
-    judged += f.requests;
-    attainments.push_back(f.attainment);
+    GroupResult g;
+    g.judged = f.requests;
+    g.met = std::llround(f.attainment * static_cast<double>(f.requests));
+    as_units.push_back(g);
     sum.ttft_p90_ms += f.ttft_p90_ms / runs;
     sum.scheduling_delay_mean_ms += f.scheduling_delay_mean_ms / runs;
     sum.preemptions_per_s += f.preemptions_per_s / runs;
   }
-  sum.requests = judged;
-  sum.attainment = judged > 0 ? met / static_cast<double>(judged) : 1.0;
-  const double target = q.percentile / 100.0;
-  sum.meets_slo = sum.attainment + 1e-12 >= target;
-  double ss = 0;
-  for (double a : attainments) ss += (a - sum.attainment) * (a - sum.attainment);
-  const double spread_se = std::sqrt(ss / (runs * (runs - 1.0)));
-  const double laplace = (met + 1) / (static_cast<double>(judged) + 2);
-  const double binomial_se = std::sqrt(laplace * (1 - laplace) / (static_cast<double>(judged) + 2));
-  sum.attainment_se = std::max(spread_se, binomial_se);
-  sum.verdict_clear = std::abs(sum.attainment - target) >=
-                      VerdictMargin(static_cast<size_t>(runs)) * sum.attainment_se;
+  for (const GroupResult& g : as_units) sum.requests += g.judged;
+  SetAttainment(sum, as_units, q.percentile / 100.0);
   return sum;
 }
 
@@ -515,12 +515,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   }
   f.itl_mean_ms = itl_count > 0 ? itl_sum / static_cast<double>(itl_count) : 0;
   const double judged = static_cast<double>(f.requests);
-  const auto [attainment, se] = PooledAttainment(units);
-  f.attainment = attainment;
-  // One unit says nothing of its own noise: its verdict is taken as it is.
-  f.attainment_se = std::isfinite(se) ? se : 0;
-  f.verdict_clear =
-      !std::isfinite(se) || std::abs(attainment - target) >= VerdictMargin(units.size()) * se;
+  SetAttainment(f, units, target);
   f.ttft_p90_ms = f.requests > 0 ? p90 / judged : units.front().ttft_p90_ms;
   f.scheduling_delay_mean_ms =
       f.requests > 0 ? sched / judged : units.front().scheduling_delay_mean_ms;
@@ -529,7 +524,6 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   f.preemptions_per_s = horizon_s > 0 ? static_cast<double>(preemptions) / horizon_s /
                                             std::max(1.0, replicas_per_fleet)
                                       : 0;
-  f.meets_slo = f.attainment + 1e-12 >= target;
   return f;
 }
 

@@ -103,6 +103,11 @@ ClusterView SimulatedCluster::View(absl::Duration scrape_delay) const {
     pod.age = (now - r.created).ToAbsl();
     pod.ready_for = r.phase == sim::ReplicaPhase::kReady ? (now - r.phase_since).ToAbsl()
                                                          : absl::ZeroDuration();
+    if (r.index < options_.fleet.initial_replicas) {
+      // The initial replicas stand for a fleet that was serving before the trace began.
+      pod.age += kInitialReplicasServingFor;
+      if (r.phase == sim::ReplicaPhase::kReady) pod.ready_for += kInitialReplicasServingFor;
+    }
     // The truth fleet's Provisioning is a node being brought up for a scheduled pod: capacity on
     // its way, not an Unschedulable pod.
     pod.unschedulable = false;

@@ -42,6 +42,11 @@
 
 namespace twinscale::replay {
 
+// How long the initial replicas show as having been Ready at time 0: they stand for a fleet that
+// was serving before the trace began, so a controller sees them settled (calibration leaves out
+// pods Ready for less than a minute and a half) rather than freshly started.
+inline constexpr absl::Duration kInitialReplicasServingFor = absl::Hours(1);
+
 struct ClusterOptions {
   // The truth fleet: deployment, router, speed, noise, seed, already perturbed (ApplyTruth).
   // initial_replicas are Ready at time 0 without the slow start.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "controller/policy/fleet_sizing.h"
 #include "controller/policy/forecaster.h"
 
 namespace twinscale::policy {
@@ -54,6 +55,17 @@ struct Decision {
   Forecast forecast_at_decision;  // likewise a lower bound when held above such a size
   int32_t forecasts = 0;       // what-if evaluations this decision ran
   int32_t missed_at = 0;       // the current size, when its forecast missed the SLO (else 0)
+  // The scale-in what-ifs (at the safety margin): the earlier decisions' draws it pooled with its
+  // own (fleet_sizing.h; part of its inputs), and its own draws, which later decisions pool.
+  std::vector<MarginForecast> scale_in_evidence;
+  std::vector<MarginForecast> scale_in_forecasts;
+  // What the fleet served in the snapshot's window (first tokens, and those within the TTFT
+  // threshold; 0 and 0 without a window), for the record a surplus is measured on; and the points
+  // of attainment the aim was lowered by for the surplus already on record (question.percentile is
+  // the aim itself).
+  double served_requests = 0;
+  double served_met = 0;
+  double aim_lowered_by = 0;
 };
 
 }  // namespace twinscale::policy

@@ -2,6 +2,7 @@
 #include "controller/policy/fleet_sizing.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "controller/policy/replica_search.h"
 
@@ -13,6 +14,42 @@ std::optional<Forecast> Sizing::Find(int32_t n, double margin) const {
     if (a.replicas == n && a.margin == margin && a.percentile == percentile) return a.forecast;
   }
   return std::nullopt;
+}
+
+Forecast PoolMarginForecasts(const Forecast& own, int32_t replicas,
+                             const std::vector<MarginForecast>& evidence, double target,
+                             int32_t& pooled) {
+  pooled = 0;
+  if (!own.meets_slo && own.verdict_clear) return own;
+  auto variance = [](double attainment, double se, int64_t requests) {
+    const double binomial =
+        std::clamp(attainment, 0.0, 1.0) * (1 - std::clamp(attainment, 0.0, 1.0)) /
+        static_cast<double>(std::max<int64_t>(1, requests));
+    return std::max({se * se, binomial, 1e-8});
+  };
+  double w_sum = 0, wa_sum = 0;
+  int64_t requests = 0;
+  auto add = [&](double attainment, double se, int64_t n) {
+    const double w = 1 / variance(attainment, se, n);
+    w_sum += w;
+    wa_sum += w * attainment;
+    requests += n;
+  };
+  add(own.attainment, own.attainment_se, own.requests);
+  for (const MarginForecast& e : evidence) {
+    if (e.replicas != replicas) continue;
+    add(e.attainment, e.attainment_se, e.requests);
+    ++pooled;
+  }
+  if (pooled == 0) return own;
+  Forecast f = own;
+  f.attainment = wa_sum / w_sum;
+  f.attainment_se = std::sqrt(1 / w_sum);
+  f.requests = requests;
+  f.meets_slo = f.attainment + 1e-12 >= target;
+  // Many draws: the normal's 95% two-sided quantile.
+  f.verdict_clear = std::abs(f.attainment - target) >= 1.96 * f.attainment_se;
+  return f;
 }
 
 namespace {
@@ -31,8 +68,13 @@ class Sizer {
     ForecastQuestion x = CandidateQuestion(q_, n, b_.base, b_.not_counted, margin);
     x.percentile = margin < 1.0 ? out_.scale_in_percentile : out_.keep_percentile;
     ++out_.evaluations;
-    out_.asked.push_back({n, margin, x.percentile, f_.Evaluate(x)});
-    return out_.asked.back().forecast;
+    const Forecast own = f_.Evaluate(x);
+    int32_t pooled = 0;
+    const Forecast answer =
+        margin < 1.0 ? PoolMarginForecasts(own, n, b_.scale_in_evidence, x.percentile / 100, pooled)
+                     : own;
+    out_.asked.push_back({n, margin, x.percentile, answer, own, pooled});
+    return answer;
   }
 
   // Whether the ceiling at `margin` may sit below the target, given a forecast `seen` at that

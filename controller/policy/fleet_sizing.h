@@ -6,7 +6,8 @@
 // 1. Does base hold the SLO over the horizon (warm-up included), at the full threshold?
 // 2. If not: the smallest larger size that does (SearchUp), or maxReplicas if none.
 // 3. If it does and scale-in is allowed: the smallest smaller size that holds the SLO at the safety
-//    margin, judged from now (SearchDown); base if none.
+//    margin, judged from now (SearchDown), each answer pooled with the earlier decisions' draws at
+//    that size (scale_in_evidence); base if none.
 // When the previous recommendation was not above base (scale-in allowed), question 3 comes first,
 // at the hint if below base, else at base - 1: if that size holds the SLO at the margin, so does
 // base (more replicas never forecast worse, nor does the full threshold), so question 1 is skipped
@@ -53,12 +54,21 @@
 
 namespace twinscale::policy {
 
+// A scale-in what-if (at the safety margin) that an earlier decision asked while the fleet stood
+// at the same size: evidence the scale-in question pools with its own (SizingBounds).
+struct MarginForecast {
+  int32_t replicas = 0;
+  double attainment = 1;
+  double attainment_se = 0;  // 0: not estimated (the binomial's of `requests` stands in)
+  int64_t requests = 0;
+};
+
 struct SizingBounds {
   int32_t base = 1;          // the current size, clamped to [min_replicas, max_replicas], >= 1
   int32_t min_replicas = 1;
   int32_t max_replicas = 1;
   int32_t not_counted = 0;   // starting pods holding a slot but no capacity (CandidateQuestion)
-  double safety_margin = 1;  // scale-in is judged at this fraction of the TTFT targets
+  double safety_margin = 1;  // scale-in is judged at this share of each request's slack
   bool scale_in_allowed = true;
   int32_t hint = 0;          // the previous recommendation; 0: none
   // A clear miss at base that still meets the SLO's own percentile (it only eats into the
@@ -66,6 +76,14 @@ struct SizingBounds {
   // base, an independent draw; a deeper miss scales up at once. 0: every clear miss at once.
   double slo_percentile = 0;
   bool miss_seen_at_base = false;
+  // Earlier decisions' independent draws of the scale-in question at this base (same margin and
+  // SLO), within the scale-down stabilization window. A scale-in waits out that window and moves
+  // only if every decision in it recommended it, so a single draw's noise would veto it again and
+  // again: on the flat Azure conversation trace one draw in a few put N - 1 just short, and the
+  // fleet held a replica above what it needed for most of an hour. A decision's answer at the
+  // margin is therefore the inverse-variance pool of its own draw and these (unless its own draw
+  // is a clear miss, which stands): the window's evidence, judged as a whole.
+  std::vector<MarginForecast> scale_in_evidence;
 };
 
 struct Sizing {
@@ -98,12 +116,22 @@ struct Sizing {
     int32_t replicas;
     double margin;
     double percentile;
-    Forecast forecast;
+    Forecast forecast;  // at the margin: pooled with the evidence when there was some
+    Forecast own;       // this decision's own draw
+    int32_t pooled = 0;  // earlier draws pooled into `forecast`
   };
   std::vector<Asked> asked;  // every what-if, in order (ceilings excluded)
   // The forecast for `n` at `margin` at that margin's target, if it was asked.
   std::optional<Forecast> Find(int32_t n, double margin) const;
 };
+
+// The inverse-variance mean of `own` and the earlier draws at `replicas` in `evidence` (each
+// draw's variance at least the binomial's of the requests it judged), judged against `target` (a
+// fraction); a clear miss of `own` is returned as it is. `pooled` gets the number of earlier draws
+// used.
+Forecast PoolMarginForecasts(const Forecast& own, int32_t replicas,
+                             const std::vector<MarginForecast>& evidence, double target,
+                             int32_t& pooled);
 
 // `question` carries the observed fleet, the workload and the SLO (candidate_replicas, judge_from
 // and the thresholds are set per question by CandidateQuestion). b.base >= 1.

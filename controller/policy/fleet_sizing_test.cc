@@ -22,7 +22,7 @@ class KnownForecaster : public Forecaster {
   KnownForecaster(int32_t need_keep, int32_t need_safe, double plateau)
       : need_keep_(need_keep), need_safe_(need_safe), plateau_(plateau) {}
   Forecast Evaluate(const ForecastQuestion& q) const override {
-    const bool at_margin = q.ttft_threshold < absl::Milliseconds(500);
+    const bool at_margin = q.slack_margin < 1.0;
     const bool ceiling = q.attainment_tolerance > 0;  // CeilingQuestion asks for precision
     (ceiling ? ceilings_ : asked_).push_back(q.candidate_replicas);
     const int32_t need = at_margin ? need_safe_ : need_keep_;
@@ -227,6 +227,72 @@ TEST(FleetSizingTest, AShallowClearMissWaitsForTheNextDecisionsDraw) {
   b.slo_percentile = 0;
   KnownForecaster plain(11, 14, 1.0);
   EXPECT_EQ(SizeFleet(Question(), plain, b).outcome, Sizing::Outcome::kScaleUp);
+}
+
+TEST(FleetSizingTest, PoolingWeighsEachDrawByItsVarianceWorkedByHand) {
+  Forecast own;
+  own.attainment = 0.94;
+  own.attainment_se = 0.01;
+  own.requests = 1000;
+  own.meets_slo = false;
+  own.verdict_clear = false;
+  int32_t pooled = -1;
+  // Equal variances: the plain mean, 0.95, with the standard error over root 2; a draw at another
+  // size is not evidence for this one.
+  const std::vector<MarginForecast> equal = {{9, 0.96, 0.01, 1000}, {8, 0.10, 0.01, 1000}};
+  Forecast f = PoolMarginForecasts(own, 9, equal, 0.95, pooled);
+  EXPECT_EQ(pooled, 1);
+  EXPECT_NEAR(f.attainment, 0.95, 1e-12);
+  EXPECT_NEAR(f.attainment_se, 0.01 / std::sqrt(2.0), 1e-12);
+  EXPECT_EQ(f.requests, 2000);
+  EXPECT_TRUE(f.meets_slo);
+  EXPECT_FALSE(f.verdict_clear);  // on the target: within any noise
+
+  // A draw without its own noise estimate counts with the binomial's: 0.9 of 100 requests
+  // (variance 0.0009) against 0.98 of 10,000 (1.96e-6). Weights 1,111.1 and 510,204.1:
+  // (1,000 + 500,000) / 511,315.2 = 0.97983.
+  own.attainment = 0.90;
+  own.attainment_se = 0;
+  own.requests = 100;
+  f = PoolMarginForecasts(own, 9, {{9, 0.98, 0, 10000}}, 0.95, pooled);
+  EXPECT_NEAR(f.attainment, 0.97983, 1e-5);
+  EXPECT_TRUE(f.meets_slo);
+  EXPECT_TRUE(f.verdict_clear);
+
+  // A clear miss stands whatever the evidence: the load may have moved since.
+  own.verdict_clear = true;
+  f = PoolMarginForecasts(own, 9, {{9, 0.99, 0.001, 10000}}, 0.95, pooled);
+  EXPECT_EQ(pooled, 0);
+  EXPECT_DOUBLE_EQ(f.attainment, 0.90);
+  EXPECT_FALSE(f.meets_slo);
+
+  // No evidence at this size: the draw as it is.
+  own.verdict_clear = false;
+  f = PoolMarginForecasts(own, 9, {{8, 0.99, 0.001, 10000}}, 0.95, pooled);
+  EXPECT_EQ(pooled, 0);
+  EXPECT_DOUBLE_EQ(f.attainment, 0.90);
+}
+
+TEST(FleetSizingTest, EarlierDrawsDecideAScaleInTheLatestDrawLeavesUnclear) {
+  // Steady at 10. At the margin 9 replicas show 90% of a 93% aim: within the forecaster's 3.1
+  // points of noise, so alone it is no scale-in. With three earlier draws at 9 near 97% (1,000
+  // requests each) the pooled answer holds: scale in to 9; 8 (80%) is a clear miss either way.
+  SizingBounds b = Bounds(10, 10);
+  KnownForecaster alone(10, 10, 1.0);
+  alone.unclear_band = 3.1;
+  EXPECT_EQ(SizeFleet(Question(), alone, b).outcome, Sizing::Outcome::kHold);
+
+  b.scale_in_evidence = {{9, 0.97, 0.005, 1000}, {9, 0.965, 0.005, 1000}, {9, 0.975, 0.005, 1000}};
+  KnownForecaster pooled(10, 10, 1.0);
+  pooled.unclear_band = 3.1;
+  const Sizing s = SizeFleet(Question(), pooled, b);
+  EXPECT_EQ(s.outcome, Sizing::Outcome::kScaleIn);
+  EXPECT_EQ(s.replicas, 9);
+  EXPECT_GT(s.at_answer.attainment, 0.96);
+  ASSERT_FALSE(s.asked.empty());
+  EXPECT_EQ(s.asked.front().replicas, 9);
+  EXPECT_EQ(s.asked.front().pooled, 3);
+  EXPECT_DOUBLE_EQ(s.asked.front().own.attainment, 0.9);  // its own draw, kept for the next ones
 }
 
 }  // namespace

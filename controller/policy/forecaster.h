@@ -49,6 +49,12 @@ struct ForecastQuestion {
   absl::Duration judge_from = absl::ZeroDuration();
   absl::Duration ttft_threshold = absl::Milliseconds(500);
   absl::Duration ttft_per_prompt_token = absl::ZeroDuration();
+  // The scale-in safety margin: the share of each request's slack (its target less its unloaded
+  // TTFT, the prefill no fleet size can shorten) it may use. 1: the target itself. A margin on the
+  // slack, not on the whole threshold, so that it buys headroom against the wait, which the fleet's
+  // size decides: judged against 0.8 x threshold, prompts whose own prefill takes most of the
+  // threshold miss at any size, and the question stops depending on the size at all.
+  double slack_margin = 1;
   double percentile = 90;                         // the SLO holds if attainment >= percentile%
   // > 0: the caller uses the attainment itself, not only the verdict, and wants it within about
   // this much (a standard error, as a fraction); a sampling forecaster simulates more until it is

@@ -100,6 +100,28 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
 
 }  // namespace
 
+SurplusOnRecord EarnedSurplus(const PolicyHistory& history, const PolicyConfig& c,
+                              absl::Time now) {
+  SurplusOnRecord s;
+  absl::Time earliest = absl::InfiniteFuture();
+  double met = 0;
+  for (const PolicyHistory::ServedWindow& w : history.served) {
+    if (w.at > now || now - w.at > c.surplus_window || w.requests <= 0) continue;
+    earliest = std::min(earliest, w.at);
+    s.requests += w.requests;
+    met += w.met;
+  }
+  if (s.requests <= 0) return s;
+  s.served_percent = 100 * met / s.requests;
+  // The record must span surplus_min_record: its first window ends at `earliest` and began about
+  // one interval before it.
+  if (now - earliest + c.interval < c.surplus_min_record) return s;
+  const double target = std::min(99.5, c.percentile + c.forecast_headroom);
+  const double room = std::max(0.0, target - (c.percentile + c.min_forecast_headroom));
+  s.lowered_by = std::clamp(s.served_percent - target - c.surplus_cushion, 0.0, room);
+  return s;
+}
+
 ForecastQuestion ObservedQuestion(const state::FleetSnapshot& snapshot,
                                   const PolicyConfig& config) {
   std::vector<Reason> reasons;
@@ -117,6 +139,10 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   int32_t stuck = 0;  // starting pods that no longer count: they hold a slot, not capacity
   ForecastQuestion q = BaseQuestion(snap, c, now, d.reasons, stuck, d.not_counted);
   d.warmup_deadline = c.warmup_p99;
+  if (snap.workload.ttft_window && snap.workload.ttft_attainment.usable()) {
+    d.served_requests = std::max(0.0, snap.workload.ttft_window->count);
+    d.served_met = d.served_requests * std::clamp(snap.workload.ttft_attainment.value(), 0.0, 1.0);
+  }
   const int32_t base = std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
 
   // No usable arrival rate: nothing to forecast with. Hold (and never scale in).
@@ -127,6 +153,18 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     d.question = q;
     d.question.candidate_replicas = d.replicas;
     return d;
+  }
+
+  if (const SurplusOnRecord surplus = EarnedSurplus(history, c, now); surplus.lowered_by > 0) {
+    q.percentile -= surplus.lowered_by;
+    d.aim_lowered_by = surplus.lowered_by;
+    d.reasons.push_back(
+        {"SurplusSpent",
+         absl::StrFormat("the fleet served %.2f%% of %.0f requests within the TTFT threshold over "
+                         "the last %s, above the %.1f%% target: aiming the forecasts at %.1f%%",
+                         surplus.served_percent, surplus.requests,
+                         absl::FormatDuration(c.surplus_window),
+                         std::min(99.5, c.percentile + c.forecast_headroom), q.percentile)});
   }
 
   const double n_ready = std::max<double>(1, snap.ready());
@@ -149,8 +187,24 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   bounds.hint = history.recommendations.empty() ? 0 : history.recommendations.back().second;
   bounds.slo_percentile = c.percentile;
   bounds.miss_seen_at_base = history.last_missed_at == base;
+  for (const PolicyHistory::MarginDraw& m : history.margin_draws) {
+    if (m.base == base && m.safety_margin == c.safety_margin &&
+        m.ttft_threshold == c.ttft_threshold &&
+        m.ttft_per_prompt_token == c.ttft_per_prompt_token &&
+        now - m.at <= c.scale_down.stabilization_window && m.at < now) {
+      bounds.scale_in_evidence.push_back(m.forecast);
+    }
+  }
   d.previous_recommendation = bounds.hint;
   const Sizing sizing = SizeFleet(q, forecaster, bounds);
+  int32_t pooled_at_answer = 0;
+  for (const Sizing::Asked& a : sizing.asked) {
+    if (a.margin >= 1.0) continue;
+    d.scale_in_forecasts.push_back(
+        {a.replicas, a.own.attainment, a.own.attainment_se, a.own.requests});
+    if (a.replicas == sizing.replicas) pooled_at_answer = a.pooled;
+  }
+  d.scale_in_evidence = bounds.scale_in_evidence;
   d.forecasts += sizing.evaluations;
   d.missed_at = sizing.missed_at_base ? base : 0;
   d.forecast_at_current = sizing.at_base;
@@ -198,10 +252,14 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     case Sizing::Outcome::kScaleIn:
       d.reasons.push_back(
           {"ScaleInSafe",
-           absl::StrFormat("the twin shows %.1f%% of requests within %.0f%% of the threshold "
-                           "(target %.1f%%) with %d replicas (%.1f req/s)",
+           absl::StrFormat("the twin shows %.1f%% of requests within %.0f%% of their slack "
+                           "(target %.1f%%) with %d replicas (%.1f req/s)%s",
                            100 * sizing.at_answer.attainment, 100 * c.safety_margin,
-                           sizing.scale_in_percentile, sizing.replicas, q.arrival_rate)});
+                           sizing.scale_in_percentile, sizing.replicas, q.arrival_rate,
+                           pooled_at_answer > 0
+                               ? absl::StrFormat(", with %d earlier decisions' forecasts",
+                                                 pooled_at_answer)
+                               : std::string())});
       break;
     case Sizing::Outcome::kHold:
       if (sizing.miss_within_noise) {
@@ -360,6 +418,20 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
   }
   while (!h.scale_events.empty() && d.at - h.scale_events.front().first > keep) {
     h.scale_events.pop_front();
+  }
+  if (d.served_requests > 0) h.served.push_back({d.at, d.served_requests, d.served_met});
+  while (!h.served.empty() && d.at - h.served.front().at > c.surplus_window) h.served.pop_front();
+  // Draws at another size say nothing of the scale-in questions the next decisions ask.
+  const int32_t base = std::clamp(std::max(d.current, 1), c.min_replicas, c.max_replicas);
+  if (d.replicas != d.current) h.margin_draws.clear();
+  std::erase_if(h.margin_draws, [&](const PolicyHistory::MarginDraw& m) {
+    return m.base != base || d.at - m.at > c.scale_down.stabilization_window;
+  });
+  if (d.replicas == d.current) {
+    for (const MarginForecast& f : d.scale_in_forecasts) {
+      h.margin_draws.push_back(
+          {d.at, base, c.safety_margin, c.ttft_threshold, c.ttft_per_prompt_token, f});
+    }
   }
 }
 

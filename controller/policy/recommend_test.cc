@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace twinscale::policy {
@@ -35,7 +36,7 @@ class CapacityForecaster : public Forecaster {
     }
     const int32_t others = q.candidate_replicas - ready - pending;
     if (others > 0 && absl::ToDoubleSeconds(q.new_replica_warmup) <= half) serving += others;
-    const double margin = absl::ToDoubleSeconds(q.ttft_threshold) / 0.5;  // configured: 500 ms
+    const double margin = q.slack_margin;
     const double capacity = serving * per_replica_ * margin;
     Forecast f;
     f.requests = 1000;
@@ -439,6 +440,128 @@ TEST(RecommendTest, RecordDecisionKeepsOnlyWhatTheWindowsNeed) {
   EXPECT_EQ(h.recommendations.size(), 21u);
   ASSERT_EQ(h.scale_events.size(), 1u);
   EXPECT_EQ(h.scale_events.back().second, -1);
+}
+
+// A record of served windows every 15 s from `from_s` to `to_s` seconds before `now` (inclusive),
+// 1,000 first tokens each, `percent` of them within the threshold.
+void AddServed(PolicyHistory& h, absl::Time now, int from_s, int to_s, double percent) {
+  for (int s = from_s; s >= to_s; s -= 15) {
+    h.served.push_back({now - absl::Seconds(s), 1000, 10 * percent});
+  }
+}
+
+TEST(RecommendTest, EarnedSurplusWorkedByHand) {
+  // Percentile 90 + 5 points of headroom: a 95% target; 0.5 point of cushion; the aim never below
+  // 90 + 1, so at most 4 points lower. Records of windows every 15 s up to 15 s before now.
+  const PolicyConfig c = Config();
+  const absl::Time now = T(7200);
+  struct Case {
+    std::string name;
+    std::vector<std::tuple<int, int, double>> record;  // from s, to s before now, percent
+    double want_served, want_lowered;
+  };
+  const Case cases[] = {
+      {"no record", {}, 0, 0},
+      {"5 minutes at 99%: too short a record to spend", {{300, 15, 99}}, 99, 0},
+      {"20 minutes at 97%: 97 - 95 - 0.5", {{1200, 15, 97}}, 97, 1.5},
+      {"20 minutes at 95.3%: within the cushion", {{1200, 15, 95.3}}, 95.3, 0},
+      {"20 minutes at 90%: a shortfall lowers nothing", {{1200, 15, 90}}, 90, 0},
+      {"30 minutes at 99.9%: capped at 4 points", {{1800, 15, 99.9}}, 99.9, 4},
+      // 40 minutes back to 31 at 80%, then 30 minutes at 98%: only the last 30 count.
+      {"older windows fall out", {{2400, 1815, 80}, {1800, 15, 98}}, 98, 2.5},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    PolicyHistory h;
+    for (const auto& [from, to, percent] : tc.record) AddServed(h, now, from, to, percent);
+    const SurplusOnRecord got = EarnedSurplus(h, c, now);
+    EXPECT_NEAR(got.served_percent, tc.want_served, 1e-9);
+    EXPECT_NEAR(got.lowered_by, tc.want_lowered, 1e-9);
+  }
+}
+
+// Attainment proportional to capacity (replicas x 8.5 req/s x the slack margin) over the rate,
+// judged against the question's aim.
+class AimedForecaster : public Forecaster {
+ public:
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    Forecast f;
+    f.requests = 1000;
+    f.attainment = std::min(1.0, q.candidate_replicas * 8.5 * q.slack_margin / q.arrival_rate);
+    f.meets_slo = 100 * f.attainment + 1e-9 >= q.percentile;
+    return f;
+  }
+};
+
+TEST(RecommendTest, AFleetThatServedASurplusAimsLowerAndScalesIn) {
+  // 12 Ready replicas at 80 req/s. At the margin (0.8) 11 replicas show 11 x 6.8 / 80 = 93.5%:
+  // short of the 95% aim, so the fleet holds at 12. After 20 minutes served at 98% the aim is
+  // 95 - 2.5 = 92.5%, which 11 meet (10 show 85%): a scale-in, with the reason saying what was
+  // spent.
+  const PolicyConfig c = Config();
+  const absl::Time now = T(7200);
+  const AimedForecaster f;
+  PolicyHistory h = Steady(12, 300, now);
+  const Decision held = Recommend(Snap(12, 80, now), c, f, now, h);
+  EXPECT_DOUBLE_EQ(held.question.percentile, 95);
+  EXPECT_EQ(held.recommendation, 12);
+  EXPECT_FALSE(HasReason(held, "SurplusSpent"));
+
+  AddServed(h, now, 1200, 15, 98);
+  const Decision spent = Recommend(Snap(12, 80, now), c, f, now, h);
+  EXPECT_DOUBLE_EQ(spent.question.percentile, 92.5);
+  EXPECT_DOUBLE_EQ(spent.aim_lowered_by, 2.5);
+  EXPECT_EQ(spent.recommendation, 11);
+  EXPECT_NE(ReasonMessage(spent, "SurplusSpent").find("98.00% of 80000 requests"),
+            std::string::npos)
+      << ReasonMessage(spent, "SurplusSpent");
+}
+
+TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
+  const PolicyConfig c = Config();
+  PolicyHistory h;
+  for (int s = 0; s <= 2400; s += 15) {
+    Decision d;
+    d.at = T(s);
+    d.current = d.recommendation = d.replicas = 4;
+    d.served_requests = 100;
+    d.served_met = 99;
+    d.scale_in_forecasts = {{3, 0.97, 0.01, 500}};
+    RecordDecision(d, c, h);
+  }
+  // The served record: 30 minutes (121 windows: 0, 15, ..., 1800 s back).
+  EXPECT_EQ(h.served.size(), 121u);
+  EXPECT_EQ(h.served.front().at, T(600));
+  // Scale-in draws: the 300 s stabilization window's (21), at base 4, with their question.
+  ASSERT_EQ(h.margin_draws.size(), 21u);
+  EXPECT_EQ(h.margin_draws.back().base, 4);
+  EXPECT_DOUBLE_EQ(h.margin_draws.back().safety_margin, c.safety_margin);
+  EXPECT_EQ(h.margin_draws.back().forecast.replicas, 3);
+
+  // A decision that scales forgets them: they were draws for the fleet before the change.
+  Decision scaled;
+  scaled.at = T(2415);
+  scaled.current = 4;
+  scaled.recommendation = scaled.replicas = 3;
+  scaled.scale_in_forecasts = {{3, 0.97, 0.01, 500}};
+  RecordDecision(scaled, c, h);
+  EXPECT_TRUE(h.margin_draws.empty());
+
+  // A decision pools only the draws at its own base and question.
+  const AimedForecaster f;
+  PolicyHistory at_five = Steady(5, 300, T(3000));
+  at_five.margin_draws.push_back({T(2990), 5, c.safety_margin, c.ttft_threshold,
+                                  c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000}});
+  at_five.margin_draws.push_back({T(2990), 6, c.safety_margin, c.ttft_threshold,
+                                  c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000}});
+  at_five.margin_draws.push_back({T(2990), 5, 0.5, c.ttft_threshold, c.ttft_per_prompt_token,
+                                  {4, 0.99, 0.001, 1000}});
+  at_five.margin_draws.push_back({T(2600), 5, c.safety_margin, c.ttft_threshold,
+                                  c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000}});
+  const Decision d = Recommend(Snap(5, 20, T(3000)), c, f, T(3000), at_five);
+  ASSERT_EQ(d.scale_in_evidence.size(), 1u);  // base 6, margin 0.5 and 400 s old are left out
+  EXPECT_EQ(d.scale_in_evidence.front().replicas, 4);
+  EXPECT_FALSE(d.scale_in_forecasts.empty());
 }
 
 }  // namespace

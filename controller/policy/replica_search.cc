@@ -10,8 +10,7 @@ ForecastQuestion CandidateQuestion(const ForecastQuestion& base_question, int32_
   ForecastQuestion x = base_question;
   x.candidate_replicas = std::max(1, n - not_counted);
   x.judge_from = n >= base ? base_question.new_replica_warmup : absl::ZeroDuration();
-  x.ttft_threshold = base_question.ttft_threshold * margin;
-  x.ttft_per_prompt_token = base_question.ttft_per_prompt_token * margin;
+  x.slack_margin = margin;
   return x;
 }
 
@@ -24,8 +23,7 @@ ForecastQuestion CeilingQuestion(const ForecastQuestion& base_question, int32_t 
   }
   best.pending_ready_in.clear();
   best.judge_from = absl::ZeroDuration();
-  best.ttft_threshold = base_question.ttft_threshold * margin;
-  best.ttft_per_prompt_token = base_question.ttft_per_prompt_token * margin;
+  best.slack_margin = margin;
   best.attainment_tolerance = kCeilingTolerance;
   return best;
 }

@@ -124,12 +124,15 @@ TEST(ReplicaSearchTest, CandidateQuestionAsRecommendAsksIt) {
   EXPECT_EQ(up.candidate_replicas, 6);
   EXPECT_EQ(up.judge_from, absl::Seconds(45));
   EXPECT_EQ(up.ttft_threshold, absl::Milliseconds(500));
-  // Removing: judged from now, at the margin.
+  EXPECT_EQ(up.slack_margin, 1.0);
+  // Removing: judged from now, at the margin of each request's slack; the targets themselves
+  // stay (the twin knows each request's unloaded TTFT, the policy does not).
   const ForecastQuestion down = CandidateQuestion(base, 5, 6, 0, 0.8);
   EXPECT_EQ(down.candidate_replicas, 5);
   EXPECT_EQ(down.judge_from, absl::ZeroDuration());
-  EXPECT_EQ(down.ttft_threshold, absl::Milliseconds(400));
-  EXPECT_EQ(down.ttft_per_prompt_token, absl::Microseconds(80));
+  EXPECT_EQ(down.slack_margin, 0.8);
+  EXPECT_EQ(down.ttft_threshold, absl::Milliseconds(500));
+  EXPECT_EQ(down.ttft_per_prompt_token, absl::Microseconds(100));
   // Never fewer than one replica simulated.
   EXPECT_EQ(CandidateQuestion(base, 2, 6, 5, 1.0).candidate_replicas, 1);
 }
@@ -147,7 +150,8 @@ TEST(ReplicaSearchTest, CeilingQuestionIsMaxReplicasAllReadyAndIdle) {
   EXPECT_EQ(c.ready[4].running, 0);   // the others are idle
   EXPECT_TRUE(c.pending_ready_in.empty());
   EXPECT_EQ(c.judge_from, absl::ZeroDuration());
-  EXPECT_EQ(c.ttft_threshold, absl::Milliseconds(400));
+  EXPECT_EQ(c.slack_margin, 0.8);
+  EXPECT_EQ(c.ttft_threshold, absl::Milliseconds(500));
   Forecast f;
   f.attainment = 0.95;
   EXPECT_DOUBLE_EQ(CeilingTarget(f), 94.0);

@@ -109,8 +109,8 @@ struct SloSpec {
 struct ScaleDownSpec {
   // [300 s window; at most 10% or 1 pod per 60 s, whichever allows more; selectPolicy Max]
   ScalingRules rules = TwinscaleDefaultScaleDown();
-  // [0.8] (0, 1]: scale in only if the twin shows the TTFT objective held at
-  // safety_margin x threshold with the smaller fleet.
+  // [0.8] (0, 1]: scale in only if the twin shows the TTFT objective held by the smaller fleet
+  // with each request using at most this share of its slack (target minus unloaded TTFT).
   double safety_margin = 0.8;
 };
 

@@ -176,7 +176,7 @@ class CapacityForecaster : public policy::Forecaster {
  public:
   explicit CapacityForecaster(double per_replica) : per_replica_(per_replica) {}
   policy::Forecast Evaluate(const policy::ForecastQuestion& q) const override {
-    const double margin = absl::ToDoubleSeconds(q.ttft_threshold) / 0.5;
+    const double margin = q.slack_margin;
     const double capacity = q.candidate_replicas * per_replica_ * margin;
     policy::Forecast f;
     f.attainment = std::min(1.0, capacity / q.arrival_rate);

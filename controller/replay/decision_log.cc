@@ -47,6 +47,9 @@ std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::
     j["ready"] = d.question.ready.size();
     j["pending"] = d.question.pending_ready_in.size();
     j["forecasts"] = d.forecasts;
+    j["aim"] = RoundForPeople(d.question.percentile, 2);
+    j["aim_lowered_by"] = RoundForPeople(d.aim_lowered_by, 2);
+    j["scale_in_evidence"] = d.scale_in_evidence.size();
     j["forecast_at_current"] = ForecastJson(d.forecast_at_current);
     j["forecast_at_decision"] = ForecastJson(d.forecast_at_decision);
     j["slo_at_risk"] = d.slo_at_risk;

@@ -6,13 +6,16 @@
 // A line (keys in this order; durations in seconds; "time_s" since the trace's first arrival):
 //   {"policy": "twinscale:llama-3-1-8b", "time_s": 870, "current": 23, "recommendation": 24,
 //    "previous_recommendation": 23, "replicas": 24, "arrival_rate": 232.1,
-//    "arrival_rate_cv": 0.04, "ready": 23, "pending": 0, "forecasts": 3,
+//    "arrival_rate_cv": 0.04, "ready": 23, "pending": 0, "forecasts": 3, "aim": 95,
+//    "aim_lowered_by": 0, "scale_in_evidence": 12,
 //    "forecast_at_current": {"attainment": 0.948, "ttft_p90_ms": 402.5, "attainment_se": 0.004,
 //                            "meets_slo": false, "verdict_clear": true},
 //    "forecast_at_decision": {...}, "slo_at_risk": false, "speed": 0.81,
 //    "prediction_error_ms": 12.5,
 //    "reasons": [{"code": "ForecastMissesSlo", "message": "at 23 replicas the twin ..."}]}
-// "prediction_error_ms" is the twin's p90 TTFT forecast for the interval just ended minus the
+// "aim" is the attainment (percent) the forecasts had to show, "aim_lowered_by" the points a
+// surplus on record took off it (SurplusSpent), "scale_in_evidence" the earlier decisions' scale-in
+// draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT forecast for the interval just ended minus the
 // observed p90 (null when either is unknown); "speed" the calibrated decode speed factor after
 // the decision.
 //

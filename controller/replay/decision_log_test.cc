@@ -25,6 +25,9 @@ policy::Decision MakeDecision(absl::Time at, int32_t current, int32_t replicas) 
   d.question.ready.resize(static_cast<size_t>(current));
   d.question.pending_ready_in = {absl::Seconds(20)};
   d.forecasts = 3;
+  d.question.percentile = 92.456;
+  d.aim_lowered_by = 2.544;
+  d.scale_in_evidence = {{3, 0.97, 0.01, 1000}, {3, 0.96, 0.01, 1000}};
   d.forecast_at_current.attainment = 0.94321;
   d.forecast_at_current.attainment_se = 0.0061;
   d.forecast_at_current.meets_slo = false;
@@ -53,6 +56,9 @@ TEST(DecisionLogTest, OneJsonLinePerDecisionWithItsReasonsAndNumbers) {
   EXPECT_EQ(a["ready"], 4);
   EXPECT_EQ(a["pending"], 1);
   EXPECT_DOUBLE_EQ(a["arrival_rate"].get<double>(), 123.46);  // rounded to 0.01
+  EXPECT_DOUBLE_EQ(a["aim"].get<double>(), 92.46);
+  EXPECT_DOUBLE_EQ(a["aim_lowered_by"].get<double>(), 2.54);
+  EXPECT_EQ(a["scale_in_evidence"], 2);
   EXPECT_DOUBLE_EQ(a["forecast_at_current"]["attainment"].get<double>(), 0.9432);
   EXPECT_DOUBLE_EQ(a["forecast_at_current"]["attainment_se"].get<double>(), 0.0061);
   EXPECT_EQ(a["forecast_at_current"]["meets_slo"], false);

@@ -17,6 +17,7 @@
 #include "simulator/core/samplers.h"
 #include "simulator/core/simulation.h"
 #include "simulator/model/fleet.h"
+#include "simulator/model/latency_model.h"
 #include "simulator/model/run_stats.h"
 
 namespace twinscale::twin {
@@ -192,6 +193,13 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   slo.threshold = SimDuration::FromAbsl(q.ttft_threshold);
   slo.per_prompt_token = SimDuration::FromAbsl(q.ttft_per_prompt_token);
   slo.percentile = q.percentile;
+  if (q.slack_margin < 1.0) {
+    slo.slack_share = q.slack_margin;
+    std::shared_ptr<const sim::LatencyModel> latency = sim::MakeLatencyModel(fo.deployment, fo.speed);
+    slo.unloaded = [latency, engine = fo.deployment.engine](int32_t prompt_tokens) {
+      return sim::UnloadedTtft(*latency, engine, prompt_tokens);
+    };
+  }
   sim::RunStats stats(slo, sim::StatsDetail::kSloOnly);
   stats.set_judge_from(
       SimTime::FromSecondsF(std::min(absl::ToDoubleSeconds(q.judge_from), horizon_s)));

@@ -299,5 +299,26 @@ TEST(TwinForecasterTest, ABacklogAtStartIsServedBeforeNewArrivals) {
   EXPECT_GT(twin.Evaluate(q).attainment, 0.99);
 }
 
+TEST(TwinForecasterTest, TheSafetyMarginIsAShareOfEachRequestsSlackNotOfItsThreshold) {
+  // Prompts of 2,000-2,500 tokens on a lightly loaded fleet (2 req/s over 24 replicas): each
+  // prefills alone in one step of 8 ms + 100 us per token, 208-258 ms, within the 300 ms SLO.
+  // Judged against 80% of the threshold (240 ms), the third of them above 2,320 tokens would miss
+  // on any fleet, their own prefill being too long; judged against 80% of their slack (their
+  // unloaded TTFT + 0.8 x the rest), all of them meet, as they meet the SLO itself.
+  TwinForecaster twin({Linear(8000, 100, 60, 64), {}, sim::RouterKind::kRandom, 4, 1});
+  policy::ForecastQuestion q = Question(24, 24, 2.0);
+  q.prompt_shape = {{2000, 2500}, {0, 1, 0}};
+  q.prompt_tokens_mean = 2240;  // the shape's own mean: 500 / ln 1.25
+  q.output_tokens_mean = 10;
+  EXPECT_GT(twin.Evaluate(q).attainment, 0.97);
+  q.slack_margin = 0.8;
+  EXPECT_GT(twin.Evaluate(q).attainment, 0.97);
+  q.slack_margin = 1;
+  q.ttft_threshold = absl::Milliseconds(240);
+  const double at_threshold_share = twin.Evaluate(q).attainment;
+  EXPECT_LT(at_threshold_share, 0.8);
+  EXPECT_GT(at_threshold_share, 0.55);  // about two thirds: the prompts under 2,320 tokens
+}
+
 }  // namespace
 }  // namespace twinscale::twin

@@ -141,4 +141,26 @@ std::unique_ptr<LatencyModel> MakeLatencyModel(const DeploymentSpec& deployment,
   return std::make_unique<RooflineModel>(deployment, speed);
 }
 
+SimDuration UnloadedTtft(const LatencyModel& model, const EngineLimits& engine,
+                         int32_t prompt_tokens) {
+  int64_t chunk_limit = std::max(1, engine.max_num_batched_tokens);
+  if (engine.long_prefill_token_threshold > 0) {
+    chunk_limit = std::min<int64_t>(chunk_limit, engine.long_prefill_token_threshold);
+  }
+  const int64_t prompt = std::max(1, prompt_tokens);
+  SimDuration t = model.FrontEndDelay(prompt_tokens);
+  for (int64_t done = 0; done < prompt;) {
+    const int64_t chunk = std::min(chunk_limit, prompt - done);
+    BatchShape shape;
+    shape.prefill_seqs = 1;
+    shape.prefill_tokens = chunk;
+    shape.prefill_context_tokens = done;
+    shape.prefill_attention_pairs =
+        static_cast<double>(chunk) * (static_cast<double>(done) + (chunk + 1) / 2.0);
+    t += model.StepTime(shape);
+    done += chunk;
+  }
+  return t + model.TokenEmissionDelay();
+}
+
 }  // namespace twinscale::sim

@@ -58,6 +58,13 @@ class LatencyModel {
 std::unique_ptr<LatencyModel> MakeLatencyModel(const DeploymentSpec& deployment,
                                                SpeedFactors speed = {});
 
+// A request's time to first token alone on an idle engine: the front end's delay, its prompt in
+// chunks of the engine's per-step limit (max_num_batched_tokens, or long_prefill_token_threshold
+// when set and smaller), one step each and each attending to the chunks before it, then the first
+// token's emission. No load can make a request faster than this; what load adds is the wait.
+SimDuration UnloadedTtft(const LatencyModel& model, const EngineLimits& engine,
+                         int32_t prompt_tokens);
+
 }  // namespace twinscale::sim
 
 #endif  // TWINSCALE_SIMULATOR_MODEL_LATENCY_MODEL_H_

@@ -297,5 +297,47 @@ TEST(Linear, FrontEndAndEmissionDelays) {
   EXPECT_EQ(m->StepTime(BatchShape{}), SimDuration::Zero());
 }
 
+// ---- the unloaded TTFT: what a request's own prefill costs alone -------------------------------
+
+TEST(UnloadedTtft, ChunksTheBudgetAndAddsTheDelaysByHand) {
+  auto m = MakeLatencyModel(Blis());
+  EngineLimits engine;
+  engine.max_num_batched_tokens = 8192;
+  struct Case {
+    std::string name;
+    int32_t prompt;
+    int32_t long_prefill_threshold;
+    double want_us;
+  };
+  const Case cases[] = {
+      // Front end 1,601.35 + 3.51 x 1,000 = 5,111.35; one step 6,910.42 + 17.67 x 1,000 =
+      // 24,580.42; emission 1,805.54. Total 31,497.31 us.
+      {"one chunk", 1000, 0, 31497.31},
+      // Front end 1,601.35 + 35,100 = 36,701.35; steps of 8,192 and 1,808 tokens: 2 x 6,910.42 +
+      // 17.67 x 10,000 = 190,520.84; emission 1,805.54. Total 229,027.73 us.
+      {"two chunks at the step budget", 10000, 0, 229027.73},
+      // long_prefill_token_threshold 4,096: three steps (4,096, 4,096, 1,808), one b0 more:
+      // 229,027.73 + 6,910.42 = 235,938.15 us.
+      {"three chunks at the long-prefill limit", 10000, 4096, 235938.15},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    engine.long_prefill_token_threshold = c.long_prefill_threshold;
+    EXPECT_NEAR(Us(UnloadedTtft(*m, engine, c.prompt)), c.want_us, kTolUs);
+  }
+}
+
+TEST(UnloadedTtft, AttentionMakesALongPromptCostMoreThanItsShareOfTokens) {
+  // Roofline: each chunk attends to every chunk before it, so 64k tokens in 8 chunks cost more
+  // than 8 times the first chunk alone; and a slower engine (speed 0.5) takes longer.
+  const DeploymentSpec d = Llama31_8B_H100(1);
+  auto m = MakeLatencyModel(d);
+  const double one = Us(UnloadedTtft(*m, d.engine, 8192));
+  const double eight = Us(UnloadedTtft(*m, d.engine, 65536));
+  EXPECT_GT(eight, 8 * one * 1.05);
+  auto slow = MakeLatencyModel(d, {.prefill = 0.5, .decode = 0.5});
+  EXPECT_GT(Us(UnloadedTtft(*slow, d.engine, 8192)), 1.5 * one);
+}
+
 }  // namespace
 }  // namespace twinscale::sim

@@ -31,8 +31,19 @@ struct TtftSlo {
   SimDuration threshold = SimDuration::Millis(500);
   SimDuration per_prompt_token = SimDuration::Zero();
   double percentile = 90.0;
+  // A stricter question than the SLO itself, for a safety margin: a request meets it when its TTFT
+  // is within `slack_share` of its slack, the time between its unloaded TTFT (`unloaded`, e.g.
+  // UnloadedTtft) and its target: TTFT <= unloaded + slack_share x (target - unloaded). 1, or no
+  // `unloaded`: the target itself. A request whose unloaded TTFT is past its target misses either
+  // way.
+  double slack_share = 1.0;
+  std::function<SimDuration(int32_t prompt_tokens)> unloaded;
   SimDuration TargetFor(int32_t prompt_tokens) const {
-    return threshold + per_prompt_token * prompt_tokens;
+    const SimDuration target = threshold + per_prompt_token * prompt_tokens;
+    if (slack_share >= 1.0 || !unloaded) return target;
+    const SimDuration floor = unloaded(prompt_tokens);
+    if (floor >= target) return floor - SimDuration::Nanos(1);
+    return floor + SimDuration::FromSecondsF(slack_share * (target - floor).seconds());
   }
 };
 

@@ -1,5 +1,6 @@
 // RunStats: the latency summaries' quantiles worked by hand, and the SLO-only detail level (what
-// the twin's what-ifs keep) reporting the SLO figures exactly as the full one does.
+// the twin's what-ifs keep) reporting the SLO figures exactly as the full one does, and the slack
+// share of a scale-in question's targets worked by hand.
 #include "simulator/model/run_stats.h"
 
 #include <gtest/gtest.h>
@@ -91,6 +92,36 @@ TEST(RunStatsTest, SloOnlyReportsTheSloFiguresOfTheFullDetail) {
   EXPECT_DOUBLE_EQ(f.scheduling_delay_ms.p50, 30);
   EXPECT_EQ(l.e2e_ms.count, 0);
   EXPECT_EQ(l.itl_ms.p50, 0);
+}
+
+}  // namespace
+}  // namespace twinscale::sim
+
+namespace twinscale::sim {
+namespace {
+
+TEST(TtftSloTest, ASlackShareJudgesTheWaitAndLeavesTheUnloadedTtft) {
+  TtftSlo slo;
+  slo.threshold = SimDuration::Millis(500);
+  slo.per_prompt_token = SimDuration::Micros(10);
+  // Unloaded TTFT: 50 ms per 1,000 prompt tokens.
+  slo.unloaded = [](int32_t prompt) { return SimDuration::Micros(50 * int64_t{prompt}); };
+  // Without a share the targets are the SLO's: 500 ms + 10 us per token.
+  EXPECT_EQ(slo.TargetFor(1000), SimDuration::Millis(510));
+  slo.slack_share = 0.8;
+  // 1,000 tokens: target 510 ms, unloaded 50 ms, slack 460 ms: 50 + 0.8 x 460 = 418 ms (0.8 x 510
+  // would be 408).
+  EXPECT_EQ(slo.TargetFor(1000), SimDuration::Millis(418));
+  // 8,000 tokens: target 580 ms, unloaded 400 ms: 400 + 0.8 x 180 = 544 ms. A margin on the
+  // whole target (464 ms) would fail this request on any fleet: its prefill alone takes 400.
+  EXPECT_EQ(slo.TargetFor(8000), SimDuration::Millis(544));
+  // 12,000 tokens: unloaded 600 ms, target 620 ms: 600 + 0.8 x 20 = 616 ms. At 20,000 tokens the
+  // unloaded 1,000 ms is past the 700 ms target: a miss whatever the wait.
+  EXPECT_EQ(slo.TargetFor(12000), SimDuration::Millis(616));
+  EXPECT_LT(slo.TargetFor(20000), SimDuration::Millis(1000));
+  // Share 1: the target itself, whatever the unloaded TTFT.
+  slo.slack_share = 1.0;
+  EXPECT_EQ(slo.TargetFor(20000), SimDuration::Millis(700));
 }
 
 }  // namespace

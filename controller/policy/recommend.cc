@@ -103,6 +103,7 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
 SurplusOnRecord EarnedSurplus(const PolicyHistory& history, const PolicyConfig& c,
                               absl::Time now) {
   SurplusOnRecord s;
+  if (c.surplus_window <= absl::ZeroDuration()) return s;
   absl::Time earliest = absl::InfiniteFuture();
   double met = 0;
   for (const PolicyHistory::ServedWindow& w : history.served) {
@@ -115,7 +116,7 @@ SurplusOnRecord EarnedSurplus(const PolicyHistory& history, const PolicyConfig& 
   s.served_percent = 100 * met / s.requests;
   // The record must span surplus_min_record: its first window ends at `earliest` and began about
   // one interval before it.
-  if (now - earliest + c.interval < c.surplus_min_record) return s;
+  if (now - earliest + c.interval < std::min(c.surplus_min_record, c.surplus_window)) return s;
   const double target = std::min(99.5, c.percentile + c.forecast_headroom);
   const double room = std::max(0.0, target - (c.percentile + c.min_forecast_headroom));
   s.lowered_by = std::clamp(s.served_percent - target - c.surplus_cushion, 0.0, room);

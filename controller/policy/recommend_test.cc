@@ -478,6 +478,16 @@ TEST(RecommendTest, EarnedSurplusWorkedByHand) {
     EXPECT_NEAR(got.served_percent, tc.want_served, 1e-9);
     EXPECT_NEAR(got.lowered_by, tc.want_lowered, 1e-9);
   }
+  // spec.slo.ttft.surplusWindow: 0s spends nothing; a 5-minute window needs only its 5 minutes
+  // of record (5 minutes at 99%: 99 - 95 - 0.5 = 3.5).
+  PolicyHistory h;
+  AddServed(h, now, 300, 15, 99);
+  PolicyConfig off = c;
+  off.surplus_window = absl::ZeroDuration();
+  EXPECT_EQ(EarnedSurplus(h, off, now).lowered_by, 0);
+  PolicyConfig five = c;
+  five.surplus_window = absl::Minutes(5);
+  EXPECT_NEAR(EarnedSurplus(h, five, now).lowered_by, 3.5, 1e-9);
 }
 
 // Attainment proportional to capacity (replicas x 8.5 req/s x the slack margin) over the rate,

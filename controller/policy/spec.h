@@ -88,6 +88,9 @@ struct TtftObjective {
   absl::Duration threshold = absl::Milliseconds(500);      // [500ms] > 0
   double percentile = 90;                                  // [90] (0, 100]
   absl::Duration per_prompt_token = absl::ZeroDuration();  // [0ms] >= 0
+  // [30m] >= 0: how far back a surplus of served attainment is judged (PolicyConfig::
+  // surplus_window); 0 spends none.
+  absl::Duration surplus_window = absl::Minutes(30);
 
   // The TTFT target of one request with `prompt_tokens` tokens of prompt.
   absl::Duration TargetFor(int64_t prompt_tokens) const;

@@ -370,6 +370,10 @@ class SpecConverter {
         slo.ttft.per_prompt_token =
             Duration(Get(t, "perPromptToken"), P({"slo", "ttft", "perPromptToken"}));
       }
+      if (Present(Get(t, "surplusWindow"))) {
+        slo.ttft.surplus_window =
+            Duration(Get(t, "surplusWindow"), P({"slo", "ttft", "surplusWindow"}));
+      }
     }
     if (const YAML::Node& i = Get(s, "itl"); Present(i)) {
       ItlObjective itl;

@@ -157,6 +157,7 @@ TEST(SpecLoaderDefaults, MinimalManifestGetsTheSchemaDefaults) {
   EXPECT_EQ(s.slo.ttft.threshold, absl::Milliseconds(500));
   EXPECT_EQ(s.slo.ttft.percentile, 90);
   EXPECT_EQ(s.slo.ttft.per_prompt_token, absl::ZeroDuration());
+  EXPECT_EQ(s.slo.ttft.surplus_window, absl::Minutes(30));
   EXPECT_FALSE(s.slo.itl.has_value());
   ExpectRules(s.scale_up, ScalingRules{absl::ZeroDuration(),
                                        {{ScalingPolicy::Type::kPods, 4, absl::Seconds(15)},
@@ -202,6 +203,7 @@ TEST(SpecLoaderDefaults, CxxInitializersMatchTheSchema) {
   EXPECT_EQ(got.slo.ttft.threshold, want.slo.ttft.threshold);
   EXPECT_EQ(got.slo.ttft.percentile, want.slo.ttft.percentile);
   EXPECT_EQ(got.slo.ttft.per_prompt_token, want.slo.ttft.per_prompt_token);
+  EXPECT_EQ(got.slo.ttft.surplus_window, want.slo.ttft.surplus_window);
   ExpectRules(got.scale_up, want.scale_up);
   ExpectRules(got.scale_down.rules, want.scale_down.rules);
   EXPECT_EQ(got.scale_down.safety_margin, want.scale_down.safety_margin);
@@ -262,6 +264,13 @@ TEST(SpecLoaderDefaults, DefaultsFillPartialObjects) {
          EXPECT_EQ(s.slo.ttft.threshold, absl::Milliseconds(500));
          EXPECT_EQ(s.slo.ttft.percentile, 90);
          EXPECT_EQ(s.slo.ttft.per_prompt_token, absl::Microseconds(100));
+         EXPECT_EQ(s.slo.ttft.surplus_window, absl::Minutes(30));
+       }},
+      {"surplusWindow 0s turns the surplus off; 1h judges it over the last hour",
+       "maxReplicas: 8\nslo: {ttft: {surplusWindow: 0s}}",
+       [](const InferenceAutoscalerSpec& s) {
+         EXPECT_EQ(s.slo.ttft.surplus_window, absl::ZeroDuration());
+         EXPECT_EQ(s.slo.ttft.threshold, absl::Milliseconds(500));
        }},
       {"yes is a string where a string is expected (YAML 1.2), not true",
        "maxReplicas: 8\nmetrics: {source: Prometheus, prometheus: {url: 'http://p:9090', "
@@ -508,6 +517,10 @@ std::vector<BadCase> BadCases() {
        m("maxReplicas: 8\nslo: {ttft: {threshold: 500}}"),
        {"spec.slo.ttft.threshold: must be of type string, got integer 500 (a duration needs a "
         "unit"}},
+      {"bad duration: the surplus window in words",
+       m("maxReplicas: 8\nslo: {ttft: {surplusWindow: half an hour}}"),
+       {"spec.slo.ttft.surplusWindow: must be a duration such as 500ms, 5m or 1h30m",
+        "got \"half an hour\""}},
       {"bad duration: negative",
        m("maxReplicas: 8\nmetrics: {interval: -15s}"),
        {"spec.metrics.interval: must be a duration"}},

@@ -57,6 +57,7 @@ absl::StatusOr<ResolvedTarget> Resolve(const policy::InferenceAutoscalerSpec& sp
   c.max_replicas = spec.max_replicas;
   c.ttft_threshold = spec.slo.ttft.threshold;
   c.ttft_per_prompt_token = spec.slo.ttft.per_prompt_token;
+  c.surplus_window = spec.slo.ttft.surplus_window;
   c.percentile = spec.slo.ttft.percentile;
   c.scale_up = spec.scale_up;
   c.scale_down = spec.scale_down.rules;

@@ -20,6 +20,12 @@ TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
   EXPECT_EQ(r->policy.ttft_threshold, absl::Milliseconds(500));
   EXPECT_EQ(r->policy.percentile, 90);
   EXPECT_EQ(r->policy.max_replicas, ias->spec.max_replicas);
+  EXPECT_EQ(r->policy.surplus_window, absl::Minutes(30));  // slo.ttft.surplusWindow's default
+  policy::InferenceAutoscalerSpec off = ias->spec;
+  off.slo.ttft.surplus_window = absl::ZeroDuration();
+  auto r_off = Resolve(off, *profiles);
+  ASSERT_TRUE(r_off.ok()) << r_off.status();
+  EXPECT_EQ(r_off->policy.surplus_window, absl::ZeroDuration());
   // The profile's lifecycle medians: provisioning 0 s + loading 20 s + warming up 25 s = 45 s.
   EXPECT_EQ(r->policy.warmup_expected, absl::Seconds(45));
   // p99 per stage = median x ratio^(2.326/1.2816): 20 x 1.5^1.815 + 25 x 1.6^1.815 = 41.7 + 58.9.

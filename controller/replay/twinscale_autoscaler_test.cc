@@ -33,10 +33,11 @@ std::shared_ptr<const sim::Trace> SteadyTrace(double rate, int minutes) {
 struct ReplayRun {
   std::vector<double> speed, error;
   ReplaySummary summary;
+  std::vector<policy::Decision> decisions;
 };
 
 ReplayRun Replay(const char* truth_text, bool calibrate, int32_t max_replicas = 16,
-                 double rate = 25) {
+                 double rate = 25, absl::Duration surplus_window = absl::Minutes(30)) {
   auto profiles = sim::ProfileRegistry::LoadEmbedded();
   EXPECT_TRUE(profiles.ok());
   const sim::DeploymentSpec d = *profiles->Resolve("llama-3.1-8b-h100-sxm-tp1", {});
@@ -44,6 +45,7 @@ ReplayRun Replay(const char* truth_text, bool calibrate, int32_t max_replicas = 
   pc.min_replicas = 1;
   pc.max_replicas = max_replicas;
   pc.warmup_expected = absl::Seconds(45);
+  pc.surplus_window = surplus_window;
   twin::TwinOptions to;
   to.deployment = d;
   TwinscaleAutoscaler a("twinscale", pc, to);
@@ -55,7 +57,7 @@ ReplayRun Replay(const char* truth_text, bool calibrate, int32_t max_replicas = 
   rc.initial_replicas = std::min(3, max_replicas);
   auto r = RunReplay(rc, a);
   EXPECT_TRUE(r.ok()) << r.status();
-  return {a.speed_history(), a.prediction_error_ms(), r->summary};
+  return {a.speed_history(), a.prediction_error_ms(), r->summary, a.decisions()};
 }
 
 double MeanAbsLastHalf(const std::vector<double>& v) {
@@ -98,6 +100,47 @@ TEST(TwinscaleAutoscalerTest, CalibrationStaysNearOneWhenTheTruthIsTheProfile) {
   const ReplayRun r = Replay("none", true);
   ASSERT_GT(r.speed.size(), 40u);
   EXPECT_NEAR(r.speed.back(), 1.0, 0.1);
+}
+
+bool Spent(const policy::Decision& d) {
+  for (const policy::Reason& r : d.reasons) {
+    if (r.code == "SurplusSpent") return true;
+  }
+  return false;
+}
+
+TEST(TwinscaleAutoscalerTest, AFleetThatServedASurplusSpendsItOnlyAfterTenMinutesOfRecord) {
+  // 20 minutes of steady traffic on an unperturbed truth: the fleet the twin sizes for a 95% aim
+  // serves more than 95.5% of requests in time (the record the decisions keep comes from the
+  // fleet's own TTFT histograms, through the scrapes). Once 10 minutes are on record the
+  // decisions spend the surplus: the aim falls below 95, by at most 4 points (the SLO's 90 + 1),
+  // and the reason says so. Before that, and with surplusWindow 0 throughout, every decision aims
+  // at 95.
+  const ReplayRun on = Replay("none", true);
+  const ReplayRun off = Replay("none", true, 16, 25, absl::ZeroDuration());
+  ASSERT_GT(on.decisions.size(), 60u);
+  EXPECT_GT(on.summary.attainment, 0.955);
+  const absl::Time first = on.decisions.front().at;  // 15 s into the trace
+  int spent = 0;
+  for (const policy::Decision& d : on.decisions) {
+    if (d.question.arrival_rate <= 0) continue;
+    SCOPED_TRACE(absl::FormatDuration(d.at - first));
+    if (d.at - first < absl::Minutes(10) - absl::Seconds(30)) {
+      EXPECT_FALSE(Spent(d));
+      EXPECT_DOUBLE_EQ(d.question.percentile, 95);
+    }
+    if (Spent(d)) {
+      ++spent;
+      EXPECT_GT(d.aim_lowered_by, 0);
+      EXPECT_LE(d.aim_lowered_by, 4 + 1e-9);
+      EXPECT_NEAR(d.question.percentile, 95 - d.aim_lowered_by, 1e-9);
+    }
+  }
+  EXPECT_GT(spent, 10);
+  for (const policy::Decision& d : off.decisions) {
+    EXPECT_FALSE(Spent(d));
+    if (d.question.arrival_rate > 0) EXPECT_DOUBLE_EQ(d.question.percentile, 95);
+  }
 }
 
 }  // namespace

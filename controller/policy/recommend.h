@@ -69,7 +69,7 @@ struct PolicyConfig {
   // `surplus_min_record` of record: a shortfall never lowers or raises the aim. Where bursts are
   // shorter than the warm-up (the Azure code trace), meeting the aim in every horizon sizes the
   // fleet for each burst; over the hour it then served about 98% where 95% was asked.
-  absl::Duration surplus_window = absl::Minutes(30);       // spec.slo.ttft.surplusWindow [30m]; 0: off
+  absl::Duration surplus_window = absl::Minutes(30);  // spec.slo.ttft.surplusWindow [30m]; 0: off
   absl::Duration surplus_min_record = absl::Minutes(10);  // or the whole window, if shorter
   double surplus_cushion = 0.5;
   double min_forecast_headroom = 1;

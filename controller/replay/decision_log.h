@@ -15,9 +15,9 @@
 //    "reasons": [{"code": "ForecastMissesSlo", "message": "at 23 replicas the twin ..."}]}
 // "aim" is the attainment (percent) the forecasts had to show, "aim_lowered_by" the points a
 // surplus on record took off it (SurplusSpent), "scale_in_evidence" the earlier decisions' scale-in
-// draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT forecast for the interval just ended minus the
-// observed p90 (null when either is unknown); "speed" the calibrated decode speed factor after
-// the decision.
+// draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT forecast for
+// the interval just ended minus the observed p90 (null when either is unknown); "speed" the
+// calibrated decode speed factor after the decision.
 //
 // Pure: DecisionLogJsonl builds the text; replay's command writes it with WriteReportFile.
 #ifndef TWINSCALE_CONTROLLER_REPLAY_DECISION_LOG_H_

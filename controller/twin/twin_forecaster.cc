@@ -195,7 +195,8 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   slo.percentile = q.percentile;
   if (q.slack_margin < 1.0) {
     slo.slack_share = q.slack_margin;
-    std::shared_ptr<const sim::LatencyModel> latency = sim::MakeLatencyModel(fo.deployment, fo.speed);
+    std::shared_ptr<const sim::LatencyModel> latency =
+        sim::MakeLatencyModel(fo.deployment, fo.speed);
     slo.unloaded = [latency, engine = fo.deployment.engine](int32_t prompt_tokens) {
       return sim::UnloadedTtft(*latency, engine, prompt_tokens);
     };

@@ -31,6 +31,16 @@ uint64_t DecisionSeed(uint64_t seed, absl::Time now) {
   return x ^ (x >> 31);
 }
 
+// What the forecasts must show before any surplus is spent: the SLO's percentile plus the forecast
+// headroom, capped at 99.5%.
+double FullAim(const PolicyConfig& c) { return std::min(99.5, c.percentile + c.forecast_headroom); }
+
+// The size the searches start from and the scale-in draws are kept for: the current one, at least
+// 1, within the configured bounds.
+int32_t BaseSize(int32_t current, const PolicyConfig& c) {
+  return std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
+}
+
 LengthShape ShapeOf(const std::optional<metrics::CumulativeHistogram>& h) {
   LengthShape s;
   if (!h || h->count <= 0 || h->cumulative.size() != h->upper_bounds.size() + 1) return s;
@@ -93,7 +103,7 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
   q.horizon = c.warmup_expected + std::max(4 * c.interval, absl::Seconds(60));
   q.ttft_threshold = c.ttft_threshold;
   q.ttft_per_prompt_token = c.ttft_per_prompt_token;
-  q.percentile = std::min(99.5, c.percentile + c.forecast_headroom);
+  q.percentile = FullAim(c);
   q.seed = DecisionSeed(c.seed, now);
   return q;
 }
@@ -117,7 +127,7 @@ SurplusOnRecord EarnedSurplus(const PolicyHistory& history, const PolicyConfig& 
   // The record must span surplus_min_record: its first window ends at `earliest` and began about
   // one interval before it.
   if (now - earliest + c.interval < std::min(c.surplus_min_record, c.surplus_window)) return s;
-  const double target = std::min(99.5, c.percentile + c.forecast_headroom);
+  const double target = FullAim(c);
   const double room = std::max(0.0, target - (c.percentile + c.min_forecast_headroom));
   s.lowered_by = std::clamp(s.served_percent - target - c.surplus_cushion, 0.0, room);
   return s;
@@ -144,7 +154,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     d.served_requests = std::max(0.0, snap.workload.ttft_window->count);
     d.served_met = d.served_requests * std::clamp(snap.workload.ttft_attainment.value(), 0.0, 1.0);
   }
-  const int32_t base = std::clamp(std::max(current, 1), c.min_replicas, c.max_replicas);
+  const int32_t base = BaseSize(current, c);
 
   // No usable arrival rate: nothing to forecast with. Hold (and never scale in).
   if (!snap.workload.arrival_rate.usable()) {
@@ -165,7 +175,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                          "the last %s, above the %.1f%% target: aiming the forecasts at %.1f%%",
                          surplus.served_percent, surplus.requests,
                          absl::FormatDuration(c.surplus_window),
-                         std::min(99.5, c.percentile + c.forecast_headroom), q.percentile)});
+                         FullAim(c), q.percentile)});
   }
 
   const double n_ready = std::max<double>(1, snap.ready());
@@ -423,7 +433,7 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
   if (d.served_requests > 0) h.served.push_back({d.at, d.served_requests, d.served_met});
   while (!h.served.empty() && d.at - h.served.front().at > c.surplus_window) h.served.pop_front();
   // Draws at another size say nothing of the scale-in questions the next decisions ask.
-  const int32_t base = std::clamp(std::max(d.current, 1), c.min_replicas, c.max_replicas);
+  const int32_t base = BaseSize(d.current, c);
   if (d.replicas != d.current) h.margin_draws.clear();
   std::erase_if(h.margin_draws, [&](const PolicyHistory::MarginDraw& m) {
     return m.base != base || d.at - m.at > c.scale_down.stabilization_window;

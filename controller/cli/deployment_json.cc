@@ -77,6 +77,7 @@ ordered_json DeploymentToJson(const sim::DeploymentSpec& d) {
   engine["schedulerReserveFullIsl"] = d.engine.reserve_full_prompt;
   engine["longPrefillTokenThreshold"] = d.engine.long_prefill_token_threshold;
   engine["kvCapacityTokens"] = d.engine.kv_capacity_tokens_override;
+  engine["maxModelLen"] = d.engine.max_model_len;
 
   j["latencyModel"] = std::string(sim::LatencyModelKindName(d.latency_model));
 

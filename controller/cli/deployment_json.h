@@ -6,7 +6,7 @@
 // model {parameters, layers, ..., activationWorkspaceGiB}, tensorParallel, engine {maxNumSeqs,
 // maxNumBatchedTokens, gpuMemoryUtilization, blockSize, enablePrefixCaching,
 // schedulerReserveFullIsl, longPrefillTokenThreshold, kvCapacityTokens (the override; 0 =
-// computed)}, latencyModel,
+// computed), maxModelLen}, latencyModel,
 // roofline {...}, linear {b0..a2}, lifecycle {...}.
 // Durations are absl::FormatDuration strings ("30s", "1.5ms", "6.91042ms"), which
 // absl::ParseDuration reads back exactly. Every section is present whichever latency model is

@@ -35,6 +35,8 @@ ABSL_FLAG(int32_t, tensor_parallel, 0, "Tensor-parallel degree (0: the profile's
 ABSL_FLAG(std::string, latency_model, "", "roofline | linear (empty: the profile's).");
 ABSL_FLAG(int32_t, max_num_seqs, 0, "vLLM max_num_seqs (0: the profile's).");
 ABSL_FLAG(int32_t, max_num_batched_tokens, 0, "vLLM max_num_batched_tokens (0: the profile's).");
+ABSL_FLAG(int32_t, max_model_len, 0,
+          "vLLM --max-model-len: longer requests are refused (0: the profile's).");
 ABSL_FLAG(double, gpu_memory_utilization, 0, "vLLM gpu_memory_utilization (0: the profile's).");
 ABSL_FLAG(int32_t, block_size, 0, "KV block size in tokens (0: the profile's).");
 ABSL_FLAG(int64_t, kv_capacity_tokens, 0,
@@ -133,6 +135,7 @@ absl::StatusOr<sim::DeploymentSpec> ResolveDeployment() {
     o.gpu_memory_utilization = absl::GetFlag(FLAGS_gpu_memory_utilization);
   }
   if (absl::GetFlag(FLAGS_block_size) > 0) o.block_size = absl::GetFlag(FLAGS_block_size);
+  if (absl::GetFlag(FLAGS_max_model_len) > 0) o.max_model_len = absl::GetFlag(FLAGS_max_model_len);
   if (absl::GetFlag(FLAGS_kv_capacity_tokens) > 0) {
     o.kv_capacity_tokens = absl::GetFlag(FLAGS_kv_capacity_tokens);
   }

@@ -357,6 +357,7 @@ class SpecConverter {
       model.gpu_memory_utilization = Number(Get(m, "gpuMemoryUtilization"));
     }
     if (Present(Get(m, "blockSize"))) model.block_size = Int32(Get(m, "blockSize"));
+    if (Present(Get(m, "maxModelLen"))) model.max_model_len = Int32(Get(m, "maxModelLen"));
   }
 
   void ConvertSlo(const YAML::Node& s, SloSpec& slo) {

@@ -286,13 +286,14 @@ TEST(SpecLoaderDefaults, DefaultsFillPartialObjects) {
        }},
       {"model overrides are read",
        "maxReplicas: 8\nmodel: {profile: llama-3.1-70b-h100-sxm-tp4, tensorParallel: 8, "
-       "maxNumSeqs: 128, gpuMemoryUtilization: 0.95, blockSize: 32}",
+       "maxNumSeqs: 128, gpuMemoryUtilization: 0.95, blockSize: 32, maxModelLen: 8192}",
        [](const InferenceAutoscalerSpec& s) {
          EXPECT_EQ(s.model.profile, "llama-3.1-70b-h100-sxm-tp4");
          EXPECT_EQ(s.model.tensor_parallel, 8);
          EXPECT_EQ(s.model.max_num_seqs, 128);
          EXPECT_EQ(s.model.gpu_memory_utilization, 0.95);
          EXPECT_EQ(s.model.block_size, 32);
+         EXPECT_EQ(s.model.max_model_len, 8192);
        }},
       {"an integer written as 8.0 is an integer (as the API server's JSON decoder sees it)",
        "maxReplicas: 8.0", [](const InferenceAutoscalerSpec& s) { EXPECT_EQ(s.max_replicas, 8); }},
@@ -597,6 +598,10 @@ std::vector<BadCase> BadCases() {
        absl::StrReplaceAll(m("maxReplicas: 8"), {{"{profile: llama-3.1-8b-h100-sxm-tp1}",
                                                   "{profile: p, blockSize: 12}"}}),
        {"spec.model.blockSize: must be one of 1, 8, 16, 32, 64, 128, got 12"}},
+      {"a context no request fits in",
+       absl::StrReplaceAll(m("maxReplicas: 8"), {{"{profile: llama-3.1-8b-h100-sxm-tp1}",
+                                                  "{profile: p, maxModelLen: 1}"}}),
+       {"spec.model.maxModelLen: must be >= 2, got 1"}},
       {"maxReplicas beyond int32",
        m("maxReplicas: 3000000000"),
        {"spec.maxReplicas: must fit in a 32-bit integer, got 3000000000"}},

@@ -85,6 +85,30 @@ TEST(SimulatedClusterTest, ScrapedValuesEqualWhatTheFleetHolds) {
   EXPECT_EQ(s.waiting, 12);
 }
 
+TEST(SimulatedClusterTest, AShortContextServerShowsItsLengthLadderAndRefusesLongerRequests) {
+  // --max-model-len 8192: vLLM's 1-2-5 ladder of prompt lengths stops at 5000 (the last step not
+  // above 8192), so a 6,000-token prompt is counted in +Inf; 8,100 + 100 tokens is refused.
+  ClusterOptions o = Options(1);
+  o.fleet.deployment.engine.max_model_len = 8192;
+  SimulatedCluster cluster(o, TraceOf({Req(1, 0, 6000, 10), Req(2, 0, 8100, 100)}));
+  cluster.AdvanceTo(At(5.0));
+  const ClusterView view = cluster.View();
+  ASSERT_EQ(view.pods.size(), 1u);
+  ASSERT_TRUE(view.pods[0].scrape_ok);
+  ASSERT_EQ(view.pods[0].observation.engines.size(), 1u);
+  const auto& prompts = view.pods[0].observation.engines[0].prompt_tokens;
+  ASSERT_TRUE(prompts.has_value());
+  ASSERT_FALSE(prompts->upper_bounds.empty());
+  EXPECT_EQ(prompts->upper_bounds.back(), 5000);
+  EXPECT_EQ(prompts->count, 1);  // the refused request never reached the engine's histograms
+  EXPECT_EQ(prompts->cumulative.back() - prompts->cumulative[prompts->cumulative.size() - 2], 1);
+  int rejected = 0;
+  for (const RequestFate& f : cluster.fates()) {
+    rejected += f.outcome == sim::RequestOutcome::kRejected;
+  }
+  EXPECT_EQ(rejected, 1);
+}
+
 TEST(SimulatedClusterTest, ScaleOutShowsEveryStageBeforeReadyWithTheProfileDelays) {
   SimulatedCluster cluster(Options(1), TraceOf({}));
   cluster.AdvanceTo(At(100));

@@ -43,6 +43,7 @@ absl::StatusOr<ResolvedTarget> Resolve(const policy::InferenceAutoscalerSpec& sp
   o.max_num_batched_tokens = spec.model.max_num_batched_tokens;
   o.gpu_memory_utilization = spec.model.gpu_memory_utilization;
   o.block_size = spec.model.block_size;
+  o.max_model_len = spec.model.max_model_len;
   absl::StatusOr<sim::DeploymentSpec> d = profiles.Resolve(spec.model.profile, o);
   if (!d.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("spec.model.profile: ", d.status().message()));

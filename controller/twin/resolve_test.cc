@@ -32,6 +32,22 @@ TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
   EXPECT_NEAR(absl::ToDoubleSeconds(P99Warmup(r->deployment.lifecycle)), 100.6, 0.5);
 }
 
+TEST(ResolveTest, TheCodeAssistantSampleCarriesItsContextLimitToTheDeployment) {
+  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/code-assistant-8k.yaml");
+  ASSERT_TRUE(ias.ok()) << ias.status();
+  auto profiles = sim::ProfileRegistry::LoadEmbedded();
+  ASSERT_TRUE(profiles.ok());
+  auto r = Resolve(ias->spec, *profiles);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->deployment.engine.max_model_len, 8192);
+  // Left out, the profile's: Llama 3.1's own 131,072-token context.
+  policy::InferenceAutoscalerSpec plain = ias->spec;
+  plain.model.max_model_len.reset();
+  auto r_plain = Resolve(plain, *profiles);
+  ASSERT_TRUE(r_plain.ok()) << r_plain.status();
+  EXPECT_EQ(r_plain->deployment.engine.max_model_len, 131072);
+}
+
 TEST(ResolveTest, AnUnknownProfileNamesTheField) {
   policy::InferenceAutoscalerSpec spec;
   spec.model.profile = "no-such-profile";

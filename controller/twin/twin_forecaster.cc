@@ -26,13 +26,15 @@ namespace {
 using sim::SimDuration;
 using sim::SimTime;
 
-// The longest request the twin draws: the model's context (Llama-3.1's 131,072 tokens, the top of
-// vLLM's length histograms), or the KV cache if smaller (a longer request is refused). Long-context
-// traffic lives in this tail: a third of the Mooncake conversation trace's prompt tokens are in
-// prompts over 32k, which an earlier 32,768 cap silently cut off.
-constexpr int32_t kMaxModelLen = 131072;
+// The longest request the twin draws: the deployment's --max-model-len (by default the model's
+// context, Llama-3.1's 131,072 tokens), or the KV cache if smaller (a longer request is refused).
+// Long-context traffic lives in this tail: a third of the Mooncake conversation trace's prompt
+// tokens are in prompts over 32k, which an earlier 32,768 cap silently cut off. A short-context
+// deployment's limit matters as much the other way: the length samplers cut their buckets at it,
+// where vLLM's 1-2-5 buckets alone would have the twin draw prompts up to 10k on an 8k server.
 int32_t MaxRequestTokens(const sim::DeploymentSpec& d) {
-  return static_cast<int32_t>(std::min<int64_t>(kMaxModelLen, sim::KvCapacityTokens(d)));
+  return static_cast<int32_t>(
+      std::min<int64_t>(d.engine.max_model_len, sim::KvCapacityTokens(d)));
 }
 
 // The lengths of the new requests one unit (one independent simulation) draws, in order. They

@@ -54,6 +54,12 @@ struct EngineLimits {
   int32_t long_prefill_token_threshold = 0;
   // When > 0, overrides the computed KV capacity (tokens); e.g. read from vllm:cache_config_info.
   int64_t kv_capacity_tokens_override = 0;
+  // vLLM's --max-model-len: the longest context (prompt plus output) a request may have; the API
+  // server refuses longer ones. vLLM's default is the model's own context length (131,072 for
+  // Llama 3.1). It is also the top of the 1-2-5 ladder of vLLM's token-count histograms, and the
+  // twin draws no request longer (a deployment serving short contexts, such as 8k, tells the twin
+  // where its prompt lengths end).
+  int32_t max_model_len = 131072;
 };
 
 enum class LatencyModelKind { kRoofline, kLinear };

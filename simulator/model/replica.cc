@@ -29,6 +29,7 @@ VllmMetricsOptions MetricsOptionsFor(const ReplicaOptions& o, int64_t blocks) {
   m.block_size = o.deployment->engine.block_size;
   m.gpu_memory_utilization = o.deployment->engine.gpu_memory_utilization;
   m.enable_prefix_caching = o.deployment->engine.enable_prefix_caching;
+  m.max_model_len = o.deployment->engine.max_model_len;
   return m;
 }
 
@@ -191,9 +192,11 @@ void Replica::RegisterPromptBlocks(Seq& s, int64_t tokens) {
 }
 
 void Replica::Accept(const RequestSpec& r, SimTime now) {
-  // A request whose prompt plus output could never fit in the whole cache would block the head of
-  // the queue forever; vLLM refuses such a request at the API (max_model_len), so reject it.
-  if (static_cast<int64_t>(r.prompt_tokens) + r.output_tokens > pool_.capacity_tokens()) {
+  // A request longer than --max-model-len is refused by vLLM's API server ("This model's maximum
+  // context length is ..."); one whose prompt plus output could never fit in the whole cache would
+  // block the head of the queue forever, and vLLM refuses it at start-up's limit as well.
+  const int64_t context = static_cast<int64_t>(r.prompt_tokens) + r.output_tokens;
+  if (context > deployment_.engine.max_model_len || context > pool_.capacity_tokens()) {
     RequestRecord rec;
     rec.id = r.id;
     rec.replica = options_.index;

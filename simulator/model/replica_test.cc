@@ -196,6 +196,18 @@ TEST(ReplicaTest, RejectsARequestThatCouldNeverFitInTheCache) {
   EXPECT_DOUBLE_EQ(s.slo_attainment, 0.5);
 }
 
+TEST(ReplicaTest, RefusesARequestLongerThanMaxModelLenAsVllmsApiServerDoes) {
+  // --max-model-len 100 on a cache of 100,000 tokens: prompt 95 + output 10 = 105 > 100 is refused
+  // though it would fit in the cache; 90 + 10 = 100 is served.
+  DeploymentSpec d = HandDeployment(256, 2048, 100000, 1000);
+  d.engine.max_model_len = 100;
+  Harness h(d);
+  h.Run({Req(1, 0, 95, 10), Req(2, 0, 90, 10)});
+  EXPECT_EQ(h.records.at(1).outcome, RequestOutcome::kRejected);
+  EXPECT_EQ(h.records.at(2).outcome, RequestOutcome::kCompleted);
+  EXPECT_EQ(h.Summary().rejected, 1);
+}
+
 TEST(ReplicaTest, TtftSloIsLengthAware) {
   // 1 ms steps + 10 us per prefill token. Prompt 1000: TTFT = 1000 + 10000 us = 11 ms.
   // Threshold 5 ms alone misses; with 10 us per prompt token the target is 15 ms and it meets.

@@ -289,6 +289,10 @@ std::vector<Key> EngineKeys(Edits* e, bool deployment) {
       Int32Key("blockSize", e, [](DeploymentSpec& d, int32_t v) { d.engine.block_size = v; }),
   };
   if (deployment) {
+    keys.push_back(
+        Int32Key("maxModelLen", e, [](DeploymentSpec& d, int32_t v) { d.engine.max_model_len = v; }));
+  }
+  if (deployment) {
     keys.push_back(BoolKey("enablePrefixCaching", e,
                            [](DeploymentSpec& d, bool v) { d.engine.enable_prefix_caching = v; }));
     keys.push_back(BoolKey("schedulerReserveFullIsl", e,
@@ -651,6 +655,7 @@ absl::StatusOr<DeploymentSpec> ProfileRegistry::Resolve(std::string_view deploym
   if (o.max_num_seqs) d.engine.max_num_seqs = *o.max_num_seqs;
   if (o.max_num_batched_tokens) d.engine.max_num_batched_tokens = *o.max_num_batched_tokens;
   if (o.block_size) d.engine.block_size = *o.block_size;
+  if (o.max_model_len) d.engine.max_model_len = *o.max_model_len;
   if (o.gpu_memory_utilization) d.engine.gpu_memory_utilization = *o.gpu_memory_utilization;
   if (o.latency_model) d.latency_model = *o.latency_model;
   if (o.kv_capacity_tokens) d.engine.kv_capacity_tokens_override = *o.kv_capacity_tokens;
@@ -747,6 +752,10 @@ absl::Status ValidateDeployment(const DeploymentSpec& d) {
                e.max_num_seqs, "): vLLM requires it");
   }
   if (e.block_size < 1) return bad("block_size must be >= 1, got ", e.block_size);
+  if (e.max_model_len < 2) {
+    return bad("max_model_len must be >= 2 (a prompt token and an output token), got ",
+               e.max_model_len);
+  }
   if (!fraction(e.gpu_memory_utilization)) {
     return bad("gpu_memory_utilization must be in (0, 1], got ", e.gpu_memory_utilization);
   }

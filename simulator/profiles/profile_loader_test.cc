@@ -203,7 +203,7 @@ interconnectGBps: 450
 model: m
 gpu: g
 tensorParallel: 2
-engine: {maxNumSeqs: 512, maxNumBatchedTokens: 4096}
+engine: {maxNumSeqs: 512, maxNumBatchedTokens: 4096, maxModelLen: 16384}
 latencyModel: linear
 roofline: {mfu: 0.5}
 )")
@@ -231,6 +231,7 @@ TEST(Resolve, PrecedenceFlagBeatsDeploymentBeatsModelGpuBeatsDefault) {
   };
   auto kv = [](const DeploymentSpec& d) { return static_cast<double>(KvCapacityTokens(d)); };
   auto util = [](const DeploymentSpec& d) { return d.engine.gpu_memory_utilization; };
+  auto context = [](const DeploymentSpec& d) { return static_cast<double>(d.engine.max_model_len); };
   DeploymentOverrides gpu_g;
   gpu_g.gpu = "g";
   DeploymentOverrides seqs_64;
@@ -249,6 +250,8 @@ TEST(Resolve, PrecedenceFlagBeatsDeploymentBeatsModelGpuBeatsDefault) {
   kv_1000.kv_capacity_tokens = 1000;
   DeploymentOverrides util_half;
   util_half.gpu_memory_utilization = 0.5;
+  DeploymentOverrides context_8k;
+  context_8k.max_model_len = 8192;
 
   const Case cases[] = {
       {"default: no profile sets max_num_seqs", "", {}, seqs, 1024},
@@ -273,6 +276,9 @@ TEST(Resolve, PrecedenceFlagBeatsDeploymentBeatsModelGpuBeatsDefault) {
       {"KV capacity flag beats the computed one", "bare", kv_1000, kv, 1000},
       {"default gpu_memory_utilization", "bare", {}, util, 0.9},
       {"flag beats gpu_memory_utilization", "bare", util_half, util, 0.5},
+      {"default max_model_len: Llama 3.1's context", "bare", {}, context, 131072},
+      {"deployment's max_model_len", "full", {}, context, 16384},
+      {"flag beats the deployment's max_model_len", "full", context_8k, context, 8192},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -396,6 +402,8 @@ TEST(ValidateDeployment, TableOfBadSpecs) {
       {"a negative prefill chunk cap",
        [](DeploymentSpec& d) { d.engine.long_prefill_token_threshold = -1; },
        "long_prefill_token_threshold must be >= 0 (0 = off), got -1"},
+      {"a context too short for any request", [](DeploymentSpec& d) { d.engine.max_model_len = 1; },
+       "max_model_len must be >= 2 (a prompt token and an output token), got 1"},
       {"mfu above 1", [](DeploymentSpec& d) { d.roofline.mfu = 1.5; },
        "roofline.mfu must be in (0, 1], got 1.5"},
       {"negative step overhead", [](DeploymentSpec& d) { d.roofline.per_step_overhead_us = -1; },
@@ -454,7 +462,7 @@ TEST(AddYaml, BadFilesAreRejectedWithFileLineAndKey) {
        "model: llama-3.1-8b\ngpu: h100-sxm\nengine:\n  maxNumSeq: 256\n",
        "deployments/typo.yaml:4: unknown key engine.maxNumSeq (known: blockSize, "
        "enablePrefixCaching, gpuMemoryUtilization, kvCapacityTokens, longPrefillTokenThreshold, "
-       "maxNumBatchedTokens, maxNumSeqs, schedulerReserveFullIsl)"},
+       "maxModelLen, maxNumBatchedTokens, maxNumSeqs, schedulerReserveFullIsl)"},
       {"a misspelt top-level key", "deployments/typo.yaml",
        "model: llama-3.1-8b\ngpu: h100-sxm\ntensorParalel: 2\n",
        "deployments/typo.yaml:3: unknown key tensorParalel"},

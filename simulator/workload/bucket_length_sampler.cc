@@ -19,7 +19,10 @@ BucketLengthSampler::BucketLengthSampler(const std::vector<double>& upper_bounds
   if (weights.empty() || !(total > 0) || weights.size() != upper_bounds.size() + 1) return;
   double lo = 0, acc = 0, dist_mean = 0;
   for (size_t i = 0; i < weights.size(); ++i) {
-    const double hi = i < upper_bounds.size() ? upper_bounds[i] : 2 * lo;
+    // A bucket is cut at max_tokens (the server refuses longer requests), one wholly above it
+    // dropped: on an 8k-context server vLLM's (5000, 10000] bucket holds prompts up to 8k only.
+    const double hi = std::min(i < upper_bounds.size() ? upper_bounds[i] : 2 * lo,
+                               static_cast<double>(max_));
     const double p = std::isfinite(weights[i]) && weights[i] > 0 ? weights[i] / total : 0.0;
     if (p > 0 && hi > lo && std::isfinite(hi)) {
       acc += p;
@@ -29,12 +32,13 @@ BucketLengthSampler::BucketLengthSampler(const std::vector<double>& upper_bounds
     }
     lo = hi;
   }
-  if (buckets_.empty() || dist_mean <= 0) {
+  if (buckets_.empty() || dist_mean <= 0 || !(acc > 0)) {
     buckets_.clear();
     return;
   }
+  for (Bucket& b : buckets_) b.cdf /= acc;  // the weight of dropped buckets, spread over the rest
   buckets_.back().cdf = 1.0;
-  shape_mean_ = dist_mean;
+  shape_mean_ = dist_mean / acc;
   if (mean_ > 0) scale_ = mean_ / dist_mean;
 }
 

@@ -1,7 +1,9 @@
 // Request lengths drawn from a histogram of lengths (vLLM's request_prompt_tokens /
 // request_generation_tokens buckets): a bucket by its weight, then log-uniform inside it (uniform
 // in the first, [0, first edge]), since length densities fall within the wide buckets of vLLM's
-// 1-2-5 ladder; the +Inf bucket spans [last edge, 2 x last edge]. Optionally rescaled so its mean
+// 1-2-5 ladder; the +Inf bucket spans [last edge, 2 x last edge]. Buckets are cut at max_tokens
+// (the server's --max-model-len: no longer request exists), one wholly above it dropped and its
+// weight spread over the rest by renormalisation. Optionally rescaled so its mean
 // is a given (observed) mean; with no usable histogram, an exponential with that mean. Coarse
 // buckets keep the spread of the real lengths, which decides the TTFT tail, without inventing the
 // exponential's much heavier one.

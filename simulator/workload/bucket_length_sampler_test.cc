@@ -50,6 +50,44 @@ TEST(BucketLengthSamplerTest, RescalesToTheGivenMean) {
   EXPECT_NEAR(sum / n, 60, 0.6);
 }
 
+TEST(BucketLengthSamplerTest, CutsTheBucketsAtTheServersMaximumLength) {
+  // An 8k-context server: half the prompts in (2000, 5000], half in (5000, 10000], which holds
+  // nothing above 8192. Log-uniform on the cut bucket (5000, 8192]: P(x > 7437) =
+  // ln(8192 / 7437) / ln(8192 / 5000) = 0.1956, and its mean (8192 - 5000) / ln(8192 / 5000) =
+  // 6465.3; uncut, (5000, 10000] would put 0.428 of the bucket above 7437 and some above 8192.
+  const std::vector<double> edges = {1000, 2000, 5000, 10000};
+  const std::vector<double> weights = {0, 0, 1, 1, 0};
+  const BucketLengthSampler s(edges, weights, /*mean=*/0, /*max_tokens=*/8192);
+  const double low = 3000 / std::log(2.5);  // (2000, 5000]
+  const double high = 3192 / std::log(8192.0 / 5000.0);
+  EXPECT_NEAR(s.shape_mean(), (low + high) / 2, 1e-6);
+  Rng rng(11);
+  const int n = 40000;
+  int above_cut = 0, above_7437 = 0, in_top = 0;
+  for (int i = 0; i < n; ++i) {
+    const int32_t x = s.Sample(rng);
+    above_cut += x > 8192;
+    in_top += x > 5000;
+    above_7437 += x > 7437;
+  }
+  EXPECT_EQ(above_cut, 0);
+  EXPECT_NEAR(static_cast<double>(in_top) / n, 0.5, 0.01);  // the bucket keeps its share
+  // 0.5 x 0.1956 = 0.0978; standard error 0.0015.
+  EXPECT_NEAR(static_cast<double>(above_7437) / n, 0.0978, 0.006);
+}
+
+TEST(BucketLengthSamplerTest, ABucketWhollyAboveTheMaximumLengthGivesItsWeightToTheRest) {
+  // Weight 1 at (0, 10], 1 at (10, 100] and 2 in +Inf (100, 200]; max_tokens 100 drops +Inf, so
+  // the two kept buckets share the draws evenly (shares 1/2, not 1/4 and 3/4).
+  const std::vector<double> edges = {10, 100};
+  const BucketLengthSampler s(edges, {1, 1, 2}, 0, /*max_tokens=*/100, /*ceil_to_bucket=*/true);
+  const std::vector<double> got = Shares(s, edges, 40000);
+  EXPECT_NEAR(got[0], 0.5, 0.01);
+  EXPECT_NEAR(got[1], 0.5, 0.01);
+  EXPECT_EQ(got[2], 0.0);
+  EXPECT_NEAR(s.shape_mean(), (5 + 90 / std::log(10.0)) / 2, 1e-9);
+}
+
 TEST(BucketLengthSamplerTest, FallsBackToExponentialWithoutHistogram) {
   const BucketLengthSampler s({}, {}, 200, 1 << 20);
   EXPECT_FALSE(s.has_histogram());

@@ -30,11 +30,11 @@
 //   of the whole fleet's traffic fit in the request budget (a few thousand long requests, as on
 //   the Mooncake trace), the whole fleet is simulated instead, once per unit.
 // Sequential sampling: a first batch (sample_replicas replicas, three; two groups behind a
-// balancing router); then, while the verdict is within a t-distributed margin of the target (the standard
-// error from the spread of the independent runs, at least the binomial one of the requests judged)
-// or the attainment is less precise than the question's attainment_tolerance, another batch, as
-// long as the requests judged stay within max_sample_requests and the replicas simulated within 5
-// runs' worth of the candidate fleet. Clear what-ifs stay cheap; the few near
+// balancing router); then, while the verdict is within a t-distributed margin of the target (the
+// standard error from the spread of the independent runs, at least the binomial one of the
+// requests judged) or the attainment is less precise than the question's attainment_tolerance,
+// another batch, as long as the requests judged stay within max_sample_requests and the replicas
+// simulated within 5 runs' worth of the candidate fleet. Clear what-ifs stay cheap; the few near
 // the SLO's edge, which decide the answer, get the precision. Proven on the decision corpus
 // (controller/replay/corpus_agreement.h): the fast decision agrees within one replica with a
 // full-fleet, 5-seed what-if.

@@ -289,8 +289,8 @@ std::vector<Key> EngineKeys(Edits* e, bool deployment) {
       Int32Key("blockSize", e, [](DeploymentSpec& d, int32_t v) { d.engine.block_size = v; }),
   };
   if (deployment) {
-    keys.push_back(
-        Int32Key("maxModelLen", e, [](DeploymentSpec& d, int32_t v) { d.engine.max_model_len = v; }));
+    keys.push_back(Int32Key("maxModelLen", e,
+                            [](DeploymentSpec& d, int32_t v) { d.engine.max_model_len = v; }));
   }
   if (deployment) {
     keys.push_back(BoolKey("enablePrefixCaching", e,

@@ -231,7 +231,9 @@ TEST(Resolve, PrecedenceFlagBeatsDeploymentBeatsModelGpuBeatsDefault) {
   };
   auto kv = [](const DeploymentSpec& d) { return static_cast<double>(KvCapacityTokens(d)); };
   auto util = [](const DeploymentSpec& d) { return d.engine.gpu_memory_utilization; };
-  auto context = [](const DeploymentSpec& d) { return static_cast<double>(d.engine.max_model_len); };
+  auto context = [](const DeploymentSpec& d) {
+    return static_cast<double>(d.engine.max_model_len);
+  };
   DeploymentOverrides gpu_g;
   gpu_g.gpu = "g";
   DeploymentOverrides seqs_64;

@@ -268,6 +268,10 @@ TEST_F(HpaFailoverTest, AnswersNeverDropBelowTheCurrentCountAndTheLabelFollowsTh
   for (const Observation& o : observations_) {
     SCOPED_TRACE(absl::StrCat(o.replica, ": ", o.code, " ", o.body));
     if (o.code == 0) continue;  // no answer: the HPA would keep its count
+    // A request that reaches a replica while its listener closes (SIGTERM) is answered by
+    // cpprestsdk itself, 404 with no body: it carries no value either, and the HPA keeps its
+    // count. (Seen once in a fresh-clone CI run: "b: 404 " during B's shutdown.)
+    if (o.code == 404 && o.body.empty()) continue;
     const json body = json::parse(o.body, nullptr, false);
     ASSERT_FALSE(body.is_discarded());
     if (o.code == 200) {

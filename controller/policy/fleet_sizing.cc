@@ -16,39 +16,31 @@ std::optional<Forecast> Sizing::Find(int32_t n, double margin) const {
   return std::nullopt;
 }
 
+PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evidence) {
+  PooledDraws pool;
+  for (const MarginForecast& e : evidence) {
+    if (e.replicas == replicas) pool.Add(e.attainment, e.attainment_se, e.requests);
+  }
+  return pool;
+}
+
 Forecast PoolMarginForecasts(const Forecast& own, int32_t replicas,
                              const std::vector<MarginForecast>& evidence, double target,
                              int32_t& pooled) {
   pooled = 0;
   if (!own.meets_slo && own.verdict_clear) return own;
-  auto variance = [](double attainment, double se, int64_t requests) {
-    const double binomial =
-        std::clamp(attainment, 0.0, 1.0) * (1 - std::clamp(attainment, 0.0, 1.0)) /
-        static_cast<double>(std::max<int64_t>(1, requests));
-    return std::max({se * se, binomial, 1e-8});
-  };
-  double w_sum = 0, wa_sum = 0;
-  int64_t requests = 0;
-  auto add = [&](double attainment, double se, int64_t n) {
-    const double w = 1 / variance(attainment, se, n);
-    w_sum += w;
-    wa_sum += w * attainment;
-    requests += n;
-  };
-  add(own.attainment, own.attainment_se, own.requests);
-  for (const MarginForecast& e : evidence) {
-    if (e.replicas != replicas) continue;
-    add(e.attainment, e.attainment_se, e.requests);
-    ++pooled;
-  }
-  if (pooled == 0) return own;
+  const PooledDraws earlier = EvidenceAt(replicas, evidence);
+  if (earlier.empty()) return own;
+  PooledDraws pool;
+  pool.Add(own.attainment, own.attainment_se, own.requests);
+  pool.Add(earlier);
+  pooled = earlier.draws();
   Forecast f = own;
-  f.attainment = wa_sum / w_sum;
-  f.attainment_se = std::sqrt(1 / w_sum);
-  f.requests = requests;
+  f.attainment = pool.mean();
+  f.attainment_se = pool.se();
+  f.requests = pool.requests();
   f.meets_slo = f.attainment + 1e-12 >= target;
-  // Many draws: the normal's 95% two-sided quantile.
-  f.verdict_clear = std::abs(f.attainment - target) >= 1.96 * f.attainment_se;
+  f.verdict_clear = pool.Clear(target);
   return f;
 }
 
@@ -67,6 +59,7 @@ class Sizer {
     if (std::optional<Forecast> f = out_.Find(n, margin)) return *f;
     ForecastQuestion x = CandidateQuestion(q_, n, b_.base, b_.not_counted, margin);
     x.percentile = margin < 1.0 ? out_.scale_in_percentile : out_.keep_percentile;
+    if (margin < 1.0) x.prior = EvidenceAt(n, b_.scale_in_evidence);
     ++out_.evaluations;
     const Forecast own = f_.Evaluate(x);
     int32_t pooled = 0;
@@ -81,7 +74,7 @@ class Sizer {
   // margin: only then is it asked. Returns true when the target was lowered (the caller asks
   // again at the new target).
   bool CapTarget(double margin, const Forecast& seen) {
-    if (100 * seen.attainment >= q_.percentile + 1.0) return false;
+    if (100 * seen.attainment >= q_.percentile + kCeilingBelowTarget) return false;
     std::optional<double>& ceiling = margin < 1.0 ? out_.scale_in_ceiling : out_.keep_ceiling;
     if (ceiling) return false;
     ++out_.evaluations;

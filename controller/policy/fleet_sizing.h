@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "controller/policy/forecaster.h"
+#include "controller/policy/pooled_draws.h"
 
 namespace twinscale::policy {
 
@@ -124,6 +125,11 @@ struct Sizing {
   // The forecast for `n` at `margin` at that margin's target, if it was asked.
   std::optional<Forecast> Find(int32_t n, double margin) const;
 };
+
+// The earlier draws at `replicas` in `evidence`, pooled (pooled_draws.h). The scale-in question
+// at that size carries them as its prior (ForecastQuestion::prior), so a sampling twin stops
+// drawing once the pool below is decided.
+PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evidence);
 
 // The inverse-variance mean of `own` and the earlier draws at `replicas` in `evidence` (each
 // draw's variance at least the binomial's of the requests it judged), judged against `target` (a

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "controller/policy/pooled_draws.h"
 
 namespace twinscale::policy {
 
@@ -57,9 +58,18 @@ struct ForecastQuestion {
   double slack_margin = 1;
   double percentile = 90;                         // the SLO holds if attainment >= percentile%
   // > 0: the caller uses the attainment itself, not only the verdict, and wants it within about
-  // this much (a standard error, as a fraction); a sampling forecaster simulates more until it is
-  // or its budget runs out. 0: only the verdict matters.
+  // this much (a standard error, as a fraction) unless it clearly meets `percentile`; a sampling
+  // forecaster simulates more until it is or its budget runs out. A caller that reads the value
+  // only when it falls short of some level asks at that level (CeilingQuestion). 0: only the
+  // verdict matters.
   double attainment_tolerance = 0;
+  // Earlier independent draws of this same answer that the caller pools with this one (the
+  // scale-in question's draws from the stabilization window: fleet_sizing.h), unless this one is
+  // a clear miss, which stands alone. A sampling forecaster stops growing its sample once that
+  // pool's verdict is clear and its own draw cannot overturn it: either the pool clearly misses,
+  // or it clearly meets and the own draw's estimate meets too (an own draw still short could yet
+  // turn into a clear miss, so it grows as it would without a prior). Empty: no prior.
+  PooledDraws prior;
   // The same for every candidate of one decision (common random numbers), another for each
   // decision (recommend.h: a fixed one would repeat one draw's error in every decision).
   uint64_t seed = 1;

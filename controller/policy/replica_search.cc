@@ -24,6 +24,9 @@ ForecastQuestion CeilingQuestion(const ForecastQuestion& base_question, int32_t 
   best.pending_ready_in.clear();
   best.judge_from = absl::ZeroDuration();
   best.slack_margin = margin;
+  // The ceiling caps the target only when CeilingTarget falls below it: asked at that level, a
+  // ceiling clearly above it is settled without the precision (forecaster.h).
+  best.percentile = std::min(100.0, base_question.percentile + kCeilingBelowTarget);
   best.attainment_tolerance = kCeilingTolerance;
   return best;
 }

@@ -139,7 +139,9 @@ TEST(TwinscaleAutoscalerTest, AFleetThatServedASurplusSpendsItOnlyAfterTenMinute
   EXPECT_GT(spent, 10);
   for (const policy::Decision& d : off.decisions) {
     EXPECT_FALSE(Spent(d));
-    if (d.question.arrival_rate > 0) EXPECT_DOUBLE_EQ(d.question.percentile, 95);
+    if (d.question.arrival_rate > 0) {
+      EXPECT_DOUBLE_EQ(d.question.percentile, 95);
+    }
   }
 }
 

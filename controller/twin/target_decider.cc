@@ -68,7 +68,7 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
     next.candidate_replicas = static_cast<int32_t>(next.ready.size() + next.pending_ready_in.size());
     next.horizon = config_.interval;
     next.judge_from = absl::ZeroDuration();
-    next_window_p90_ms_ = forecaster_.Evaluate(next).ttft_p90_ms;
+    next_window_p90_ms_ = forecaster_.Reading(next).ttft_p90_ms;
   }
   return d;
 }

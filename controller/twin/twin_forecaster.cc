@@ -312,6 +312,22 @@ double VerdictMargin(size_t units) {
   return df <= 10 ? kT[df - 1] : 1.96 + 2.4 / static_cast<double>(df);
 }
 
+// Whether the caller's pool of this draw (attainment `a`, standard error `se`, from `judged`
+// requests) with the question's prior is already decided, so growing the draw changes nothing the
+// caller acts on (ForecastQuestion::prior): the pool clearly misses, or it clearly meets and so
+// does the draw (a draw still short might yet become a clear miss, which would stand alone).
+// On the Azure code trace at x20 the scale-in questions were nine tenths of the twin's work, most
+// of it near the edge, each drawn up to the request budget although the stabilization window's
+// earlier draws at that size had long settled the answer.
+bool PriorDecides(const policy::PooledDraws& prior, double a, double se, int64_t judged,
+                  double target) {
+  if (prior.empty() || !std::isfinite(se)) return false;
+  policy::PooledDraws pool = prior;
+  pool.Add(a, se, judged);
+  if (!pool.Clear(target)) return false;
+  return pool.mean() < target || a >= target;
+}
+
 // Sampled replicas simulated together behind a balancing router.
 constexpr int32_t kBalancedGroup = 8;
 // Sequential sampling never simulates more replicas than this many runs of the candidate fleet
@@ -365,6 +381,13 @@ double TwinForecaster::MeanInterTokenLatencySeconds(const policy::ForecastQuesti
   o.max_sample_requests = 0;  // a fixed sample: its size must not depend on the speed tried
   const policy::Forecast f = TwinForecaster(o).EvaluateOnce(q, q.seed);
   return f.itl_mean_ms / 1000;
+}
+
+policy::Forecast TwinForecaster::Reading(const policy::ForecastQuestion& q) const {
+  if (options_.max_sample_requests <= 0) return Evaluate(q);
+  TwinForecaster first_batch = *this;  // shares the kept lengths
+  first_batch.options_.max_sample_requests = 0;
+  return first_batch.EvaluateOnce(q, q.seed);
 }
 
 policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
@@ -502,8 +525,10 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   while (sequential && static_cast<int64_t>(units.size()) < max_units) {
     const auto [a, se] = PooledAttainment(units);
     const bool clear = std::abs(a - target) >= VerdictMargin(units.size()) * se;
-    const bool precise = q.attainment_tolerance <= 0 || se <= q.attainment_tolerance;
+    const bool precise = q.attainment_tolerance <= 0 || se <= q.attainment_tolerance ||
+                         (clear && a >= target);
     if (clear && precise) break;
+    if (precise && PriorDecides(q.prior, a, se, judged_so_far, target)) break;
     const int64_t more = std::min<int64_t>(batch, max_units - static_cast<int64_t>(units.size()));
     const int64_t judged_per_unit = judged_so_far / static_cast<int64_t>(units.size());
     if (judged_so_far + judged_per_unit * more > options_.max_sample_requests) break;

@@ -120,9 +120,8 @@ TEST(TwinForecasterTest, SampleCountsTheReplicasStillWarmingUp) {
 
 TEST(TwinForecasterTest, SequentialSamplingSimulatesMoreOnlyNearTheTarget) {
   // Requests judged per request/s offered: the sample's size. Far from the 90% target one batch
-  // of 4 replicas suffices; at the target's edge the sample grows; asking for a precise
-  // attainment grows it too. (A budget of 60,000 requests, so the edge has room to grow: at this
-  // load one clear what-if already judges about 11,000.)
+  // of 4 replicas suffices; at the target's edge the sample grows. (A budget of 60,000 requests,
+  // so the edge has room to grow: at this load one clear what-if already judges about 11,000.)
   TwinForecaster twin({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 1, 60000});
   auto size = [](const policy::Forecast& f, double rate) { return f.requests / rate; };
   double nearest = 0, nearest_gap = 1, far = 0;
@@ -139,9 +138,61 @@ TEST(TwinForecasterTest, SequentialSamplingSimulatesMoreOnlyNearTheTarget) {
   const policy::Forecast clear = twin.Evaluate(Question(24, 24, far));
   const policy::Forecast edge = twin.Evaluate(Question(24, 24, nearest));
   EXPECT_GT(size(edge, nearest), 1.5 * size(clear, far));
+  // Asking for a precise attainment grows it too where the attainment falls short of the level
+  // asked at; clearly above that level (a ceiling that does not bind) the first batch settles it.
   policy::ForecastQuestion precise = Question(24, 24, far);
   precise.attainment_tolerance = 0.001;
-  EXPECT_GT(twin.Evaluate(precise).requests, clear.requests);
+  EXPECT_EQ(twin.Evaluate(precise).requests, clear.requests);
+  precise.percentile = 100;
+  const policy::Forecast short_of_level = twin.Evaluate(precise);
+  ASSERT_TRUE(short_of_level.verdict_clear && !short_of_level.meets_slo);
+  EXPECT_GT(short_of_level.requests, clear.requests);
+}
+
+TEST(TwinForecasterTest, APriorThatDecidesThePoolStopsTheSampleGrowing) {
+  // A what-if at the target's edge grows its sample (above). When the caller will pool it with
+  // earlier draws (ForecastQuestion::prior), it stops as soon as that pool is decided and its own
+  // draw cannot overturn it: a pool that clearly misses stops at the first batch; one that clearly
+  // meets stops there only if the own draw meets too (a draw still short might grow into a clear
+  // miss, which stands alone, so it grows as without a prior). What comes back is the own draw,
+  // not the pool: the caller pools.
+  TwinForecaster twin({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 1, 60000});
+  double edge_rate = 0, gap = 1;
+  for (double rate = 560; rate <= 660; rate += 5) {
+    const double a = twin.Evaluate(Question(24, 24, rate)).attainment;
+    if (std::abs(a - 0.9) < gap) {
+      gap = std::abs(a - 0.9);
+      edge_rate = rate;
+    }
+  }
+  ASSERT_LT(gap, 0.02) << "no load near the target in the sweep";
+  const policy::ForecastQuestion q = Question(24, 24, edge_rate);
+  const policy::Forecast first = twin.Reading(q);  // the first batch alone
+  const policy::Forecast alone = twin.Evaluate(q);
+  ASSERT_GT(alone.requests, first.requests) << "the edge did not grow the sample";
+
+  policy::ForecastQuestion low = q;
+  low.prior.Add(0.80, 0.002, 100000);  // earlier draws far below the 90% target
+  const policy::Forecast with_low = twin.Evaluate(low);
+  EXPECT_EQ(with_low.requests, first.requests);
+  EXPECT_DOUBLE_EQ(with_low.attainment, first.attainment);  // the own draw, not the pool
+
+  policy::ForecastQuestion high = q;
+  high.prior.Add(0.99, 0.002, 100000);  // far above it
+  const policy::Forecast with_high = twin.Evaluate(high);
+  // It stops at the first batch exactly when that batch meets; otherwise it grows, and stops
+  // before the budget only once its own draw meets. (Here the first batch shows 88.1%: it grows
+  // to a second, which meets.)
+  EXPECT_EQ(with_high.requests == first.requests, first.attainment >= 0.9)
+      << "first batch " << 100 * first.attainment << "%";
+  EXPECT_LE(with_high.requests, alone.requests);
+  if (with_high.requests < alone.requests) {
+    EXPECT_GE(with_high.attainment, 0.9);
+  }
+
+  policy::ForecastQuestion undecided = q;
+  undecided.prior.Add(0.90, 0.05, 100);  // too noisy to decide anything
+  EXPECT_EQ(twin.Evaluate(undecided).requests, alone.requests);
 }
 
 bool SameForecast(const policy::Forecast& a, const policy::Forecast& b) {

@@ -337,6 +337,34 @@ void BM_FixedDecisionSteady(benchmark::State& state) {
 }
 BENCHMARK(BM_FixedDecisionSteady)->Iterations(200)->Unit(benchmark::kMillisecond);
 
+// The steady state as the controller lives it: the same scale-in a few decisions later, with what
+// the decisions before it left in the history. 36 was recommended until 5 minutes ago; the four
+// decisions since (every 60 s, on the same load, each with its own random numbers) are taken
+// here, untimed, and recorded as the controller records them (RecordDecision): their
+// recommendations, and their scale-in draws at base 36, which the timed decision pools with its
+// own (fleet_sizing.h) and which let the twin stop sampling once the pool is decided
+// (ForecastQuestion::prior). BM_FixedDecisionSteady has no such draws: a target's first decisions
+// at a new size.
+void BM_FixedDecisionSteadyInWindow(benchmark::State& state) {
+  const FixedInput& in = Fixed();
+  const twin::TwinForecaster forecaster(in.twin);
+  policy::PolicyHistory history;
+  const absl::Time now = in.snapshot.at;
+  for (int sec = 600; sec >= 300; sec -= 60) {
+    history.recommendations.emplace_back(now - absl::Seconds(sec), 36);
+  }
+  for (int sec = 240; sec > 0; sec -= 60) {
+    policy::PolicyConfig c = in.config;
+    c.seed = 1000 + static_cast<uint64_t>(sec);
+    const policy::Decision d =
+        policy::Recommend(in.snapshot, c, forecaster, now - absl::Seconds(sec), history);
+    policy::RecordDecision(d, c, history);
+  }
+  state.counters["window_draws"] = static_cast<double>(history.margin_draws.size());
+  TimeDecisions(state, in, history, forecaster);
+}
+BENCHMARK(BM_FixedDecisionSteadyInWindow)->Iterations(200)->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_FixedDecision)->Iterations(200)->Unit(benchmark::kMillisecond);
 
 // The same decision with the exact twin (the whole fleet, 5 seeds): what the fast one should

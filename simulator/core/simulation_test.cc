@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <random>
 #include <vector>
 
 namespace twinscale::sim {
@@ -17,6 +20,25 @@ struct Recorder : EventHandler {
     if (tag == 7) sim->ScheduleAfter(SimDuration::Zero(), this, 8);  // same instant, after
   }
 };
+
+TEST(SimTimeTest, RoundingToNanosIsLlrounds) {
+  // Halves away from zero, and the values next to them, as std::llround rounds them.
+  for (const double x : {0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994,
+                         -0.49999999999999994, 4503599627370495.5, -4503599627370495.5,
+                         4503599627370497.0, 9.2e18, -9.2e18, 1e-300, 123456789.49999999}) {
+    EXPECT_EQ(RoundToNanos(x), std::llround(x)) << x;
+  }
+  // Times the models produce: nanoseconds from picoseconds to days, either sign.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(-3, 14), unit(0, 1);
+  for (int i = 0; i < 200000; ++i) {
+    const double magnitude = std::pow(10.0, exponent(rng));
+    const double x = (unit(rng) < 0.5 ? -1 : 1) * magnitude;
+    ASSERT_EQ(RoundToNanos(x), std::llround(x)) << x;
+    const double half = std::floor(magnitude) + 0.5;  // an exact half
+    ASSERT_EQ(RoundToNanos(half), std::llround(half)) << half;
+  }
+}
 
 TEST(SimulationTest, FiresInTimeOrderAndFifoOnTies) {
   Simulation sim;

@@ -334,7 +334,7 @@ void Replica::StartStep(SimTime now) {
 
   // 1. Running list: decodes (all run: budget >= max_num_seqs) then prefill chunks in order.
   int64_t budget = lim.max_num_batched_tokens - num_decode_;
-  const int32_t due_key = static_cast<int32_t>(((-step_index_) % bs + bs) % bs);
+  const int32_t due_key = due_key_;
   int64_t need_decode = residue_hist_[due_key];  // decodes whose next token opens a new block
   int64_t need_total = need_decode;
   std::vector<int64_t> chunk_need;
@@ -489,6 +489,7 @@ void Replica::StartStep(SimTime now) {
 void Replica::EndStep(SimTime now) {
   const int64_t s = step_index_;
   ++step_index_;
+  due_key_ = due_key_ == 0 ? static_cast<int32_t>(deployment_.engine.block_size) - 1 : due_key_ - 1;
   const SimTime emit = now + emission_delay_;
   const SimDuration dt = now - step_start_;
 

@@ -316,9 +316,9 @@ double VerdictMargin(size_t units) {
 // requests) with the question's prior is already decided, so growing the draw changes nothing the
 // caller acts on (ForecastQuestion::prior): the pool clearly misses, or it clearly meets and so
 // does the draw (a draw still short might yet become a clear miss, which would stand alone).
-// On the Azure code trace at x20 the scale-in questions were nine tenths of the twin's work, most
-// of it near the edge, each drawn up to the request budget although the stabilization window's
-// earlier draws at that size had long settled the answer.
+// On the Azure code trace at x20 the scale-in questions (their ceilings included) were nine
+// tenths of the requests the twin simulated, many drawn up to the request budget near the edge
+// although the stabilization window's earlier draws at that size had settled the answer.
 bool PriorDecides(const policy::PooledDraws& prior, double a, double se, int64_t judged,
                   double target) {
   if (prior.empty() || !std::isfinite(se)) return false;

@@ -12,6 +12,10 @@
 // BM_FixedDecisionSteady: the same, with a previous recommendation of 33 to start the searches
 // from, as every decision after a target's first has (BM_FixedDecision's history recommends 36,
 // the current size, so its scale-in search starts from scratch).
+// BM_FixedDecisionSteadyInWindow: the same steady state with what the window's earlier decisions
+// leave in the history (their scale-in draws, which the decision pools with its own and which let
+// the twin stop sampling once the pool is decided): the steady state as the controller lives it.
+// Counter window_draws: the draws it starts with.
 // BM_FixedDecisionExact: the same decision with the exact twin (the whole fleet, 5 seeds): what the
 // fast one should agree with, and what it would cost.
 //

@@ -58,7 +58,8 @@ struct WorkloadEstimate {
   Input<double> ttft_p90_seconds = Input<double>::Stale("no data yet");  // observed, last window
   Input<double> ttft_attainment = Input<double>::Stale("no data yet");   // share <= SLO threshold
   std::optional<metrics::CumulativeHistogram> ttft_window;  // fleet-wide TTFT increase
-  // Fleet-wide request length histograms of the latest window that saw requests finish.
+  // Fleet-wide request length histograms: the latest windows that saw requests finish, until they
+  // hold SnapshotOptions::min_length_requests.
   std::optional<metrics::CumulativeHistogram> prompt_lengths, output_lengths;
   // Mean inter-token latency over the window (fleet-wide), and the mean running batch per Ready
   // replica: what calibration fits the twin's speed against.
@@ -91,6 +92,12 @@ struct SnapshotOptions {
   // the whole fleet look slow.
   absl::Duration settled_after = absl::Seconds(90);
   int32_t rate_mean_intervals = 4;  // intervals averaged for arrival_rate_local_mean (a minute)
+  // The length histograms (and means) are summed over the latest windows, newest first, until
+  // they hold this many finished requests (or dispersion_history windows that saw any): one window
+  // of a handful of requests (a quiet spell, traffic stopping) would otherwise set the lengths of
+  // every request the twin draws. A busy window alone suffices (the Azure traces' 15 s windows
+  // hold 400-3,200), so the lengths still follow a change in traffic within one interval.
+  double min_length_requests = 200;
 };
 
 // The index of dispersion (variance / mean) of successive per-interval arrival counts, estimated
@@ -120,9 +127,9 @@ class SnapshotBuilder {
   std::deque<double> arrival_counts_;
   std::deque<double> count_windows_s_;  // the length of each counted interval
   std::optional<absl::Time> last_build_;
-  // The last usable length means: lengths change slowly and a quiet window says nothing new.
-  std::optional<double> last_prompt_mean_, last_output_mean_;
-  std::optional<metrics::CumulativeHistogram> last_prompt_hist_, last_output_hist_;
+  // The latest windows' length histogram increases that saw requests finish, newest last, at most
+  // dispersion_history of them: lengths change slowly and a quiet window says nothing new.
+  std::deque<metrics::CumulativeHistogram> prompt_windows_, output_windows_;
 };
 
 }  // namespace twinscale::state

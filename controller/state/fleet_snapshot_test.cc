@@ -117,6 +117,36 @@ TEST(SnapshotBuilderTest, FleetTtftIsSummedBeforeTheQuantileAndLengthsComeFromHi
   EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 1200, 1e-9);
 }
 
+TEST(SnapshotBuilderTest, LengthsComeFromEnoughRequestsNotFromOneQuietWindow) {
+  // Prompt buckets le 1000, 5000, +Inf; the options ask for at least 200 requests. Cumulative
+  // counts and sums of one pod over four windows:
+  // 1. 1,000 requests of 100 tokens: the window alone (mean 100).
+  // 2. one request of 5,000 tokens: too few alone, so summed with window 1: 1,001 requests,
+  //    105,000 tokens, mean 104.9 (the window alone would say 5,000).
+  // 3. nothing finished: the same as after window 2.
+  // 4. 300 requests of 2,000 tokens: enough alone, so the lengths follow the change at once.
+  SnapshotBuilder b({});
+  auto pod = [](absl::Time t, double le1000, double le5000, double sum) {
+    PodView p = Ready("a", t, 0, 0, le5000);
+    p.observation.engines[0].prompt_tokens = Hist({1000, 5000}, {le1000, le5000, le5000}, sum);
+    return p;
+  };
+  b.Build(View(T(0), {pod(T(0), 0, 0, 0)}));
+  FleetSnapshot s = b.Build(View(T(15), {pod(T(15), 1000, 1000, 100000)}));
+  EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 100, 1e-9);
+  s = b.Build(View(T(30), {pod(T(30), 1000, 1001, 105000)}));
+  ASSERT_TRUE(s.workload.prompt_tokens_mean.usable());
+  EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 105000.0 / 1001, 1e-9);
+  ASSERT_TRUE(s.workload.prompt_lengths.has_value());
+  EXPECT_EQ(s.workload.prompt_lengths->count, 1001);
+  EXPECT_EQ(s.workload.prompt_lengths->cumulative, (std::vector<double>{1000, 1001, 1001}));
+  s = b.Build(View(T(45), {pod(T(45), 1000, 1001, 105000)}));
+  EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 105000.0 / 1001, 1e-9);
+  s = b.Build(View(T(60), {pod(T(60), 1000, 1301, 705000)}));
+  EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 2000, 1e-9);
+  EXPECT_EQ(s.workload.prompt_lengths->count, 300);
+}
+
 // The workload estimate after one Ready replica finished `counts` requests in successive 15 s
 // intervals (nothing waiting or running).
 WorkloadEstimate WorkloadAfterCounts(const std::vector<double>& counts) {

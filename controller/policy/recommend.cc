@@ -86,7 +86,7 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
   // (arrival_rate_cv); the last interval alone is one such swing, and starting from it would
   // count it twice: a burst would be forecast to continue at its peak and be swung on top of that.
   q.arrival_rate = !w.arrival_rate.usable()           ? 0.0
-                   : w.arrival_rate_local_mean > 0    ? w.arrival_rate_local_mean
+                   : w.arrival_rate_level > 0        ? w.arrival_rate_level
                                                       : w.arrival_rate.value();
   // A rate that swings by more than its mean from one interval to the next is a measurement
   // artefact (a handful of requests per interval), not a shape the twin can use: capped at 1.

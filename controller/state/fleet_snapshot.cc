@@ -150,6 +150,7 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   WorkloadEstimate& w = snap.workload;
   const double window_s =
       last_build_.has_value() ? absl::ToDoubleSeconds(view.now - *last_build_) : 0.0;
+  bool counted_now = false;
   if (snap.stale && !any_fresh) {
     w.arrival_rate = Input<double>::Stale(snap.stale_reason);
   } else if (arrivals_known && window_s > 0) {
@@ -161,19 +162,17 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
       count_windows_s_.pop_front();
     }
     w.arrival_rate = n == 0 ? Input<double>::NoEvents(0.0) : Input<double>::Value(n / window_s);
-    double counted = 0, seconds = 0;
-    for (size_t i = arrival_counts_.size(), k = 0;
-         i > 0 && k < static_cast<size_t>(std::max(1, options_.rate_mean_intervals)); --i, ++k) {
-      counted += arrival_counts_[i - 1];
-      seconds += count_windows_s_[i - 1];
-    }
-    w.arrival_rate_local_mean = seconds > 0 ? counted / seconds : 0;
+    counted_now = true;
   } else if (any_fresh && !snap.stale) {
     // First sight of the fleet: rate unknown until the next window, but an empty fleet is a fact.
     double in_flight = snap.total_waiting() + snap.total_running();
     w.arrival_rate = in_flight == 0 ? Input<double>::NoEvents(0.0)
                                     : Input<double>::Stale("first scrape: no window yet");
   }
+  // The counts' dispersion as measured, for the level's shift test (the clamp below is for the
+  // twin's use; a bursty trace measures 60 and more, and a test against 16 would see every burst as
+  // a new level). Poisson until 4 intervals are seen.
+  double measured_dispersion = 1.0;
   if (arrival_counts_.size() >= 4) {
     // The what-if already follows the current rate; AllanDispersion ignores its slow trend.
     const double mean =
@@ -182,11 +181,21 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     const double dispersion =
         AllanDispersion(std::vector<double>(arrival_counts_.begin(), arrival_counts_.end()));
     w.dispersion = mean > 0 ? std::clamp(dispersion, 0.25, 16.0) : 1.0;
+    if (mean > 0) measured_dispersion = std::max(0.25, dispersion);
     if (mean > 0) w.rate_cv = std::sqrt(std::max(0.0, dispersion - 1.0) / mean);
     const double window_mean =
         std::accumulate(count_windows_s_.begin(), count_windows_s_.end(), 0.0) /
         static_cast<double>(count_windows_s_.size());
     if (window_mean > 0) w.rate_interval = absl::Seconds(window_mean);
+  }
+  if (counted_now) {
+    const RateLevel level = LevelOf(arrival_counts_, count_windows_s_, level_intervals_ + 1,
+                                    options_.rate_shift_intervals, options_.rate_level_intervals,
+                                    measured_dispersion, options_.level_shift_z);
+    level_intervals_ = level.intervals;
+    w.arrival_rate_level = level.rate;
+    w.rate_level_intervals = level.intervals;
+    w.rate_level_shifted = level.shifted;
   }
   auto mean_of = [](const std::optional<metrics::CumulativeHistogram>& h) -> std::optional<double> {
     if (!h || h->count <= 0 || !std::isfinite(h->sum)) return std::nullopt;
@@ -238,6 +247,43 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   previous_ = std::move(current);
   last_build_ = view.now;
   return snap;
+}
+
+RateLevel LevelOf(const std::deque<double>& counts, const std::deque<double>& window_s,
+                  int32_t level_intervals, int32_t short_intervals, int32_t max_intervals,
+                  double dispersion, double shift_z) {
+  RateLevel level;
+  const int32_t size = static_cast<int32_t>(std::min(counts.size(), window_s.size()));
+  if (size == 0) return level;
+  int32_t span = std::clamp(level_intervals, 1, std::max(1, std::min(max_intervals, size)));
+  const int32_t recent = std::clamp(short_intervals, 1, span);
+  // Sums over the newest `from_newest` .. `from_newest + n - 1` intervals (0 = the newest).
+  auto sum = [&](int32_t from_newest, int32_t n, double& requests, double& seconds) {
+    requests = seconds = 0;
+    for (int32_t i = 0; i < n; ++i) {
+      requests += counts[static_cast<size_t>(size - 1 - from_newest - i)];
+      seconds += window_s[static_cast<size_t>(size - 1 - from_newest - i)];
+    }
+  };
+  if (span > recent) {
+    double recent_n, recent_s, before_n, before_s;
+    sum(0, recent, recent_n, recent_s);
+    sum(recent, span - recent, before_n, before_s);
+    const double pooled = (recent_n + before_n) / (recent_s + before_s);
+    // Each interval's count has variance dispersion x its mean, so a rate taken over t seconds of
+    // such intervals has variance dispersion x rate / t; the two rates are independent.
+    const double se = std::sqrt(std::max(0.0, dispersion) * pooled * (1 / recent_s + 1 / before_s));
+    if (recent_s > 0 && before_s > 0 &&
+        std::abs(recent_n / recent_s - before_n / before_s) > shift_z * se && pooled > 0) {
+      span = recent;
+      level.shifted = true;
+    }
+  }
+  double requests, seconds;
+  sum(0, span, requests, seconds);
+  level.rate = seconds > 0 ? requests / seconds : 0;
+  level.intervals = span;
+  return level;
 }
 
 double AllanDispersion(const std::vector<double>& counts) {

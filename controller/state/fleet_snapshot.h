@@ -42,10 +42,12 @@ struct ReplicaState {
 
 struct WorkloadEstimate {
   Input<double> arrival_rate = Input<double>::Stale("no data yet");  // requests per second
-  // The mean rate over the last SnapshotOptions::rate_mean_intervals intervals (the last one
-  // included; fewer at the start): the level around which rate_cv describes the swings from one
-  // interval to the next. 0 until an interval was counted.
-  double arrival_rate_local_mean = 0;
+  // The rate's level, around which rate_cv describes the swings from one interval to the next:
+  // the mean over the intervals since the level last shifted (LevelOf below), at most
+  // SnapshotOptions::rate_level_intervals of them. 0 until an interval was counted.
+  double arrival_rate_level = 0;
+  int32_t rate_level_intervals = 0;  // the intervals it averages
+  bool rate_level_shifted = false;   // this interval's count found a new level
   double dispersion = 1.0;      // variance / mean of per-interval arrival counts (Poisson: 1)
   // The same burstiness as the twin uses it: the CV of the per-interval arrival rate beyond
   // Poisson noise, sqrt(max(0, dispersion - 1) / mean count) (a rate varying by this CV from one
@@ -91,7 +93,19 @@ struct SnapshotOptions {
   // a freshly started engine runs slower for a while (compilation, cold caches) and would make
   // the whole fleet look slow.
   absl::Duration settled_after = absl::Seconds(90);
-  int32_t rate_mean_intervals = 4;  // intervals averaged for arrival_rate_local_mean (a minute)
+  // The arrival rate's level (WorkloadEstimate::arrival_rate_level): the mean over up to
+  // rate_level_intervals intervals (5 minutes; at most dispersion_history), restarted at the latest
+  // rate_shift_intervals (a minute) when their rate departs from the level before them by more
+  // than level_shift_z standard errors of the measured burstiness. The test runs at every interval,
+  // up to 20 times over one level: 3 SE (0.27% each, about 5% over the 20, Bonferroni) keeps a
+  // level of swings from restarting by chance, where 2 SE (4.6% each) would restart most 5-minute
+  // levels. Why a level at all: on stationary bursty traffic (the Azure code trace: the minute's
+  // count has an autocorrelation of 0.16 at one minute) the last minute's mean is mostly noise,
+  // and the twin, asked about it, ordered each swing; a real step (a ramp, traffic stopping) is
+  // still taken up within a minute or two.
+  int32_t rate_shift_intervals = 4;
+  int32_t rate_level_intervals = 20;
+  double level_shift_z = 3.0;
   // The length histograms (and means) are summed over the latest windows, newest first, until
   // they hold this many finished requests (or dispersion_history windows that saw any): one window
   // of a handful of requests (a quiet spell, traffic stopping) would otherwise set the lengths of
@@ -108,6 +122,21 @@ struct SnapshotOptions {
 // is not positive. Used for live snapshots (below) and for a Prometheus history
 // (controller/replay/history_trace).
 double AllanDispersion(const std::vector<double>& counts);
+
+// The level of the arrival rate behind per-interval `counts` (oldest first; `window_s` their
+// lengths): the mean over the newest `level_intervals` (capped at max_intervals and the history),
+// unless the newest short_intervals depart from the intervals before them (within the span) by more
+// than shift_z standard errors, where each interval's count has variance dispersion x its mean:
+// then the level shifted and restarts at those short_intervals. The caller keeps `intervals` and
+// passes it + 1 with the next count, so the level grows back to max_intervals after a shift.
+struct RateLevel {
+  double rate = 0;        // requests per second; 0 without counts
+  int32_t intervals = 0;  // the newest intervals averaged
+  bool shifted = false;
+};
+RateLevel LevelOf(const std::deque<double>& counts, const std::deque<double>& window_s,
+                  int32_t level_intervals, int32_t short_intervals, int32_t max_intervals,
+                  double dispersion, double shift_z);
 
 class SnapshotBuilder {
  public:
@@ -127,6 +156,7 @@ class SnapshotBuilder {
   std::deque<double> arrival_counts_;
   std::deque<double> count_windows_s_;  // the length of each counted interval
   std::optional<absl::Time> last_build_;
+  int32_t level_intervals_ = 0;  // the intervals the rate's level averaged last time
   // The latest windows' length histogram increases that saw requests finish, newest last, at most
   // dispersion_history of them: lengths change slowly and a quiet window says nothing new.
   std::deque<metrics::CumulativeHistogram> prompt_windows_, output_windows_;

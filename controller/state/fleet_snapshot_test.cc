@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <deque>
+#include <vector>
 
 namespace twinscale::state {
 namespace {
@@ -173,20 +175,115 @@ TEST(SnapshotBuilderTest, DispersionOfPoissonLikeCountsIsNearOneAndBurstsRaiseIt
   EXPECT_NEAR(run({10, 20, 30, 40, 50, 60}), 500.0 / 350.0, 1e-12);
 }
 
-TEST(SnapshotBuilderTest, RateCvAndLocalMeanComeFromTheSameCounts) {
+TEST(SnapshotBuilderTest, RateCvAndLevelComeFromTheSameCounts) {
   // Counts per 15 s of 0, 60, 0, 60, 0, 60: mean 30, unclamped dispersion 60 (above), so the
-  // rate's CV beyond Poisson noise is sqrt((60 - 1) / 30) = 1.4024; the last minute (4 intervals:
-  // 0 + 60 + 0 + 60 = 120 requests in 60 s) averages 2 req/s while the last interval alone says 4.
-  // Constant counts are smoother than Poisson: no rate variation at all.
+  // rate's CV beyond Poisson noise is sqrt((60 - 1) / 30) = 1.4024. The level: the last minute
+  // (0 + 60 + 0 + 60 = 120 requests in 60 s, 2 req/s) against the 30 s before it (60 in 30 s,
+  // 2 req/s) is no shift, so the level is the mean of all six, 180 / 90 s = 2 req/s, while the last
+  // interval alone says 4. Constant counts are smoother than Poisson: no rate variation at all.
   auto run = WorkloadAfterCounts;
   const WorkloadEstimate bursty = run({0, 60, 0, 60, 0, 60});
   EXPECT_NEAR(bursty.rate_cv, std::sqrt(59.0 / 30.0), 1e-12);
   EXPECT_EQ(bursty.rate_interval, absl::Seconds(15));
-  EXPECT_NEAR(bursty.arrival_rate_local_mean, 2.0, 1e-12);
+  EXPECT_NEAR(bursty.arrival_rate_level, 2.0, 1e-12);
+  EXPECT_EQ(bursty.rate_level_intervals, 6);
+  EXPECT_FALSE(bursty.rate_level_shifted);
   EXPECT_NEAR(bursty.arrival_rate.value(), 4.0, 1e-12);
   const WorkloadEstimate steady = run({30, 30, 30, 30, 30, 30});
   EXPECT_EQ(steady.rate_cv, 0);
-  EXPECT_NEAR(steady.arrival_rate_local_mean, 2.0, 1e-12);
+  EXPECT_NEAR(steady.arrival_rate_level, 2.0, 1e-12);
+}
+
+TEST(SnapshotBuilderTest, TheLevelRestartsAtAStepAndGrowsBackToFiveMinutes) {
+  // 16 intervals of 30 then 4 of 90 (2 -> 6 req/s). At the step's first interval the last minute
+  // (30, 30, 30, 90: 3 req/s) against the 13 intervals before it (2 req/s), with the Allan
+  // dispersion of the 17 counts (one jump of 60 in 16 differences: 3600 / (2 x 16 x 33.53) =
+  // 3.355), has pooled rate 2.235 req/s and SE sqrt(3.355 x 2.235 x (1/60 + 1/195)) = 0.404: 1 req/s
+  // is 2.5 SE, under 3, so one interval of 90 is still a swing and the level is all 17 intervals.
+  std::vector<double> counts(16, 30);
+  counts.push_back(90);
+  WorkloadEstimate w = WorkloadAfterCounts(counts);
+  EXPECT_FALSE(w.rate_level_shifted);
+  EXPECT_EQ(w.rate_level_intervals, 17);
+  EXPECT_NEAR(w.arrival_rate_level, 570.0 / 255.0, 1e-12);
+  // At the second (30, 30, 90, 90: 4 req/s against 14 intervals at 2; dispersion 2.888, pooled
+  // 2.444, SE 0.389) it is 5.1 SE: a step, and the level restarts at the last minute, 4 req/s.
+  counts.push_back(90);
+  w = WorkloadAfterCounts(counts);
+  EXPECT_TRUE(w.rate_level_shifted);
+  EXPECT_EQ(w.rate_level_intervals, 4);
+  EXPECT_NEAR(w.arrival_rate_level, 4.0, 1e-12);
+  // Each interval after it restarts the level again (5 req/s against the one 30 still inside it:
+  // SE 0.964, 3.1 SE), until the last minute is all 90s: 4 req/s over SE sqrt(2.2556 x 5.2 x
+  // (1/60 + 1/15)) = 0.989 is 4 SE, and the level is that minute, 6 req/s.
+  counts.insert(counts.end(), 2, 90);
+  w = WorkloadAfterCounts(counts);
+  EXPECT_TRUE(w.rate_level_shifted);
+  EXPECT_EQ(w.rate_level_intervals, 4);
+  EXPECT_NEAR(w.arrival_rate_level, 6.0, 1e-12);
+  // It then averages every interval since the step, one more each time, up to 20 (5 minutes):
+  // after 30 more intervals at 90 the history holds nothing else.
+  counts.push_back(90);
+  w = WorkloadAfterCounts(counts);
+  EXPECT_FALSE(w.rate_level_shifted);
+  EXPECT_EQ(w.rate_level_intervals, 5);
+  EXPECT_NEAR(w.arrival_rate_level, 6.0, 1e-12);
+  counts.insert(counts.end(), 30, 90);
+  w = WorkloadAfterCounts(counts);
+  EXPECT_EQ(w.rate_level_intervals, 20);
+  EXPECT_NEAR(w.arrival_rate_level, 6.0, 1e-12);
+}
+
+// LevelOf on 15 s windows: 16 intervals at 50 req/s (750 each) then the last minute at 60 req/s.
+TEST(RateLevelTest, AMinuteInsideTheMeasuredBurstinessIsNoStep) {
+  const std::deque<double> windows(20, 15.0);
+  std::deque<double> counts(16, 750);
+  counts.insert(counts.end(), 4, 900);
+  // Pooled rate (3600 + 12000) / 300 s = 52 req/s. With the dispersion a bursty trace measures (65:
+  // the Azure code trace at x20), the SE of the difference is sqrt(65 x 52 x (1/60 + 1/240)) =
+  // 8.39 req/s and 10 req/s is 1.19 SE: a swing, and the level is the whole 5 minutes, 52 req/s.
+  RateLevel bursty = LevelOf(counts, windows, 20, 4, 20, 65, 3.0);
+  EXPECT_FALSE(bursty.shifted);
+  EXPECT_EQ(bursty.intervals, 20);
+  EXPECT_NEAR(bursty.rate, 52.0, 1e-12);
+  // Poisson counts (dispersion 1): SE 1.04 req/s, 10 req/s is 9.6 SE: a step to 60 req/s.
+  RateLevel poisson = LevelOf(counts, windows, 20, 4, 20, 1, 3.0);
+  EXPECT_TRUE(poisson.shifted);
+  EXPECT_EQ(poisson.intervals, 4);
+  EXPECT_NEAR(poisson.rate, 60.0, 1e-12);
+}
+
+TEST(RateLevelTest, TrafficStoppingIsAStepEvenWhenBursty) {
+  // 16 x 750 then 4 x 0: pooled 12000 / 300 s = 40 req/s, SE sqrt(65 x 40 x 0.0208333) = 7.36;
+  // 50 req/s is 6.8 SE: the level is 0, so the fleet can scale in without waiting 5 minutes out.
+  std::deque<double> counts(16, 750);
+  counts.insert(counts.end(), 4, 0);
+  const RateLevel l = LevelOf(counts, std::deque<double>(20, 15.0), 20, 4, 20, 65, 3.0);
+  EXPECT_TRUE(l.shifted);
+  EXPECT_EQ(l.rate, 0);
+}
+
+TEST(RateLevelTest, SpanIsCappedByTheHistoryAndTheMaximum) {
+  // Six counts and a span of 10 asked: all six. Windows of unequal length weigh by their seconds:
+  // 1350 requests / 105 s = 12.857 req/s, where the mean of the six rates would say 11.67. (The
+  // last minute, 1050 / 75 s = 14 req/s, against 10 before it: SE sqrt(65 x 12.857 x (1/75 + 1/30))
+  // = 6.2, no step.)
+  const std::deque<double> counts = {150, 150, 150, 150, 600, 150};
+  const std::deque<double> windows = {15, 15, 15, 15, 30, 15};
+  RateLevel l = LevelOf(counts, windows, 10, 4, 20, 65, 3.0);
+  EXPECT_FALSE(l.shifted);
+  EXPECT_EQ(l.intervals, 6);
+  EXPECT_NEAR(l.rate, 1350.0 / 105.0, 1e-12);
+  l = LevelOf(counts, windows, 10, 4, 5, 65, 3.0);  // at most 5: the oldest is left out
+  EXPECT_EQ(l.intervals, 5);
+  EXPECT_NEAR(l.rate, 1200.0 / 90.0, 1e-12);
+  // A span no longer than the short window has nothing before it to test against.
+  l = LevelOf(counts, windows, 3, 4, 20, 0.25, 3.0);
+  EXPECT_FALSE(l.shifted);
+  EXPECT_EQ(l.intervals, 3);
+  EXPECT_NEAR(l.rate, 900.0 / 60.0, 1e-12);
+  EXPECT_EQ(LevelOf({}, {}, 5, 4, 20, 1, 2.0).intervals, 0);
+  EXPECT_EQ(LevelOf({}, {}, 5, 4, 20, 1, 2.0).rate, 0);
 }
 
 }  // namespace

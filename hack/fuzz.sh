@@ -17,10 +17,10 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
   spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz \
-  scaler_target_fuzz external_metrics_request_fuzz
+  scaler_target_fuzz external_metrics_request_fuzz engine_args_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm}
+mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
@@ -114,6 +114,11 @@ printf '%s' '/apis/external.metrics.k8s.io/v1beta1/namespaces/llm/twinscale-desi
 printf '%s' '/apis/external.metrics.k8s.io/v1beta1/namespaces/llm/twinscale-desired-replicas?labelSelector=twinscale.io%2Fautoscaler+in+%28llama%29&limit=1' >"$work/extm/set"
 printf '%s' '/apis/external.metrics.k8s.io/v1beta1' >"$work/extm/discovery"
 run external_metrics_request_fuzz "$work/extm"
+# vLLM command lines as pod specs hold them: words NUL-separated, then "--env" and NAME=VALUE.
+printf 'vllm\0serve\0meta-llama/Llama-3.1-8B-Instruct\0--max-num-seqs\0128\0--max-model-len=8k\0--no-enable-prefix-caching' >"$work/engine/serve"
+printf '/bin/sh\0-c\0exec vllm serve m --max_num_batched_tokens $(TOKENS) -tp 2 --gpu-memory-utilization 0.85\0--env\0TOKENS=16384' >"$work/engine/shell"
+printf 'python3\0-m\0vllm.entrypoints.openai.api_server\0--block-size\0x' >"$work/engine/bad"
+run engine_args_fuzz "$work/engine"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

@@ -80,7 +80,7 @@ struct ModelSpec {
   std::optional<int32_t> max_num_batched_tokens;  // [from the profile or the pods] >= 1
   std::optional<double> gpu_memory_utilization;   // [from the profile or the pods] (0, 1]
   std::optional<int32_t> block_size;              // [from the profile or the pods] 1|8|16|...|128
-  std::optional<int32_t> max_model_len;           // [from the profile] >= 2
+  std::optional<int32_t> max_model_len;           // [from the profile or the pods] >= 2
 };
 
 // spec.slo.ttft: a request meets the objective if its time-to-first-token is at most

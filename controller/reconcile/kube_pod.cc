@@ -1,6 +1,10 @@
 // Pod objects into pod stages: see kube_pod.h.
 #include "controller/reconcile/kube_pod.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "controller/kube/kube_time.h"
 #include "nlohmann/json.hpp"
@@ -31,6 +35,46 @@ std::string StringAt(const nlohmann::json& obj, const char* a, const char* b) {
   if (x == obj.end() || !x->is_object()) return "";
   const auto y = x->find(b);
   return y != x->end() && y->is_string() ? y->get<std::string>() : "";
+}
+
+// spec.containers[i].command / args / env (literal values only: valueFrom needs the API server,
+// and the kubelet leaves a reference it cannot resolve as written).
+void ReadEngineArgs(const nlohmann::json& pod, KubePod& out) {
+  const auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->is_object()) return;
+  const auto containers = spec->find("containers");
+  if (containers == spec->end() || !containers->is_array()) return;
+  for (const nlohmann::json& c : *containers) {
+    if (!c.is_object()) continue;
+    std::vector<std::string> words;
+    for (const char* key : {"command", "args"}) {
+      const auto list = c.find(key);
+      if (list == c.end() || !list->is_array()) continue;
+      for (const nlohmann::json& w : *list) {
+        if (w.is_string()) words.push_back(w.get<std::string>());
+      }
+    }
+    if (!state::LooksLikeVllm(words)) continue;
+    std::map<std::string, std::string> env;
+    if (const auto e = c.find("env"); e != c.end() && e->is_array()) {
+      for (const nlohmann::json& var : *e) {
+        if (!var.is_object()) continue;
+        const auto name = var.find("name");
+        const auto value = var.find("value");
+        if (name != var.end() && name->is_string() && value != var.end() && value->is_string()) {
+          env[name->get<std::string>()] = value->get<std::string>();
+        }
+      }
+    }
+    absl::StatusOr<state::EngineArgs> args = state::ParseVllmArgs(words, env);
+    if (args.ok()) {
+      out.engine_args = *std::move(args);
+    } else {
+      out.engine_args_error = absl::StrCat("pod ", out.name, " container ", c.value("name", "?"),
+                                           ": ", args.status().message());
+    }
+    return;
+  }
 }
 
 }  // namespace
@@ -83,6 +127,7 @@ absl::StatusOr<KubePod> ParseKubePod(const nlohmann::json& pod) {
       out.ready_since = *rt;
     }
   }
+  ReadEngineArgs(pod, out);
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "controller/state/cluster_view.h"
+#include "controller/state/engine_args.h"
 #include "nlohmann/json_fwd.hpp"
 
 namespace twinscale::reconcile {
@@ -31,6 +32,12 @@ struct KubePod {
   bool unschedulable = false;             // PodScheduled=False, reason Unschedulable
   absl::Time created;                     // metadata.creationTimestamp
   std::optional<absl::Time> ready_since;  // Ready=True's lastTransitionTime
+  // The vLLM engine settings of the pod's vLLM container (the first whose command + args start a
+  // vLLM server, state::LooksLikeVllm), $(VAR) expanded from its literal env; nullopt when no
+  // container does. A command line vLLM would refuse leaves engine_args unset and says why in
+  // engine_args_error ("pod NAME container C: vLLM flag ...").
+  std::optional<state::EngineArgs> engine_args;
+  std::string engine_args_error;
 };
 
 // InvalidArgument naming the field when the object is not a readable Pod (no name, a timestamp

@@ -88,5 +88,42 @@ TEST(KubePodTest, ErrorsNameTheField) {
   EXPECT_NE(s.message().find("yesterday"), std::string::npos) << s;
 }
 
+TEST(KubePodTest, ReadsTheVllmContainersEngineArgs) {
+  // A sidecar first, then the vLLM container: its command + args, with $(VAR) from literal env
+  // (valueFrom is left alone, as the kubelet would leave a reference it can't resolve here).
+  nlohmann::json pod = Pod(nlohmann::json::array({Cond("Ready", "True")}));
+  pod["spec"] = {
+      {"containers",
+       {{{"name", "proxy"}, {"command", {"envoy", "-c", "/etc/envoy.yaml"}}},
+        {{"name", "vllm"},
+         {"command", {"vllm", "serve"}},
+         {"args", {"meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "$(CTX)",
+                   "--max-num-seqs=128"}},
+         {"env", {{{"name", "CTX"}, {"value", "8k"}},
+                  {{"name", "TOKEN"}, {"valueFrom", {{"secretKeyRef", {{"name", "hf"}}}}}}}}}}}};
+  auto p = ParseKubePod(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_TRUE(p->engine_args.has_value());
+  EXPECT_EQ(p->engine_args->max_model_len, 8000);
+  EXPECT_EQ(p->engine_args->max_num_seqs, 128);
+  EXPECT_EQ(p->engine_args_error, "");
+
+  // A command line vLLM would refuse: no args, the reason names the pod, container and flag; the
+  // pod itself still reads (its stage and times matter whatever its flags).
+  pod["spec"]["containers"][1]["args"] = {"m", "--max-num-seqs", "many"};
+  p = ParseKubePod(pod);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->engine_args.has_value());
+  EXPECT_EQ(p->engine_args_error,
+            "pod vllm-0 container vllm: vLLM flag --max-num-seqs: \"many\" is not an integer");
+
+  // No vLLM container (or no spec at all): nothing to read, and no error.
+  pod["spec"]["containers"] = {{{"name", "web"}, {"command", {"nginx"}}}};
+  p = ParseKubePod(pod);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->engine_args.has_value());
+  EXPECT_EQ(p->engine_args_error, "");
+}
+
 }  // namespace
 }  // namespace twinscale::reconcile

@@ -370,6 +370,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
     v.ready_for = (p.stage == Stage::kReady && p.ready_since) ? now - *p.ready_since
                                                               : absl::ZeroDuration();
     v.unschedulable = p.unschedulable;
+    v.engine_args = p.engine_args;
+    v.engine_args_error = p.engine_args_error;
     if (auto it = readings.find(p.name); it != readings.end()) {
       v.scrape_ok = true;
       v.scraped_at = it->second.scraped_at;

@@ -6,11 +6,13 @@
 #define TWINSCALE_CONTROLLER_STATE_CLUSTER_VIEW_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "controller/metrics/vllm_observation.h"
+#include "controller/state/engine_args.h"
 
 namespace twinscale::state {
 
@@ -27,6 +29,10 @@ struct PodView {
   bool scrape_ok = false;        // the last scrape of /metrics succeeded
   absl::Time scraped_at;         // when that scrape was taken
   metrics::PodObservation observation;  // valid when scrape_ok
+  // The vLLM flags its container runs with (state::ParseVllmArgs), when the pod spec was read;
+  // engine_args_error says why a vLLM command line could not be.
+  std::optional<EngineArgs> engine_args;
+  std::string engine_args_error;
 };
 
 struct ClusterView {

@@ -147,6 +147,38 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     snap.replicas.push_back(std::move(r));
   }
 
+  {
+    // The engine the pods run: the most common flags, and the median engine's KV capacity.
+    std::vector<std::pair<EngineArgs, int32_t>> seen;
+    for (const PodView& pod : view.pods) {
+      if (pod.stage == PodView::Stage::kTerminating) continue;
+      if (!pod.engine_args_error.empty() && snap.engine_args_error.empty()) {
+        snap.engine_args_error = pod.engine_args_error;
+      }
+      if (!pod.engine_args.has_value()) continue;
+      auto it = std::find_if(seen.begin(), seen.end(),
+                             [&](const auto& e) { return e.first == *pod.engine_args; });
+      if (it == seen.end()) {
+        seen.push_back({*pod.engine_args, 1});
+      } else {
+        ++it->second;
+      }
+    }
+    const auto most = std::max_element(seen.begin(), seen.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;  // the first of equals wins
+    });
+    if (most != seen.end()) snap.engine_args = most->first;
+    std::vector<int64_t> capacities;
+    for (const ReplicaState& r : snap.replicas) {
+      if (r.stage == PodView::Stage::kReady && r.fresh && r.engines > 0 && r.kv_capacity_tokens > 0) {
+        capacities.push_back(r.kv_capacity_tokens / r.engines);
+      }
+    }
+    if (!capacities.empty()) {
+      std::sort(capacities.begin(), capacities.end());
+      snap.kv_capacity_tokens_per_engine = capacities[(capacities.size() - 1) / 2];
+    }
+  }
   WorkloadEstimate& w = snap.workload;
   const double window_s =
       last_build_.has_value() ? absl::ToDoubleSeconds(view.now - *last_build_) : 0.0;

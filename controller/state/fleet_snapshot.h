@@ -75,6 +75,14 @@ struct FleetSnapshot {
   int32_t spec_replicas = 0;
   std::vector<ReplicaState> replicas;
   WorkloadEstimate workload;
+  // The engine the pods run, for the twin to simulate it rather than the spec's guess (DESIGN.md
+  // section 3): the vLLM flags most non-terminating pods run (the first such pod's on a tie; nullopt
+  // when no pod's command line was read), the first pod whose flags could not be read, and each
+  // engine's KV capacity in tokens from vllm:cache_config_info (num_gpu_blocks x block_size), the
+  // median over fresh Ready replicas (0: no engine reports it).
+  std::optional<EngineArgs> engine_args;
+  std::string engine_args_error;
+  int64_t kv_capacity_tokens_per_engine = 0;
   bool stale = false;           // some input is Stale: scale-in is frozen
   std::string stale_reason;
 

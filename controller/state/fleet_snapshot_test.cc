@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 #include <cmath>
 #include <deque>
 #include <vector>
@@ -147,6 +149,48 @@ TEST(SnapshotBuilderTest, LengthsComeFromEnoughRequestsNotFromOneQuietWindow) {
   s = b.Build(View(T(60), {pod(T(60), 1000, 1301, 705000)}));
   EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 2000, 1e-9);
   EXPECT_EQ(s.workload.prompt_lengths->count, 300);
+}
+
+TEST(SnapshotBuilderTest, TheEngineIsWhatMostPodsRunAndTheMedianEnginesKvCapacity) {
+  // Three pods: two run --max-num-seqs 128, one (mid-rollout) 256, a terminating one 64 with a
+  // flag vLLM would refuse on another: the flags of the two, and no error from the terminating pod.
+  // KV capacity per engine from vllm:cache_config_info: 100 / 200 / 300 blocks of 16 -> the median,
+  // 3,200 tokens.
+  EngineArgs a, b, c;
+  a.max_num_seqs = 128;
+  b.max_num_seqs = 256;
+  c.max_num_seqs = 64;
+  std::vector<PodView> pods;
+  const int64_t blocks[] = {300, 100, 200};
+  for (int i = 0; i < 3; ++i) {
+    PodView p = Ready(absl::StrCat("p", i), T(0), 0, 0, 10);
+    p.engine_args = i == 1 ? b : a;
+    p.observation.engines[0].num_gpu_blocks = blocks[i];
+    p.observation.engines[0].block_size = 16;
+    pods.push_back(std::move(p));
+  }
+  PodView gone = Ready("p3", T(0), 0, 0, 10);
+  gone.stage = PodView::Stage::kTerminating;
+  gone.engine_args = c;
+  gone.engine_args_error = "pod p3 container vllm: vLLM flag --block-size has no value";
+  pods.push_back(std::move(gone));
+  SnapshotBuilder builder({});
+  FleetSnapshot s = builder.Build(View(T(0), pods));
+  ASSERT_TRUE(s.engine_args.has_value());
+  EXPECT_EQ(*s.engine_args, a);
+  EXPECT_EQ(s.engine_args_error, "");
+  EXPECT_EQ(s.kv_capacity_tokens_per_engine, 3200);
+  // The other way round, 256 on two pods: the majority follows the rollout. A tie goes to the
+  // first pod's flags, and a live pod's unreadable flags are said.
+  pods[0].engine_args = b;
+  pods[2].engine_args = std::nullopt;
+  pods[2].engine_args_error = "pod p2 container vllm: vLLM flag --block-size has no value";
+  s = SnapshotBuilder({}).Build(View(T(0), pods));
+  EXPECT_EQ(*s.engine_args, b);
+  EXPECT_EQ(s.engine_args_error, "pod p2 container vllm: vLLM flag --block-size has no value");
+  pods[1].engine_args = a;
+  s = SnapshotBuilder({}).Build(View(T(0), pods));
+  EXPECT_EQ(*s.engine_args, b);  // one each: the first pod's
 }
 
 // The workload estimate after one Ready replica finished `counts` requests in successive 15 s

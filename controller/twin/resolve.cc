@@ -53,6 +53,11 @@ absl::StatusOr<ResolvedTarget> Resolve(const policy::InferenceAutoscalerSpec& sp
   }
   ResolvedTarget r;
   r.deployment = *d;
+  r.stated.max_num_seqs = spec.model.max_num_seqs.has_value();
+  r.stated.max_num_batched_tokens = spec.model.max_num_batched_tokens.has_value();
+  r.stated.max_model_len = spec.model.max_model_len.has_value();
+  r.stated.block_size = spec.model.block_size.has_value();
+  r.stated.gpu_memory_utilization = spec.model.gpu_memory_utilization.has_value();
   policy::PolicyConfig& c = r.policy;
   c.min_replicas = spec.min_replicas;
   c.max_replicas = spec.max_replicas;

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "controller/policy/recommend.h"
 #include "controller/policy/spec.h"
+#include "controller/twin/running_engine.h"
 #include "controller/twin/twin_forecaster.h"
 #include "simulator/profiles/profile_loader.h"
 
@@ -16,6 +17,7 @@ namespace twinscale::twin {
 
 struct ResolvedTarget {
   sim::DeploymentSpec deployment;
+  StatedEngineSettings stated;  // which engine settings spec.model states (they win over the pods')
   policy::PolicyConfig policy;
   TwinOptions twin;
 };

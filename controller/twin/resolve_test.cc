@@ -40,6 +40,8 @@ TEST(ResolveTest, TheCodeAssistantSampleCarriesItsContextLimitToTheDeployment) {
   auto r = Resolve(ias->spec, *profiles);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->deployment.engine.max_model_len, 8192);
+  EXPECT_TRUE(r->stated.max_model_len);  // stated, so it wins over the pods' --max-model-len
+  EXPECT_FALSE(r->stated.max_num_seqs);
   // Left out, the profile's: Llama 3.1's own 131,072-token context.
   policy::InferenceAutoscalerSpec plain = ias->spec;
   plain.model.max_model_len.reset();

@@ -1,6 +1,10 @@
 // twinscale's decision chain for one target: see target_decider.h.
 #include "controller/twin/target_decider.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "controller/twin/running_engine.h"
+
 namespace twinscale::twin {
 namespace {
 
@@ -15,16 +19,20 @@ state::SnapshotOptions SnapshotOptionsFor(const policy::PolicyConfig& config,
 }  // namespace
 
 TargetDecider::TargetDecider(policy::PolicyConfig config, TwinOptions twin,
-                             absl::Duration stale_after)
+                             absl::Duration stale_after, StatedEngineSettings stated)
     : config_(config),
+      spec_deployment_(twin.deployment),
+      stated_(stated),
       forecaster_(twin),
       snapshots_(SnapshotOptionsFor(config, stale_after)),
       calibrator_(CalibrationOptions{}) {}
 
 void TargetDecider::Reconfigure(policy::PolicyConfig config, TwinOptions twin,
-                                absl::Duration stale_after) {
+                                absl::Duration stale_after, StatedEngineSettings stated) {
   const CalibrationState kept = calibrator_.state();
   config_ = config;
+  spec_deployment_ = twin.deployment;
+  stated_ = stated;
   forecaster_ = TwinForecaster(twin);
   snapshots_.set_options(SnapshotOptionsFor(config, stale_after));
   calibrator_ = Calibrator(CalibrationOptions{});
@@ -49,6 +57,14 @@ void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
 policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
   snapshot_ = snapshots_.Build(view);
   const state::FleetSnapshot& snap = *snapshot_;
+  // The engine the pods run, before calibration fits its speed: a twin with the wrong batch or
+  // KV limits would be fitted to the wrong engine.
+  const RunningEngine running = FollowRunningEngines(spec_deployment_, stated_, snap);
+  if (!SameEngine(running.deployment, forecaster_.options().deployment)) {
+    TwinOptions o = forecaster_.options();
+    o.deployment = running.deployment;
+    forecaster_ = TwinForecaster(o);
+  }
   if (calibrate_) {
     forecaster_.set_speed(
         calibrator_.Update(snap, policy::ObservedQuestion(snap, config_), forecaster_).speed);
@@ -59,6 +75,14 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
     prediction_error_ms_ = *next_window_p90_ms_ - 1000 * snap.workload.ttft_p90_seconds.value();
   }
   policy::Decision d = policy::Recommend(snap, config_, forecaster_, view.now, history_);
+  if (!running.differences.empty()) {
+    d.reasons.push_back({"EngineFromPods", absl::StrCat("the twin simulates the engine the pods run: ",
+                                                        absl::StrJoin(running.differences, "; "))});
+  }
+  if (!snap.engine_args_error.empty()) {
+    d.reasons.push_back({"EngineArgsUnreadable",
+                         absl::StrCat(snap.engine_args_error, " (the twin keeps the spec's engine)")});
+  }
   policy::RecordDecision(d, config_, history_);
   // The twin's forecast for the coming window with the fleet as it stands (no change assumed):
   // next time, compared with what the fleet showed, it is the prediction error.
@@ -77,7 +101,8 @@ absl::StatusOr<std::unique_ptr<policy::Decider>> TwinDeciderFactory::Create(
     const policy::InferenceAutoscalerSpec& spec) {
   auto resolved = Resolve(spec, *profiles_);
   if (!resolved.ok()) return resolved.status();
-  return std::make_unique<TargetDecider>(resolved->policy, resolved->twin, spec.metrics.stale_after);
+  return std::make_unique<TargetDecider>(resolved->policy, resolved->twin, spec.metrics.stale_after,
+                                         resolved->stated);
 }
 
 absl::Status TwinDeciderFactory::Reconfigure(const policy::InferenceAutoscalerSpec& spec,
@@ -88,7 +113,7 @@ absl::Status TwinDeciderFactory::Reconfigure(const policy::InferenceAutoscalerSp
   if (target == nullptr) {
     return absl::InvalidArgumentError("TwinDeciderFactory: not a decider it made");
   }
-  target->Reconfigure(resolved->policy, resolved->twin, spec.metrics.stale_after);
+  target->Reconfigure(resolved->policy, resolved->twin, spec.metrics.stale_after, resolved->stated);
   return absl::OkStatus();
 }
 

@@ -21,7 +21,9 @@ namespace twinscale::twin {
 class TargetDecider : public policy::Decider {
  public:
   // `stale_after`: spec.metrics.staleAfter (a pod's scrape older than this is Stale).
-  TargetDecider(policy::PolicyConfig config, TwinOptions twin, absl::Duration stale_after);
+  // `stated`: which engine settings the spec states (they win over the pods' flags).
+  TargetDecider(policy::PolicyConfig config, TwinOptions twin, absl::Duration stale_after,
+                StatedEngineSettings stated = {});
 
   policy::Decision Decide(const state::ClusterView& view) override;
   const state::FleetSnapshot* last_snapshot() const override {
@@ -33,7 +35,8 @@ class TargetDecider : public policy::Decider {
 
   // A new spec takes effect at the next decision; the history (windows, previous scrapes) and the
   // calibration are kept, as they describe the fleet, not the spec.
-  void Reconfigure(policy::PolicyConfig config, TwinOptions twin, absl::Duration stale_after);
+  void Reconfigure(policy::PolicyConfig config, TwinOptions twin, absl::Duration stale_after,
+                   StatedEngineSettings stated = {});
   // Calibration off: the profile's speed throughout (replay's --calibrate=false).
   void set_calibration(bool on) { calibrate_ = on; }
   const policy::PolicyConfig& config() const { return config_; }
@@ -41,6 +44,8 @@ class TargetDecider : public policy::Decider {
 
  private:
   policy::PolicyConfig config_;
+  sim::DeploymentSpec spec_deployment_;  // the spec's; the twin simulates the pods' (running_engine.h)
+  StatedEngineSettings stated_;
   TwinForecaster forecaster_;
   state::SnapshotBuilder snapshots_;
   Calibrator calibrator_;

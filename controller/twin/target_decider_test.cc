@@ -1,0 +1,110 @@
+// TargetDecider: the decision chain simulates the engine the pods run (running_engine.h), not the
+// spec's. Eight Ready pods of the sample (llama-3.1-8b on h100-sxm, maxReplicas 48) take 20 req/s
+// each, 512/256-token requests until lengths are observed.
+//   - Without flags the twin simulates the profile's engine (up to 1,024 sequences at once); the
+//     fleet is far from that limit and the recommendation stays under 13.
+//   - Pods started with --max-num-seqs 16 can run 16 requests at once. A request needs at least
+//     its 256 decode steps, each at least the weights' read (16.06 GB at the H100's 3.35 TB/s:
+//     4.8 ms), so at least 1.23 s: by Little's law a replica completes at most 16 / 1.23 = 13.0
+//     requests per second, and 160 req/s needs at least 13 replicas before any queueing. The
+//     profile's twin asks for fewer; the twin that follows the pods can't. The reason says which
+//     flag it followed.
+#include "controller/twin/target_decider.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "controller/policy/spec_loader.h"
+
+namespace twinscale::twin {
+namespace {
+
+using ::testing::HasSubstr;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1795251600);
+
+state::ClusterView View(absl::Time now, double finished_per_pod,
+                        const std::optional<state::EngineArgs>& args) {
+  state::ClusterView v;
+  v.now = now;
+  v.spec_replicas = 8;
+  for (int i = 0; i < 8; ++i) {
+    state::PodView p;
+    p.name = absl::StrCat("vllm-", i);
+    p.stage = state::PodView::Stage::kReady;
+    p.age = absl::Hours(1);
+    p.ready_for = absl::Hours(1);
+    p.scrape_ok = true;
+    p.scraped_at = now;
+    p.engine_args = args;
+    metrics::EngineObservation e;
+    e.engine = "0";
+    e.running = 10;
+    e.waiting = 0;
+    e.kv_cache_usage = 0.1;
+    e.requests_finished_total = finished_per_pod;
+    p.observation.engines.push_back(e);
+    v.pods.push_back(std::move(p));
+  }
+  return v;
+}
+
+policy::Decision DecideAt160(const std::optional<state::EngineArgs>& args) {
+  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/llama-3.1-8b-h100.yaml");
+  EXPECT_TRUE(ias.ok()) << ias.status();
+  auto profiles = sim::ProfileRegistry::LoadEmbedded();
+  EXPECT_TRUE(profiles.ok());
+  auto r = Resolve(ias->spec, *profiles);
+  EXPECT_TRUE(r.ok()) << r.status();
+  TargetDecider decider(r->policy, r->twin, ias->spec.metrics.stale_after, r->stated);
+  decider.set_calibration(false);  // the profile's speed: these pods report no token timings
+  decider.Decide(View(kT0, 10'000, args));
+  return decider.Decide(View(kT0 + absl::Seconds(15), 10'000 + 20 * 15, args));
+}
+
+TEST(TargetDeciderTest, TheTwinSimulatesTheEngineThePodsRun) {
+  const policy::Decision profile = DecideAt160(std::nullopt);
+  ASSERT_FALSE(profile.reasons.empty());
+  EXPECT_NE(profile.reasons[0].code, "InputsStale");
+  EXPECT_NEAR(profile.question.arrival_rate, 160, 1e-9);
+  EXPECT_LT(profile.recommendation, 13);
+  for (const policy::Reason& reason : profile.reasons) EXPECT_NE(reason.code, "EngineFromPods");
+
+  state::EngineArgs sixteen;
+  sixteen.max_num_seqs = 16;
+  const policy::Decision limited = DecideAt160(sixteen);
+  EXPECT_GE(limited.recommendation, 13);
+  bool said = false;
+  for (const policy::Reason& reason : limited.reasons) {
+    if (reason.code != "EngineFromPods") continue;
+    said = true;
+    EXPECT_THAT(reason.message, HasSubstr("pods run --max-num-seqs 16 (profile: 1024)"));
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(TargetDeciderTest, UnreadableFlagsAreSaidAndTheSpecsEngineKept) {
+  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/llama-3.1-8b-h100.yaml");
+  ASSERT_TRUE(ias.ok());
+  auto profiles = sim::ProfileRegistry::LoadEmbedded();
+  ASSERT_TRUE(profiles.ok());
+  auto r = Resolve(ias->spec, *profiles);
+  ASSERT_TRUE(r.ok());
+  TargetDecider decider(r->policy, r->twin, ias->spec.metrics.stale_after);
+  state::ClusterView v = View(kT0, 10'000, std::nullopt);
+  v.pods[3].engine_args_error = "pod vllm-3 container vllm: vLLM flag --max-num-seqs: \"x\" is not an integer";
+  const policy::Decision d = decider.Decide(v);
+  bool said = false;
+  for (const policy::Reason& reason : d.reasons) {
+    if (reason.code != "EngineArgsUnreadable") continue;
+    said = true;
+    EXPECT_EQ(reason.message, absl::StrCat(v.pods[3].engine_args_error,
+                                           " (the twin keeps the spec's engine)"));
+  }
+  EXPECT_TRUE(said);
+  EXPECT_EQ(decider.forecaster().options().deployment.engine.max_num_seqs, 1024);
+}
+
+}  // namespace
+}  // namespace twinscale::twin

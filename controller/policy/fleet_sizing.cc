@@ -78,8 +78,15 @@ class Sizer {
     std::optional<double>& ceiling = margin < 1.0 ? out_.scale_in_ceiling : out_.keep_ceiling;
     if (ceiling) return false;
     ++out_.evaluations;
-    ceiling = CeilingTarget(f_.Evaluate(CeilingQuestion(q_, b_.max_replicas, margin)));
+    const Forecast at_max = f_.Evaluate(CeilingQuestion(q_, b_.max_replicas, margin));
+    ceiling = CeilingTarget(at_max);
     if (*ceiling >= q_.percentile) return false;
+    if (at_max.scheduling_delay_mean_ms >= absl::ToDoubleMilliseconds(q_.ttft_threshold)) {
+      // Overloaded even at maxReplicas: capacity is short, not the prompts (fleet_sizing.h).
+      out_.ceiling_overloaded = true;
+      out_.ceiling_delay_ms = at_max.scheduling_delay_mean_ms;
+      return false;
+    }
     (margin < 1.0 ? out_.scale_in_percentile : out_.keep_percentile) = std::max(0.0, *ceiling);
     return true;
   }

@@ -40,7 +40,13 @@
 // that requests no fleet can serve in time (prompts too long to prefill within the threshold) are
 // not chased up to maxReplicas. The ceilings are asked only when they could bind: more replicas
 // never forecast worse, so once any forecast at a margin reaches target + 1 point, the ceiling at
-// that margin (one point below maxReplicas' attainment) is known to be above the target.
+// that margin (one point below maxReplicas' attainment) is known to be above the target. Not when
+// maxReplicas itself is overloaded (its requests wait, on average, at least the TTFT threshold
+// before they are scheduled: ceiling_overloaded): then the shortfall is capacity, which every
+// added replica relieves, and a target cut to what the overloaded ceiling reaches would be met by
+// a smaller, even more overloaded fleet (at 160 req/s on engines that serve 3 each, 48 replicas
+// keep 2% of requests in time and 28 keep 1%: one point under the ceiling asked for 28). The
+// target stands and the search runs up to maxReplicas (kMaxInsufficient).
 //
 // Pure: no I/O, no clock.
 #ifndef TWINSCALE_CONTROLLER_POLICY_FLEET_SIZING_H_
@@ -108,6 +114,10 @@ struct Sizing {
   std::optional<double> keep_ceiling;      // CeilingTarget at the full threshold
   std::optional<double> scale_in_ceiling;  // CeilingTarget at the safety margin
   bool slo_unattainable = false;           // keep_ceiling capped the target
+  // maxReplicas was asked about and is overloaded (mean scheduling delay at least the threshold):
+  // the target was left as it was. Its mean scheduling delay, in ms.
+  bool ceiling_overloaded = false;
+  double ceiling_delay_ms = 0;
   bool miss_within_noise = false;          // kHold: base missed, but not clearly (held)
   bool miss_unconfirmed = false;           // kHold: a shallow clear miss, first seen (held)
   bool missed_at_base = false;             // base was asked and missed (for the next decision)

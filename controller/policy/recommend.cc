@@ -247,9 +247,15 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
       d.reasons.push_back(
           {"MaxReplicasInsufficient",
            absl::StrFormat("even maxReplicas=%d misses the TTFT SLO: forecast attainment %.1f%% "
-                           "< %.0f%% at %.1f req/s",
+                           "< %.0f%% at %.1f req/s%s",
                            c.max_replicas, 100 * d.forecast_at_current.attainment, c.percentile,
-                           q.arrival_rate)});
+                           q.arrival_rate,
+                           sizing.ceiling_overloaded
+                               ? absl::StrFormat("; requests would wait %.0f ms on average to be "
+                                                 "scheduled even there: the load exceeds what "
+                                                 "maxReplicas serve",
+                                                 sizing.ceiling_delay_ms)
+                               : std::string())});
       break;
     case Sizing::Outcome::kScaleUp:
       d.reasons.push_back(

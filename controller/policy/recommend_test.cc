@@ -383,6 +383,43 @@ TEST(RecommendTest, SloUnattainableNamesABacklogOrTheLongPrompts) {
   }
 }
 
+// An overload beyond maxReplicas: each replica serves `per_replica` req/s in time; what it can't
+// serve queues. Attainment is the share served (n x per_replica / rate, at most 1); a fleet short
+// of the rate has requests waiting far longer than the threshold on average.
+class OverloadForecaster : public Forecaster {
+ public:
+  explicit OverloadForecaster(double per_replica) : per_replica_(per_replica) {}
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    Forecast f;
+    f.requests = 1000;
+    f.attainment = std::min(1.0, q.candidate_replicas * per_replica_ / q.arrival_rate);
+    f.scheduling_delay_mean_ms = f.attainment < 1 ? 20000 : 10;
+    f.meets_slo = f.attainment + 1e-12 >= q.percentile / 100;
+    return f;
+  }
+
+ private:
+  double per_replica_;
+};
+
+TEST(RecommendTest, AnOverloadBeyondMaxReplicasAsksForMaxReplicasNotLess) {
+  // 3 replicas at 500 req/s, each serving 2 req/s: maxReplicas (Config(): 20) keep 40 / 500 = 8%
+  // of requests in time, and every replica more serves 2 req/s more. The ceiling's requests queue
+  // (20 s on average, over the 500 ms threshold), so the shortfall is capacity: the answer is
+  // maxReplicas, not the smallest fleet within a point of the ceiling's 8% (18 replicas: 7.2%).
+  const absl::Time now = T(0);
+  const PolicyConfig c = Config();
+  const Decision d =
+      Recommend(Snap(3, 500, now), c, OverloadForecaster(2), now, Steady(3, 600, now));
+  EXPECT_EQ(d.recommendation, c.max_replicas);
+  EXPECT_TRUE(d.slo_at_risk);
+  EXPECT_EQ(ReasonMessage(d, "SloUnattainable"), "");
+  const std::string message = ReasonMessage(d, "MaxReplicasInsufficient");
+  EXPECT_NE(message.find("requests would wait 20000 ms on average to be scheduled even there"),
+            std::string::npos)
+      << message;
+}
+
 TEST(RecommendTest, TheDecisionNamesTheStartingPodsItDoesNotCount) {
   // warmup_p99 = 180 s. A pod exactly at the deadline still counts ("older than" is the rule); one
   // a second past it and an unschedulable young one don't; Ready pods are never listed.

@@ -244,38 +244,32 @@ TEST(SnapshotBuilderTest, TheLevelRestartsAtAStepAndGrowsBackToFiveMinutes) {
   // dispersion of the 17 counts (one jump of 60 in 16 differences: 3600 / (2 x 16 x 33.53) =
   // 3.355), has pooled rate 2.235 req/s and SE sqrt(3.355 x 2.235 x (1/60 + 1/195)) = 0.404: 1 req/s
   // is 2.5 SE, under 3, so one interval of 90 is still a swing and the level is all 17 intervals.
-  std::vector<double> counts(16, 30);
-  counts.push_back(90);
-  WorkloadEstimate w = WorkloadAfterCounts(counts);
-  EXPECT_FALSE(w.rate_level_shifted);
-  EXPECT_EQ(w.rate_level_intervals, 17);
-  EXPECT_NEAR(w.arrival_rate_level, 570.0 / 255.0, 1e-12);
-  // At the second (30, 30, 90, 90: 4 req/s against 14 intervals at 2; dispersion 2.888, pooled
+  //   At the second (30, 30, 90, 90: 4 req/s against 14 intervals at 2; dispersion 2.888, pooled
   // 2.444, SE 0.389) it is 5.1 SE: a step, and the level restarts at the last minute, 4 req/s.
-  counts.push_back(90);
-  w = WorkloadAfterCounts(counts);
-  EXPECT_TRUE(w.rate_level_shifted);
-  EXPECT_EQ(w.rate_level_intervals, 4);
-  EXPECT_NEAR(w.arrival_rate_level, 4.0, 1e-12);
-  // Each interval after it restarts the level again (5 req/s against the one 30 still inside it:
-  // SE 0.964, 3.1 SE), until the last minute is all 90s: 4 req/s over SE sqrt(2.2556 x 5.2 x
+  //   Each interval after it restarts the level again (5 req/s against the one 30 still inside
+  // it: SE 0.964, 3.1 SE), until the last minute is all 90s: 4 req/s over SE sqrt(2.2556 x 5.2 x
   // (1/60 + 1/15)) = 0.989 is 4 SE, and the level is that minute, 6 req/s.
-  counts.insert(counts.end(), 2, 90);
-  w = WorkloadAfterCounts(counts);
-  EXPECT_TRUE(w.rate_level_shifted);
-  EXPECT_EQ(w.rate_level_intervals, 4);
-  EXPECT_NEAR(w.arrival_rate_level, 6.0, 1e-12);
-  // It then averages every interval since the step, one more each time, up to 20 (5 minutes):
+  //   It then averages every interval since the step, one more each time, up to 20 (5 minutes):
   // after 30 more intervals at 90 the history holds nothing else.
-  counts.push_back(90);
-  w = WorkloadAfterCounts(counts);
-  EXPECT_FALSE(w.rate_level_shifted);
-  EXPECT_EQ(w.rate_level_intervals, 5);
-  EXPECT_NEAR(w.arrival_rate_level, 6.0, 1e-12);
-  counts.insert(counts.end(), 30, 90);
-  w = WorkloadAfterCounts(counts);
-  EXPECT_EQ(w.rate_level_intervals, 20);
-  EXPECT_NEAR(w.arrival_rate_level, 6.0, 1e-12);
+  struct Step {
+    int more_at_90;  // intervals of 90 added before this check
+    bool shifted;
+    int32_t intervals;
+    double level;
+  };
+  const Step steps[] = {
+      {1, false, 17, 570.0 / 255.0}, {1, true, 4, 4.0}, {2, true, 4, 6.0},
+      {1, false, 5, 6.0},            {30, false, 20, 6.0},
+  };
+  std::vector<double> counts(16, 30);
+  for (const Step& step : steps) {
+    counts.insert(counts.end(), step.more_at_90, 90);
+    SCOPED_TRACE(counts.size());
+    const WorkloadEstimate w = WorkloadAfterCounts(counts);
+    EXPECT_EQ(w.rate_level_shifted, step.shifted);
+    EXPECT_EQ(w.rate_level_intervals, step.intervals);
+    EXPECT_NEAR(w.arrival_rate_level, step.level, 1e-12);
+  }
 }
 
 // LevelOf on 15 s windows: 16 intervals at 50 req/s (750 each) then the last minute at 60 req/s.

@@ -5,20 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "controller/policy/spec_loader.h"
-#include "controller/twin/resolve.h"
+#include "controller/twin/sample_target_test_util.h"
 
 namespace twinscale::twin {
 namespace {
 
 sim::DeploymentSpec SampleDeployment() {
-  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/llama-3.1-8b-h100.yaml");
-  EXPECT_TRUE(ias.ok()) << ias.status();
-  auto profiles = sim::ProfileRegistry::LoadEmbedded();
-  EXPECT_TRUE(profiles.ok());
-  auto r = Resolve(ias->spec, *profiles);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r->deployment;
+  return ResolveSample("deploy/samples/llama-3.1-8b-h100.yaml").resolved.deployment;
 }
 
 TEST(RunningEngineTest, NothingObservedKeepsTheSpecsEngine) {

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "controller/policy/spec_loader.h"
+#include "controller/twin/sample_target_test_util.h"
 
 namespace twinscale::twin {
 namespace {
@@ -51,13 +51,9 @@ state::ClusterView View(absl::Time now, double finished_per_pod,
 }
 
 policy::Decision DecideAt160(const std::optional<state::EngineArgs>& args) {
-  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/llama-3.1-8b-h100.yaml");
-  EXPECT_TRUE(ias.ok()) << ias.status();
-  auto profiles = sim::ProfileRegistry::LoadEmbedded();
-  EXPECT_TRUE(profiles.ok());
-  auto r = Resolve(ias->spec, *profiles);
-  EXPECT_TRUE(r.ok()) << r.status();
-  TargetDecider decider(r->policy, r->twin, ias->spec.metrics.stale_after, r->stated);
+  const SampleTarget t = ResolveSample("deploy/samples/llama-3.1-8b-h100.yaml");
+  TargetDecider decider(t.resolved.policy, t.resolved.twin, t.spec.metrics.stale_after,
+                        t.resolved.stated);
   decider.set_calibration(false);  // the profile's speed: these pods report no token timings
   decider.Decide(View(kT0, 10'000, args));
   return decider.Decide(View(kT0 + absl::Seconds(15), 10'000 + 20 * 15, args));
@@ -82,16 +78,27 @@ TEST(TargetDeciderTest, TheTwinSimulatesTheEngineThePodsRun) {
     EXPECT_THAT(reason.message, HasSubstr("pods run --max-num-seqs 16 (profile: 1024)"));
   }
   EXPECT_TRUE(said);
+
+  // --max-num-seqs 4: at most 4 / 1.23 = 3.25 req/s per replica, so 160 req/s needs more than 49
+  // replicas, beyond maxReplicas (48): an overload, where every replica helps, so the twin asks
+  // for all 48 and says maxReplicas is not enough.
+  state::EngineArgs four;
+  four.max_num_seqs = 4;
+  const policy::Decision overloaded = DecideAt160(four);
+  EXPECT_EQ(overloaded.recommendation, 48);
+  EXPECT_TRUE(overloaded.slo_at_risk);
+  bool max_said = false;
+  for (const policy::Reason& reason : overloaded.reasons) {
+    max_said = max_said || reason.code == "MaxReplicasInsufficient";
+    EXPECT_NE(reason.code, "SloUnattainable");
+  }
+  EXPECT_TRUE(max_said);
 }
 
 TEST(TargetDeciderTest, UnreadableFlagsAreSaidAndTheSpecsEngineKept) {
-  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/llama-3.1-8b-h100.yaml");
-  ASSERT_TRUE(ias.ok());
-  auto profiles = sim::ProfileRegistry::LoadEmbedded();
-  ASSERT_TRUE(profiles.ok());
-  auto r = Resolve(ias->spec, *profiles);
-  ASSERT_TRUE(r.ok());
-  TargetDecider decider(r->policy, r->twin, ias->spec.metrics.stale_after);
+  const SampleTarget t = ResolveSample("deploy/samples/llama-3.1-8b-h100.yaml");
+  TargetDecider decider(t.resolved.policy, t.resolved.twin, t.spec.metrics.stale_after,
+                        t.resolved.stated);
   state::ClusterView v = View(kT0, 10'000, std::nullopt);
   v.pods[3].engine_args_error = "pod vllm-3 container vllm: vLLM flag --max-num-seqs: \"x\" is not an integer";
   const policy::Decision d = decider.Decide(v);

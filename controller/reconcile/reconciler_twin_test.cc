@@ -140,9 +140,9 @@ json Pod(const std::string& name, int ip, bool ready) {
        {{"phase", "Running"}, {"podIP", absl::StrCat("10.0.0.", ip)}, {"conditions", conditions}}}};
 }
 
-class PodsThatNeverBecomeReadyTest : public ::testing::Test {
+class ReconcilerTwinTest : public ::testing::Test {
  protected:
-  PodsThatNeverBecomeReadyTest()
+  ReconcilerTwinTest()
       : clock_(kT0), api_(&clock_), pods_(&api_), events_(&api_, &clock_) {
     auto profiles = sim::ProfileRegistry::LoadEmbedded();
     EXPECT_TRUE(profiles.ok()) << profiles.status();
@@ -223,7 +223,7 @@ class PodsThatNeverBecomeReadyTest : public ::testing::Test {
   ReconcilerDeps deps_;
 };
 
-TEST_F(PodsThatNeverBecomeReadyTest, TheyStopCountingAtTheDeadlineAndNeverCauseAScaleIn) {
+TEST_F(ReconcilerTwinTest, PodsThatNeverBecomeReadyStopCountingAtTheDeadlineAndNeverScaleIn) {
   ASSERT_NE(profiles_, nullptr);
   // 09:00:00: two Ready pods and the autoscaler. Passes every 15 s (the default interval) from
   // 09:10:00.
@@ -305,6 +305,55 @@ TEST_F(PodsThatNeverBecomeReadyTest, TheyStopCountingAtTheDeadlineAndNeverCauseA
   const int32_t all_stuck = SpecReplicas() - 2;
   EXPECT_THAT(Condition("PodsStalled")["message"].get<std::string>(),
               HasSubstr(absl::StrCat(all_stuck, " pods are not Ready 2m after creation")));
+}
+
+// The twin simulates the engine the pods run (DESIGN.md section 3; twin/running_engine.h), read
+// from the pod objects as the API server returns them: two Ready pods whose vLLM container runs
+// `vllm serve ... --max-num-seqs $(SEQS)` with SEQS=4 in its env. The decision, as the autoscaler's
+// status shows it, says which flag the twin followed; a pod whose flags vLLM would refuse is named.
+TEST_F(ReconcilerTwinTest, TheDecisionFollowsThePodsVllmFlagsAndSaysSo) {
+  ASSERT_NE(profiles_, nullptr);
+  ASSERT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment(2)).ok());
+  for (int i = 0; i < 2; ++i) {
+    json pod = Pod(absl::StrCat("vllm-", i), 10 + i, true);
+    pod["spec"] = {{"containers",
+                    {{{"name", "vllm"},
+                      {"command", {"/bin/sh", "-c"}},
+                      {"args", {"exec vllm serve meta-llama/Llama-3.1-8B-Instruct "
+                                "--max-num-seqs $(SEQS) --port 8000"}},
+                      {"env", {{{"name", "SEQS"}, {"value", "4"}}}}}}}};
+    ASSERT_TRUE(api_.Create(kube::kPods, "llm", pod).ok());
+  }
+  ASSERT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", Autoscaler()).ok());
+  Reconciler r(deps_);
+  clock_.Set(kT0 + absl::Minutes(10));
+  ASSERT_TRUE(Pass(r).status.ok());
+  clock_.Advance(absl::Seconds(15));
+  ASSERT_TRUE(Pass(r).status.ok());
+  std::string followed;
+  for (const json& reason : Status()["lastDecision"].value("reasons", json::array())) {
+    if (reason.value("code", "") == "EngineFromPods") followed = reason.value("message", "");
+  }
+  EXPECT_THAT(followed, HasSubstr("pods run --max-num-seqs 4 (profile: 1024)")) << Status().dump(2);
+
+  // One pod's flags turn unreadable (a rollout with a typo): its pod, container and flag are named.
+  json bad = *api_.Get(kube::kPods, "llm", "vllm-1");
+  bad["spec"]["containers"][0]["env"][0]["value"] = "four";
+  ASSERT_TRUE(api_.Update(kube::kPods, "llm", bad).ok());
+  clock_.Advance(absl::Seconds(15));
+  RealClock real;
+  std::string unreadable;
+  for (const absl::Time deadline = real.Now() + absl::Seconds(10);
+       unreadable.empty() && real.Now() < deadline;) {
+    ASSERT_TRUE(Pass(r).status.ok());
+    for (const json& reason : Status()["lastDecision"].value("reasons", json::array())) {
+      if (reason.value("code", "") == "EngineArgsUnreadable") unreadable = reason.value("message", "");
+    }
+    if (unreadable.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(unreadable,
+            "pod vllm-1 container vllm: vLLM flag --max-num-seqs: \"four\" is not an integer (the "
+            "twin keeps the spec's engine)");
 }
 
 }  // namespace

@@ -415,6 +415,10 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     d.admission.active = true;
     d.admission.max_arrival_rate = lo;
     d.admission.max_queue_per_replica = static_cast<int32_t>(std::ceil(c.queue_depth_per_replica));
+    if (c.admission_max_queue_per_replica.has_value()) {
+      d.admission.max_queue_per_replica =
+          std::min(d.admission.max_queue_per_replica, *c.admission_max_queue_per_replica);
+    }
     d.reasons.push_back({"AdmissionAdvised",
                          absl::StrFormat("the %zu serving replicas hold about %.1f req/s within "
                                          "the SLO (arriving: %.1f)",

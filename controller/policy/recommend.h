@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <utility>
 
 #include "absl/time/time.h"
@@ -83,6 +84,9 @@ struct PolicyConfig {
   absl::Duration warmup_p99 = absl::Seconds(180);           // past this a starting pod stops counting
   absl::Duration interval = absl::Seconds(15);              // spec.metrics.interval [15s]
   bool admission_enabled = false;                           // spec.admission.enabled [false]
+  // spec.admission.maxQueuePerReplica: caps the published per-replica queue limit (which is
+  // queue_depth_per_replica rounded up); unset: no cap.
+  std::optional<int32_t> admission_max_queue_per_replica;
   double default_prompt_tokens = 512;                       // until lengths are observed
   double default_output_tokens = 256;
   uint64_t seed = 1;  // the twin's seed: each decision's is derived from it and the time

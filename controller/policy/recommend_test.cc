@@ -461,6 +461,18 @@ TEST(RecommendTest, AdmissionAdviceWhenCapacityCannotKeepUp) {
   const Decision d = Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now));
   ASSERT_TRUE(d.admission.active);
   EXPECT_NEAR(d.admission.max_arrival_rate, 30, 80.0 / 64);  // bisection over [0, 80], 6 steps
+  // The per-replica queue limit: limits.queueDepthPerReplica (4) rounded up, capped by
+  // admission.maxQueuePerReplica when that is lower.
+  EXPECT_EQ(d.admission.max_queue_per_replica, 4);
+  c.queue_depth_per_replica = 2.5;
+  EXPECT_EQ(Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
+            3);
+  c.admission_max_queue_per_replica = 1;
+  EXPECT_EQ(Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
+            1);
+  c.admission_max_queue_per_replica = 10;
+  EXPECT_EQ(Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
+            3);
 }
 
 TEST(RecommendTest, RecordDecisionKeepsOnlyWhatTheWindowsNeed) {

@@ -75,6 +75,7 @@ absl::StatusOr<ResolvedTarget> Resolve(const policy::InferenceAutoscalerSpec& sp
   c.warmup_p99 = std::max(P99Warmup(r.deployment.lifecycle), 2 * c.warmup_expected);
   c.interval = spec.metrics.interval;
   c.admission_enabled = spec.admission.enabled;
+  c.admission_max_queue_per_replica = spec.admission.max_queue_per_replica;
   r.twin.deployment = r.deployment;
   r.twin.router = RouterFor(spec.routing);
   return r;

@@ -39,41 +39,67 @@ std::string StringAt(const nlohmann::json& obj, const char* a, const char* b) {
 
 // spec.containers[i].command / args / env (literal values only: valueFrom needs the API server,
 // and the kubelet leaves a reference it cannot resolve as written).
+// A string field of a container, "" when absent or not a string (never throws).
+std::string StringField(const nlohmann::json& c, const char* key) {
+  const auto it = c.find(key);
+  return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::vector<std::string> ContainerWords(const nlohmann::json& c) {
+  std::vector<std::string> words;
+  for (const char* key : {"command", "args"}) {
+    const auto list = c.find(key);
+    if (list == c.end() || !list->is_array()) continue;
+    for (const nlohmann::json& w : *list) {
+      if (w.is_string()) words.push_back(w.get<std::string>());
+    }
+  }
+  return words;
+}
+
 void ReadEngineArgs(const nlohmann::json& pod, KubePod& out) {
   const auto spec = pod.find("spec");
   if (spec == pod.end() || !spec->is_object()) return;
   const auto containers = spec->find("containers");
   if (containers == spec->end() || !containers->is_array()) return;
-  for (const nlohmann::json& c : *containers) {
-    if (!c.is_object()) continue;
-    std::vector<std::string> words;
-    for (const char* key : {"command", "args"}) {
-      const auto list = c.find(key);
-      if (list == c.end() || !list->is_array()) continue;
-      for (const nlohmann::json& w : *list) {
-        if (w.is_string()) words.push_back(w.get<std::string>());
+  // The container that runs vLLM: the first whose command line starts it, else the first with a
+  // vLLM image, whose entrypoint starts it (image vllm/vllm-openai, args ["--model", "...",
+  // "--max-model-len", "8192"]): a sidecar with "vllm" in its image name (a router) must not hide
+  // the engine's flags when the engine's command line says what it is.
+  const nlohmann::json* chosen = nullptr;
+  for (int by_image = 0; by_image < 2 && chosen == nullptr; ++by_image) {
+    for (const nlohmann::json& c : *containers) {
+      if (!c.is_object()) continue;
+      const bool match = by_image == 0
+                             ? state::LooksLikeVllm(ContainerWords(c))
+                             : StringField(c, "image").find("vllm") != std::string::npos;
+      if (match) {
+        chosen = &c;
+        break;
       }
     }
-    if (!state::LooksLikeVllm(words)) continue;
-    std::map<std::string, std::string> env;
-    if (const auto e = c.find("env"); e != c.end() && e->is_array()) {
-      for (const nlohmann::json& var : *e) {
-        if (!var.is_object()) continue;
-        const auto name = var.find("name");
-        const auto value = var.find("value");
-        if (name != var.end() && name->is_string() && value != var.end() && value->is_string()) {
-          env[name->get<std::string>()] = value->get<std::string>();
-        }
+  }
+  if (chosen == nullptr) return;
+  const nlohmann::json& c = *chosen;
+  std::map<std::string, std::string> env;
+  if (const auto e = c.find("env"); e != c.end() && e->is_array()) {
+    for (const nlohmann::json& var : *e) {
+      if (!var.is_object()) continue;
+      const auto name = var.find("name");
+      const auto value = var.find("value");
+      if (name != var.end() && name->is_string() && value != var.end() && value->is_string()) {
+        env[name->get<std::string>()] = value->get<std::string>();
       }
     }
-    absl::StatusOr<state::EngineArgs> args = state::ParseVllmArgs(words, env);
-    if (args.ok()) {
-      out.engine_args = *std::move(args);
-    } else {
-      out.engine_args_error = absl::StrCat("pod ", out.name, " container ", c.value("name", "?"),
-                                           ": ", args.status().message());
-    }
-    return;
+  }
+  absl::StatusOr<state::EngineArgs> args = state::ParseVllmArgs(ContainerWords(c), env);
+  if (args.ok()) {
+    out.engine_args = *std::move(args);
+  } else {
+    const std::string name = StringField(c, "name");
+    out.engine_args_error =
+        absl::StrCat("pod ", out.name, " container ", name.empty() ? "?" : name, ": ",
+                     args.status().message());
   }
 }
 

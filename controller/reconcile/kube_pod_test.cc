@@ -117,6 +117,35 @@ TEST(KubePodTest, ReadsTheVllmContainersEngineArgs) {
   EXPECT_EQ(p->engine_args_error,
             "pod vllm-0 container vllm: vLLM flag --max-num-seqs: \"many\" is not an integer");
 
+  // The vLLM image's entrypoint starts the server: a spec with only args is read too.
+  pod["spec"]["containers"] = {{{"name", "server"},
+                                {"image", "vllm/vllm-openai:v0.11.0"},
+                                {"args", {"--model", "m", "--max-num-batched-tokens", "16384"}}}};
+  p = ParseKubePod(pod);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(p->engine_args.has_value());
+  EXPECT_EQ(p->engine_args->max_num_batched_tokens, 16384);
+  // A command line that says vLLM wins over an image name that merely contains it (a router
+  // sidecar listed first).
+  pod["spec"]["containers"] = {
+      {{"name", "router"}, {"image", "ghcr.io/x/vllm-router:1"}, {"args", {"--port", "9000"}}},
+      {{"name", "engine"}, {"image", "registry/llm:1"},
+       {"command", {"vllm", "serve", "m", "--max-num-seqs", "64"}}}};
+  p = ParseKubePod(pod);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(p->engine_args.has_value());
+  EXPECT_EQ(p->engine_args->max_num_seqs, 64);
+
+  // Fields of the wrong type (outside input) read as absent, never throw.
+  pod["spec"]["containers"] = {
+      {{"name", 7}, {"image", 5}, {"command", {"vllm", 1, "serve"}}, {"env", "SEQS=4"},
+       {"args", {"--max-num-seqs", "8"}}},
+      "not a container"};
+  p = ParseKubePod(pod);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(p->engine_args.has_value());
+  EXPECT_EQ(p->engine_args->max_num_seqs, 8);
+
   // No vLLM container (or no spec at all): nothing to read, and no error.
   pod["spec"]["containers"] = {{{"name", "web"}, {"command", {"nginx"}}}};
   p = ParseKubePod(pod);

@@ -105,7 +105,9 @@ class Sizer {
     out_.missed_at_base = !at_base.meets_slo;
     if (!at_base.meets_slo) {
       // Misses that are held: see fleet_sizing.h.
-      const bool shallow = b_.slo_percentile > 0 && 100 * at_base.attainment >= b_.slo_percentile;
+      // An ITL miss is a miss of the SLO itself (its objective has no headroom aim): never shallow.
+      const bool shallow = b_.slo_percentile > 0 &&
+                           100 * at_base.attainment >= b_.slo_percentile && at_base.itl_met;
       if (!at_base.verdict_clear) {
         out_.miss_within_noise = true;
       } else if (shallow && !b_.miss_seen_at_base) {

@@ -57,6 +57,11 @@ struct ForecastQuestion {
   // threshold miss at any size, and the question stops depending on the size at all.
   double slack_margin = 1;
   double percentile = 90;                         // the SLO holds if attainment >= percentile%
+  // spec.slo.itl: when > 0, the SLO also needs itl_percentile% of the output tokens judged (those
+  // produced from judge_from on) to come at most this long after the previous token of their
+  // request. A scale-in question (slack_margin < 1) asks it at slack_margin x the threshold.
+  absl::Duration itl_threshold = absl::ZeroDuration();
+  double itl_percentile = 90;
   // > 0: the caller uses the attainment itself, not only the verdict, and wants it within about
   // this much (a standard error, as a fraction) unless it clearly meets `percentile`; a sampling
   // forecaster simulates more until it is or its budget runs out. A caller that reads the value
@@ -92,6 +97,13 @@ struct Forecast {
   // runs out; a verdict left unclear is one other random numbers could turn over.
   double attainment_se = 0;
   bool verdict_clear = true;
+  // With an ITL objective (ForecastQuestion::itl_threshold): the share of the judged output tokens
+  // within it, over itl_tokens tokens, and whether that meets itl_percentile. A miss makes the
+  // forecast a clear miss (meets_slo false, verdict_clear true): its tokens number in the tens of
+  // thousands, so its noise is far below the TTFT attainment's. Without one: 1, 0, true.
+  double itl_within = 1;
+  int64_t itl_tokens = 0;
+  bool itl_met = true;
 };
 
 class Forecaster {

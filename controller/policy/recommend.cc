@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/policy/hpa_algorithm.h"
 #include "controller/policy/fleet_sizing.h"
@@ -104,8 +106,19 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
   q.ttft_threshold = c.ttft_threshold;
   q.ttft_per_prompt_token = c.ttft_per_prompt_token;
   q.percentile = FullAim(c);
+  q.itl_threshold = c.itl_threshold;
+  q.itl_percentile = c.itl_percentile;
   q.seed = DecisionSeed(c.seed, now);
   return q;
+}
+
+// When the ITL objective is what `f` misses: "; ITL: 71.2% of output tokens within 100ms (SLO:
+// 90%)", else "".
+std::string ItlNote(const Forecast& f, const PolicyConfig& c) {
+  if (f.itl_met || c.itl_threshold <= absl::ZeroDuration()) return "";
+  return absl::StrFormat("; ITL: %.1f%% of output tokens within %s (SLO: %.0f%%)",
+                         100 * f.itl_within, absl::FormatDuration(c.itl_threshold),
+                         c.itl_percentile);
 }
 
 }  // namespace
@@ -250,21 +263,26 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                            "< %.0f%% at %.1f req/s%s",
                            c.max_replicas, 100 * d.forecast_at_current.attainment, c.percentile,
                            q.arrival_rate,
-                           sizing.ceiling_overloaded
-                               ? absl::StrFormat("; requests would wait %.0f ms on average to be "
-                                                 "scheduled even there: the load exceeds what "
-                                                 "maxReplicas serve",
-                                                 sizing.ceiling_delay_ms)
-                               : std::string())});
+                           ItlNote(d.forecast_at_current, c) +
+                               (sizing.ceiling_overloaded
+                                    ? absl::StrFormat("; requests would wait %.0f ms on average "
+                                                      "to be scheduled even there: the load "
+                                                      "exceeds what maxReplicas serve",
+                                                      sizing.ceiling_delay_ms)
+                                    : std::string()))});
       break;
     case Sizing::Outcome::kScaleUp:
       d.reasons.push_back(
           {"ForecastMissesSlo",
-           absl::StrFormat("at %d replicas the twin forecasts %.1f%% of requests within the TTFT "
-                           "SLO (aim %.1f%%) at %.1f req/s over %s; %d replicas reach %.1f%%",
-                           base, 100 * d.forecast_at_current.attainment, sizing.keep_percentile,
-                           q.arrival_rate, absl::FormatDuration(q.horizon), sizing.replicas,
-                           100 * sizing.at_answer.attainment)});
+           absl::StrCat(
+               absl::StrFormat("at %d replicas the twin forecasts %.1f%% of requests within the "
+                               "TTFT SLO (aim %.1f%%) at %.1f req/s over %s; %d replicas reach "
+                               "%.1f%%",
+                               base, 100 * d.forecast_at_current.attainment,
+                               sizing.keep_percentile, q.arrival_rate,
+                               absl::FormatDuration(q.horizon), sizing.replicas,
+                               100 * sizing.at_answer.attainment),
+               ItlNote(d.forecast_at_current, c))});
       break;
     case Sizing::Outcome::kScaleIn:
       d.reasons.push_back(

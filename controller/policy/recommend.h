@@ -83,6 +83,10 @@ struct PolicyConfig {
   absl::Duration warmup_expected = absl::Seconds(60);       // spec.warmup.expected or the profile
   absl::Duration warmup_p99 = absl::Seconds(180);           // past this a starting pod stops counting
   absl::Duration interval = absl::Seconds(15);              // spec.metrics.interval [15s]
+  // spec.slo.itl: output-token gaps; 0 threshold: no ITL objective. Unlike the TTFT percentile
+  // it gets no +5-point aim: token counts are large, so the twin's ITL share is not noisy.
+  absl::Duration itl_threshold = absl::ZeroDuration();
+  double itl_percentile = 90;
   bool admission_enabled = false;                           // spec.admission.enabled [false]
   // spec.admission.maxQueuePerReplica: caps the published per-replica queue limit (which is
   // queue_depth_per_replica rounded up); unset: no cap.

@@ -420,6 +420,43 @@ TEST(RecommendTest, AnOverloadBeyondMaxReplicasAsksForMaxReplicasNotLess) {
       << message;
 }
 
+// TTFT always met; the share of output tokens within the ITL threshold grows with the fleet:
+// n / 10 (fewer sequences per replica, shorter steps), capped at 1.
+class ItlForecaster : public Forecaster {
+ public:
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    Forecast f;
+    f.requests = 1000;
+    f.attainment = 1;
+    f.meets_slo = true;
+    if (q.itl_threshold > absl::ZeroDuration()) {
+      f.itl_tokens = 100000;
+      f.itl_within = std::min(1.0, q.candidate_replicas / 10.0);
+      f.itl_met = f.itl_within + 1e-12 >= q.itl_percentile / 100;
+      if (!f.itl_met) f.meets_slo = false;
+    }
+    return f;
+  }
+};
+
+TEST(RecommendTest, AnItlObjectiveSizesTheFleetToo) {
+  // spec.slo.itl at p90: 9 replicas give 90% of tokens within it. From 3: scale up to 9, and say
+  // that the ITL is what misses. Without the objective the TTFT alone holds 3.
+  const absl::Time now = T(0);
+  PolicyConfig c = Config();
+  c.itl_threshold = absl::Milliseconds(50);
+  c.itl_percentile = 90;
+  Decision d = Recommend(Snap(3, 20, now), c, ItlForecaster(), now, Steady(3, 600, now));
+  EXPECT_EQ(d.recommendation, 9);
+  EXPECT_NE(ReasonMessage(d, "ForecastMissesSlo")
+                .find("; ITL: 30.0% of output tokens within 50ms (SLO: 90%)"),
+            std::string::npos)
+      << ReasonMessage(d, "ForecastMissesSlo");
+  c.itl_threshold = absl::ZeroDuration();
+  d = Recommend(Snap(3, 20, now), c, ItlForecaster(), now, Steady(3, 600, now));
+  EXPECT_LE(d.recommendation, 3);
+}
+
 TEST(RecommendTest, TheDecisionNamesTheStartingPodsItDoesNotCount) {
   // warmup_p99 = 180 s. A pod exactly at the deadline still counts ("older than" is the rule); one
   // a second past it and an unschedulable young one don't; Ready pods are never listed.

@@ -19,6 +19,7 @@ ordered_json ForecastJson(const policy::Forecast& f) {
   j["attainment_se"] = RoundForPeople(f.attainment_se, 4);
   j["meets_slo"] = f.meets_slo;
   j["verdict_clear"] = f.verdict_clear;
+  if (f.itl_tokens > 0) j["itl_within"] = RoundForPeople(f.itl_within, 4);  // spec.slo.itl set
   return j;
 }
 

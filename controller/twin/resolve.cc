@@ -63,6 +63,10 @@ absl::StatusOr<ResolvedTarget> Resolve(const policy::InferenceAutoscalerSpec& sp
   c.max_replicas = spec.max_replicas;
   c.ttft_threshold = spec.slo.ttft.threshold;
   c.ttft_per_prompt_token = spec.slo.ttft.per_prompt_token;
+  if (spec.slo.itl.has_value()) {
+    c.itl_threshold = spec.slo.itl->threshold;
+    c.itl_percentile = spec.slo.itl->percentile;
+  }
   c.surplus_window = spec.slo.ttft.surplus_window;
   c.percentile = spec.slo.ttft.percentile;
   c.scale_up = spec.scale_up;

@@ -166,6 +166,7 @@ struct GroupResult {
   int64_t preemptions = 0;
   double itl_sum_ms = 0;  // inter-token gaps, summed per token
   int64_t itl_count = 0;
+  int64_t itl_judged = 0, itl_over = 0;  // with an ITL objective: judged tokens, those over it
 };
 
 // One simulation: replica i serves from serve_at[i] seconds on, seeded with *states[i] (null: it
@@ -204,6 +205,10 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
     };
   }
   sim::RunStats stats(slo, sim::StatsDetail::kSloOnly);
+  if (q.itl_threshold > absl::ZeroDuration()) {
+    stats.set_itl_threshold(
+        SimDuration::FromAbsl(q.itl_threshold * std::min(1.0, std::max(0.0, q.slack_margin))));
+  }
   stats.set_judge_from(
       SimTime::FromSecondsF(std::min(absl::ToDoubleSeconds(q.judge_from), horizon_s)));
   sim::Fleet fleet(simulation, fo, &stats);
@@ -268,6 +273,8 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   g.preemptions = s.preemptions;
   g.itl_count = s.itl_ms.count;
   g.itl_sum_ms = s.itl_ms.mean * static_cast<double>(s.itl_ms.count);
+  g.itl_judged = s.judged_itl_tokens;
+  g.itl_over = s.judged_itl_over;
   return g;
 }
 
@@ -349,6 +356,19 @@ void SetAttainment(policy::Forecast& f, const std::vector<GroupResult>& units, d
       !std::isfinite(se) || std::abs(attainment - target) >= VerdictMargin(units.size()) * se;
 }
 
+// The ITL objective's part of the forecast (policy::Forecast::itl_*): `over` of `tokens` judged
+// output tokens came later than the threshold.
+void SetItl(policy::Forecast& f, int64_t tokens, int64_t over, const policy::ForecastQuestion& q) {
+  if (q.itl_threshold <= absl::ZeroDuration()) return;
+  f.itl_tokens = tokens;
+  f.itl_within = tokens > 0 ? 1.0 - static_cast<double>(over) / static_cast<double>(tokens) : 1.0;
+  f.itl_met = f.itl_within + 1e-12 >= q.itl_percentile / 100.0;
+  if (!f.itl_met) {
+    f.meets_slo = false;
+    f.verdict_clear = true;
+  }
+}
+
 }  // namespace
 
 policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) const {
@@ -358,6 +378,7 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
   // the runs (each a whole fleet, or a sample of one), never below the binomial's.
   policy::Forecast sum;
   std::vector<GroupResult> as_units;
+  int64_t itl_tokens = 0, itl_over = 0;
   for (int32_t i = 0; i < runs; ++i) {
     const policy::Forecast f = EvaluateOnce(q, sim::DeriveSeed(q.seed, static_cast<uint64_t>(i), 77));
     GroupResult g;
@@ -367,9 +388,12 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
     sum.ttft_p90_ms += f.ttft_p90_ms / runs;
     sum.scheduling_delay_mean_ms += f.scheduling_delay_mean_ms / runs;
     sum.preemptions_per_s += f.preemptions_per_s / runs;
+    itl_tokens += f.itl_tokens;
+    itl_over += std::llround((1.0 - f.itl_within) * static_cast<double>(f.itl_tokens));
   }
   for (const GroupResult& g : as_units) sum.requests += g.judged;
   SetAttainment(sum, as_units, q.percentile / 100.0);
+  SetItl(sum, itl_tokens, itl_over, q);
   return sum;
 }
 
@@ -540,8 +564,10 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   // second of the simulated replicas.
   policy::Forecast f;
   double p90 = 0, sched = 0, itl_sum = 0;
-  int64_t preemptions = 0, itl_count = 0;
+  int64_t preemptions = 0, itl_count = 0, itl_judged = 0, itl_over = 0;
   for (const GroupResult& g : units) {
+    itl_judged += g.itl_judged;
+    itl_over += g.itl_over;
     f.requests += g.judged;
     p90 += g.ttft_p90_ms * static_cast<double>(g.judged);
     sched += g.scheduling_delay_mean_ms * static_cast<double>(g.judged);
@@ -552,6 +578,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   f.itl_mean_ms = itl_count > 0 ? itl_sum / static_cast<double>(itl_count) : 0;
   const double judged = static_cast<double>(f.requests);
   SetAttainment(f, units, target);
+  SetItl(f, itl_judged, itl_over, q);
   f.ttft_p90_ms = f.requests > 0 ? p90 / judged : units.front().ttft_p90_ms;
   f.scheduling_delay_mean_ms =
       f.requests > 0 ? sched / judged : units.front().scheduling_delay_mean_ms;

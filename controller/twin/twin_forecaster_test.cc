@@ -54,6 +54,39 @@ TEST(TwinForecasterTest, SampleOfFourAgreesWithTheWholeFleetUnderRandomRouting) 
   }
 }
 
+TEST(TwinForecasterTest, AnItlObjectiveIsJudgedOnTheOutputTokensGaps) {
+  // Every engine step takes exactly 10 ms whatever it holds (the linear model with b0 alone), so
+  // every gap between a request's output tokens is 10 ms. Against 11 ms every judged token is
+  // within (and the TTFT, a step or two, meets 300 ms); against 9 ms none is, and the forecast is
+  // a clear miss whatever its TTFT. With a scale-in margin of 0.8 the 11 ms are judged as 8.8 ms.
+  TwinOptions o{Linear(10000, 0, 0, 64), {}, sim::RouterKind::kRandom, 0, 1};
+  TwinForecaster twin(o);
+  policy::ForecastQuestion q = Question(4, 4, 40);
+  q.itl_threshold = absl::Milliseconds(11);
+  q.itl_percentile = 90;
+  policy::Forecast f = twin.Evaluate(q);
+  EXPECT_GT(f.itl_tokens, 10000);  // 40 req/s x 100 tokens x 120 s, less the last requests'
+  EXPECT_EQ(f.itl_within, 1.0);
+  EXPECT_TRUE(f.itl_met);
+  EXPECT_TRUE(f.meets_slo);
+  q.itl_threshold = absl::Milliseconds(9);
+  f = twin.Evaluate(q);
+  EXPECT_EQ(f.itl_within, 0.0);
+  EXPECT_FALSE(f.itl_met);
+  EXPECT_FALSE(f.meets_slo);
+  EXPECT_TRUE(f.verdict_clear);
+  EXPECT_GT(f.attainment, 0.99);  // the TTFT alone would meet
+  q.itl_threshold = absl::Milliseconds(11);
+  q.slack_margin = 0.8;
+  EXPECT_EQ(twin.Evaluate(q).itl_within, 0.0);
+  // Without an objective nothing is judged.
+  q.itl_threshold = absl::ZeroDuration();
+  q.slack_margin = 1;
+  f = twin.Evaluate(q);
+  EXPECT_EQ(f.itl_tokens, 0);
+  EXPECT_TRUE(f.itl_met);
+}
+
 TEST(TwinForecasterTest, SampleAgreesWithTheWholeFleetUnderBurstyArrivals) {
   // A fleet rate that swings with CV 0.3 from one 15 s interval to the next: every replica feels
   // the swing (it is fleet-wide), and each sampled replica's thinning of its own realization of

@@ -499,7 +499,7 @@ void Replica::EndStep(SimTime now) {
   int64_t prompt_tokens_computed = 0;
   int64_t new_tokens = plan_decode_;
   if (plan_decode_ > 0) {
-    stats_.OnInterTokenLatency(dt, plan_decode_);
+    stats_.OnInterTokenLatency(dt, plan_decode_, now);
     if (options_.vllm_metrics) metrics_.ObserveInterTokenLatency(dt.seconds(), plan_decode_);
   }
   // Completions due at this step.
@@ -534,7 +534,7 @@ void Replica::EndStep(SimTime now) {
       }
     } else {
       // First token after a recompute: the gap since the token before the preemption.
-      stats_.OnInterTokenLatency(emit - q.last_token, 1);
+      stats_.OnInterTokenLatency(emit - q.last_token, 1, now);
       if (options_.vllm_metrics) {
         metrics_.ObserveInterTokenLatency((emit - q.last_token).seconds(), 1);
       }

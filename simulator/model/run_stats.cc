@@ -172,6 +172,8 @@ RunSummary RunStats::Summarize(int64_t queued_at_end, int64_t running_at_end) co
   s.goodput_rps = static_cast<double>(slo_met_) / secs;
   s.judged_requests = judged_;
   s.judged_attainment = judged_ == 0 ? 1.0 : static_cast<double>(judged_met_) / judged_;
+  s.judged_itl_tokens = judged_itl_tokens_;
+  s.judged_itl_over = judged_itl_over_;
   s.gpu_hours = gpu_seconds_ / 3600.0;
   s.engine_steps = engine_steps_;
   s.sequence_steps = sequence_steps_;

@@ -50,7 +50,7 @@ void Feed(RunStats& stats) {
     const SimTime arrival = SimTime::FromSecondsF(i);
     stats.OnInjected(arrival);
     stats.OnFirstToken(100, SimDuration::Millis(ttft_ms[i]), arrival);
-    stats.OnInterTokenLatency(SimDuration::Millis(20), 9);
+    stats.OnInterTokenLatency(SimDuration::Millis(20), 9, arrival);
     RequestRecord r;
     r.id = static_cast<uint64_t>(i);
     r.arrival = arrival;
@@ -58,6 +58,27 @@ void Feed(RunStats& stats) {
     r.e2e = SimDuration::Millis(ttft_ms[i] + 180);
     r.scheduling_delay = SimDuration::Millis(10 * (i + 1));
     stats.OnFinished(r);
+  }
+}
+
+TEST(RunStatsTest, AnItlThresholdCountsTheJudgedGapsOverIt) {
+  // Steps ending at 1, 2, 3 and 4 s with gaps of 20, 120, 80 and 150 ms for 10, 4, 6 and 2 tokens;
+  // judged from 2 s with a 100 ms threshold: 4 + 6 + 2 = 12 tokens judged, 4 + 2 = 6 over it.
+  // Without a threshold nothing is counted.
+  for (const bool with_threshold : {true, false}) {
+    RunStats stats(TtftSlo{}, StatsDetail::kSloOnly);
+    stats.set_judge_from(SimTime::FromSecondsF(2));
+    if (with_threshold) stats.set_itl_threshold(SimDuration::Millis(100));
+    const int64_t gap_ms[] = {20, 120, 80, 150};
+    const int64_t tokens[] = {10, 4, 6, 2};
+    for (int i = 0; i < 4; ++i) {
+      stats.OnInterTokenLatency(SimDuration::Millis(gap_ms[i]), tokens[i],
+                                SimTime::FromSecondsF(i + 1));
+    }
+    const RunSummary s = stats.Summarize(0, 0);
+    EXPECT_EQ(s.judged_itl_tokens, with_threshold ? 12 : 0);
+    EXPECT_EQ(s.judged_itl_over, with_threshold ? 6 : 0);
+    EXPECT_EQ(s.itl_ms.count, 22);  // the mean still counts every gap
   }
 }
 

@@ -57,8 +57,13 @@ ABSL_FLAG(std::string, truth, "none",
           "How the simulated truth differs from the twin: none | efficiency | noise | warmup | "
           "routing | frontend | all (comma list).");
 ABSL_FLAG(int32_t, initial_replicas, 0,
-          "Replicas Ready at the start for every policy, clamped to its min/max (0: the oracle's "
-          "first minute, else the policy's minimum).");
+          "Replicas Ready at the start (of the pre-roll, if any) for every policy, clamped to its "
+          "min/max (0: the oracle's first minute, else the policy's minimum).");
+ABSL_FLAG(absl::Duration, pre_roll, absl::Minutes(20),
+          "Play the trace's first this-much before it, with every policy deciding, and count "
+          "nothing of it: each policy then meets the trace with the fleet its own rule holds for "
+          "that traffic, as a controller that was already running would (0: start cold, from "
+          "--initial-replicas).");
 ABSL_FLAG(std::string, out, "",
           "Directory for summary.json, timeline.csv, report.html and (for twinscale's policies) "
           "decisions.jsonl, every decision with its reasons (created).");
@@ -311,6 +316,7 @@ absl::Status Run() {
     rc.router = p.router;
     rc.seed = absl::GetFlag(FLAGS_seed);
     rc.slo = slo;
+    rc.pre_roll = absl::GetFlag(FLAGS_pre_roll);
     int32_t initial = absl::GetFlag(FLAGS_initial_replicas);
     if (initial <= 0) {
       initial = oracle && !oracle->minutes.empty() ? oracle->minutes.front().replicas
@@ -336,6 +342,7 @@ absl::Status Run() {
   header.deployment = deployment.name;
   header.truth = replay::Describe(truth);
   header.seed = absl::GetFlag(FLAGS_seed);
+  header.pre_roll = absl::GetFlag(FLAGS_pre_roll);
   header.slo = slo;
   const replay::OracleResult* oracle_ptr = oracle ? &*oracle : nullptr;
   std::cout << replay::FormatTable(header, summaries, oracle_ptr);

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "controller/replay/simulated_cluster.h"
+#include "simulator/core/rng.h"
 #include "simulator/profiles/profile_loader.h"
 
 namespace twinscale::replay {
@@ -29,7 +31,33 @@ size_t Bin(SimTime t, SimDuration period, size_t n) {
   return static_cast<size_t>(std::min<int64_t>(i, static_cast<int64_t>(n) - 1));
 }
 
+// Salt for the pre-roll's own prefix ids.
+constexpr uint64_t kPreRollPrefixSalt = 0x5052452d524f4c4cULL;  // "PRE-ROLL"
+
 }  // namespace
+
+sim::Trace WithPreRoll(const sim::Trace& trace, SimDuration pre_roll) {
+  sim::Trace out;
+  out.source = trace.source;
+  if (pre_roll <= SimDuration::Zero()) {
+    out.requests = trace.requests;
+    return out;
+  }
+  for (const sim::RequestSpec& r : trace.requests) {
+    if (r.arrival - SimTime::Zero() >= pre_roll) break;  // sorted
+    sim::RequestSpec copy = r;
+    for (uint64_t& id : copy.prefix_hashes) id = sim::Mix64(id ^ kPreRollPrefixSalt);
+    out.requests.push_back(std::move(copy));
+  }
+  out.requests.reserve(out.requests.size() + trace.requests.size());
+  for (const sim::RequestSpec& r : trace.requests) {
+    sim::RequestSpec shifted = r;
+    shifted.arrival = r.arrival + pre_roll;
+    out.requests.push_back(std::move(shifted));
+  }
+  for (size_t i = 0; i < out.requests.size(); ++i) out.requests[i].id = i;
+  return out;
+}
 
 bool MeetsTarget(const ReplaySummary& s, const AttainmentTarget& target) {
   // A hair of slack so that 0.95 computed as 19/20 meets 0.95.
@@ -59,6 +87,10 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
     return absl::InvalidArgumentError(
         absl::StrCat("replay: initial replicas (", config.initial_replicas, ") must be >= 0"));
   }
+  if (config.pre_roll < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "replay: pre-roll (", absl::FormatDuration(config.pre_roll), ") must be >= 0"));
+  }
   if (config.max_drain < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("replay: max_drain must be >= 0");
   }
@@ -72,6 +104,22 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
     return absl::InvalidArgumentError(absl::StrCat("replay: ", s.message()));
   }
   const sim::Trace& trace = *config.trace;
+  const SimDuration period = SimDuration::FromAbsl(sync);
+  const SimTime trace_last =
+      trace.requests.empty() ? SimTime::Zero() : trace.requests.back().arrival;
+  // Whole periods (decisions fall on multiples of the period from the pre-roll's start, so the
+  // trace's own start is one too), and a trace shorter than the pre-roll is pre-rolled once, whole.
+  auto periods_covering = [&](int64_t nanos) {
+    return SimDuration::Nanos((nanos + period.nanos() - 1) / period.nanos() * period.nanos());
+  };
+  const SimDuration pre =
+      std::min(periods_covering(absl::ToInt64Nanoseconds(config.pre_roll)),
+               periods_covering(trace_last.nanos() + 1));
+  std::shared_ptr<const sim::Trace> played = config.trace;
+  if (pre > SimDuration::Zero()) {
+    played = std::make_shared<const sim::Trace>(WithPreRoll(trace, pre));
+  }
+  const SimTime zero = SimTime::Zero() + pre;  // the trace's first arrival
 
   ClusterOptions co;
   co.fleet.deployment = config.deployment;
@@ -82,15 +130,13 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   co.fleet.run = 0;
   ApplyTruth(config.truth, co.fleet);
   co.slo = config.slo;
-  co.start = config.start;
+  co.start = config.start - pre.ToAbsl();
   co.pod_prefix = config.deployment.name;
   co.scrape_interval = config.scrape_interval;
   co.scrape_retention = std::max(absl::Minutes(5), config.scrape_delay);
-  SimulatedCluster cluster(std::move(co), config.trace);
+  SimulatedCluster cluster(std::move(co), played);
 
-  const SimDuration period = SimDuration::FromAbsl(sync);
-  const SimTime last_arrival =
-      trace.requests.empty() ? SimTime::Zero() : trace.requests.back().arrival;
+  const SimTime last_arrival = trace_last + pre;
   const SimTime drain_limit = last_arrival + SimDuration::FromAbsl(config.max_drain);
 
   ReplayResult result;
@@ -99,10 +145,20 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   s.family = PolicyFamily(s.policy);
   s.truth = Describe(config.truth);
   s.seed = config.seed;
+  s.pre_roll_seconds = pre.seconds();
   int32_t desired = config.initial_replicas;
   s.max_replicas = desired;
+  double gpu_hours_before = 0;  // held during the pre-roll
 
   SimTime t = SimTime::Zero();
+  while (t < zero) {  // the pre-roll: decided on, not counted
+    t += period;
+    cluster.AdvanceTo(cluster.ToAbsl(t));
+    desired = std::max(0, autoscaler.Decide(cluster.View(config.scrape_delay)));
+    cluster.Scale(desired);
+    s.max_replicas = desired;
+    gpu_hours_before = cluster.GpuHours();
+  }
   for (;;) {
     t += period;
     cluster.AdvanceTo(cluster.ToAbsl(t));
@@ -117,7 +173,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
 
     const FleetState state = cluster.State();
     TimelineRow row;
-    row.time = (t - SimTime::Zero()).ToAbsl();
+    row.time = (t - zero).ToAbsl();
     row.interval = sync;
     row.desired = want;
     row.ready = state.ready;
@@ -150,7 +206,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   }
 
   // Per-request fates: the summary, the minutes, and the timeline's TTFT and rejections.
-  const int64_t n_minutes = trace.requests.empty() ? 0 : last_arrival.nanos() / kMinute.nanos() + 1;
+  const int64_t n_minutes = trace.requests.empty() ? 0 : trace_last.nanos() / kMinute.nanos() + 1;
   std::vector<int64_t> minute_arrivals(static_cast<size_t>(n_minutes), 0);
   std::vector<int64_t> minute_met(static_cast<size_t>(n_minutes), 0);
   for (const sim::RequestSpec& r : trace.requests) {
@@ -159,8 +215,10 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   std::vector<std::vector<double>> interval_ttfts(n_rows);
   std::vector<double> ttfts;
   ttfts.reserve(cluster.fates().size());
-  int64_t met = 0;
-  for (const RequestFate& f : cluster.fates()) {
+  int64_t met = 0, counted_fates = 0;
+  for (RequestFate f : cluster.fates()) {
+    if (f.arrival < zero) continue;  // the pre-roll's
+    f.arrival = SimTime::Zero() + (f.arrival - zero);
     switch (f.outcome) {
       case sim::RequestOutcome::kCompleted:
         ++s.served;
@@ -177,6 +235,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
       ttfts.push_back(f.ttft.millis());
       interval_ttfts[Bin(f.arrival + f.ttft, period, n_rows)].push_back(f.ttft.millis());
     }
+    ++counted_fates;
     if (MeetsSlo(f, config.slo)) {
       ++met;
       const int64_t m = f.arrival.nanos() / kMinute.nanos();
@@ -191,7 +250,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   }
 
   s.requests = static_cast<int64_t>(trace.requests.size());
-  s.unfinished = s.requests - static_cast<int64_t>(cluster.fates().size());
+  s.unfinished = s.requests - counted_fates;
   const sim::LatencySummary ttft = sim::SummarizeLatencies(ttfts);
   s.ttft_p50_ms = ttft.p50;
   s.ttft_p90_ms = ttft.p90;
@@ -209,8 +268,8 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   s.minute_share = s.minutes_with_traffic == 0
                        ? 1.0
                        : static_cast<double>(s.minutes_meeting_slo) / s.minutes_with_traffic;
-  s.gpu_hours = cluster.GpuHours();
-  s.simulated_seconds = (t - SimTime::Zero()).seconds();
+  s.gpu_hours = cluster.GpuHours() - gpu_hours_before;
+  s.simulated_seconds = (t - zero).seconds();
   if (wall_clock != nullptr) s.wall_seconds = absl::ToDoubleSeconds(wall_clock->Now() - wall_start);
   return result;
 }

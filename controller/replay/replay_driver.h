@@ -9,6 +9,16 @@
 // fleet, or for at most `max_drain` after the last arrival. GPU-hours count every pod from
 // Loading until it is gone, from time 0 to the last decision.
 //
+// Pre-roll: a replayed hour stands for an hour of a fleet that was already running, under a
+// controller that had been deciding on the traffic before it. Started cold, every autoscaler
+// would meet the trace's first minutes with whatever fleet the replay chose for it (the oracle's
+// first minute: a zero-lag lower bound), while a static fleet meets them at its full size. With
+// `pre_roll` > 0 the run first plays the trace's first `pre_roll` of arrivals (WithPreRoll), with
+// the autoscaler deciding as usual, and only then the trace itself: each policy meets the trace
+// with the fleet its own rule holds for that traffic (simulation's warm-up deletion). Nothing of
+// the pre-roll is counted: not its requests (their fates are dropped), its GPU-hours, its
+// decisions, nor its timeline; "time 0" below is the trace's first arrival, after the pre-roll.
+//
 // Common random numbers: the fleet's random streams (routing, lifecycle delays, step noise) come
 // from (seed, run 0), so every policy replayed with the same config sees the same trace and the
 // same truth; the run is deterministic for a seed (only wall_seconds varies).
@@ -24,7 +34,8 @@
 //   misses. minute_share = such minutes / minutes with traffic.
 // - TTFT percentiles are over the requests that produced a first token (linear interpolation, as
 //   `twinscale simulate` reports them); scale events count the decisions that changed the desired
-//   count; max_replicas is the largest desired count (the initial one included).
+//   count; max_replicas is the largest desired count (the initial one, or the one the pre-roll
+//   left, included).
 //
 // Timeline: one row per decision at time t, about the interval [t - SyncPeriod, t): the trace's
 // arrivals and their tokens in it, the truth fleet's state at t and the decision taken at t. Its
@@ -49,6 +60,7 @@
 #include "controller/common/clock.h"
 #include "controller/replay/autoscaler.h"
 #include "controller/replay/truth.h"
+#include "simulator/core/time.h"
 #include "simulator/model/deployment.h"
 #include "simulator/model/router.h"
 #include "simulator/model/run_stats.h"
@@ -73,6 +85,10 @@ struct ReplayConfig {
   absl::Duration scrape_delay = absl::ZeroDuration();
   absl::Duration max_drain = absl::Minutes(30);  // after the last arrival
   absl::Time start = absl::UnixEpoch();          // absl::Time of the first arrival
+  // Played before the trace and not counted (see the file comment). Rounded up to whole sync
+  // periods of the autoscaler, and at most the trace's span so rounded (a short trace is
+  // pre-rolled once, whole).
+  absl::Duration pre_roll = absl::ZeroDuration();
   // Called after every decision with the simulated time reached (for a progress bar).
   std::function<void(absl::Duration)> progress;
 };
@@ -115,6 +131,7 @@ struct ReplaySummary {
   int32_t scale_events = 0;
   int32_t max_replicas = 0;
   double simulated_seconds = 0;  // from the first arrival to the last decision
+  double pre_roll_seconds = 0;   // played before the first arrival, not counted
   double wall_seconds = 0;       // 0 without a clock
   int64_t decisions = 0;
 };
@@ -135,8 +152,15 @@ bool MeetsTarget(const ReplaySummary& s, const AttainmentTarget& target = {});
 // "hpa-kv-0.7" -> "hpa-kv", "static-8" -> "static", "twinscale" -> "twinscale").
 std::string PolicyFamily(std::string_view policy);
 
-// InvalidArgument for a missing trace, initial_replicas < 0, a non-positive SyncPeriod or
-// max_drain < 0. `wall_clock` (may be null) times the run for wall_seconds.
+// The trace a pre-rolled run plays (normalised: first arrival at 0, ids renumbered): the
+// requests of `trace` arriving before `pre_roll`, each with prefix ids of its own (mixed with a
+// fixed salt, as ScaleRate gives a copy its own: a pre-rolled conversation must not warm the
+// prefix cache for the same conversation in the trace), then every request of `trace` shifted by
+// `pre_roll`. So the requests arriving before `pre_roll` are exactly the pre-roll's.
+sim::Trace WithPreRoll(const sim::Trace& trace, sim::SimDuration pre_roll);
+
+// InvalidArgument for a missing trace, initial_replicas < 0, a non-positive SyncPeriod, a
+// pre_roll < 0 or max_drain < 0. `wall_clock` (may be null) times the run for wall_seconds.
 absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& autoscaler,
                                        const Clock* wall_clock = nullptr);
 

@@ -1,7 +1,7 @@
 // The replay loop: a static fleet costs N x TP x the run and delivers what a plain simulation of
 // the same fleet delivers; hand-worked attainment, minute shares and timeline rows on a serial
 // toy engine; a KEDA queue baseline reacting to a burst one sync period later; the drain limit;
-// determinism for a seed.
+// determinism for a seed; the pre-roll (played first, counted nowhere).
 #include "controller/replay/replay_driver.h"
 
 #include <gtest/gtest.h>
@@ -261,6 +261,129 @@ TEST(ReplayDriverTest, SameSeedSameReplay) {
   EXPECT_NE(TimelineCsv({run(config)}), TimelineCsv({a}));
 }
 
+TEST(ReplayDriverTest, WithPreRollPlaysTheTracesFirstMinutesWithIdsOfTheirOwnThenTheTrace) {
+  // Arrivals at 0, 10, 20 and 30 s; the first two share their first prefix id, as turns of one
+  // conversation do. A 25 s pre-roll plays the first three (0, 10, 20 s), then the trace at
+  // 25, 35, 45 and 55 s.
+  sim::Trace trace;
+  trace.source = "four";
+  for (int i = 0; i < 4; ++i) {
+    sim::RequestSpec r = Req(i, 10000.0 * i, 100 + i, 10 + i);
+    r.prefix_hashes = {7, static_cast<uint64_t>(100 + i)};
+    if (i == 1) r.prefix_hashes = {7, 100, 101};
+    trace.requests.push_back(r);
+  }
+  const sim::Trace got = WithPreRoll(trace, SimDuration::Seconds(25));
+  EXPECT_EQ(got.source, "four");
+  ASSERT_EQ(got.requests.size(), 7u);
+  const double want_at_s[] = {0, 10, 20, 25, 35, 45, 55};
+  const int want_prompt[] = {100, 101, 102, 100, 101, 102, 103};
+  for (size_t i = 0; i < got.requests.size(); ++i) {
+    SCOPED_TRACE(i);
+    const sim::RequestSpec& r = got.requests[i];
+    EXPECT_EQ(r.id, i);
+    EXPECT_EQ(r.arrival, SimTime::FromSecondsF(want_at_s[i]));
+    EXPECT_EQ(r.prompt_tokens, want_prompt[i]);
+    EXPECT_EQ(r.output_tokens, want_prompt[i] - 90);
+  }
+  // The trace's own requests keep their ids; the pre-roll's get others, equal where the trace's
+  // were equal (a conversation stays one) and shared with none of the trace's.
+  for (size_t i = 3; i < 7; ++i) EXPECT_EQ(got.requests[i].prefix_hashes, trace.requests[i - 3].prefix_hashes);
+  const std::vector<uint64_t>& a = got.requests[0].prefix_hashes;
+  const std::vector<uint64_t>& b = got.requests[1].prefix_hashes;
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(a[0], b[0]);
+  EXPECT_EQ(a[1], b[1]);
+  for (size_t i = 0; i < 3; ++i) {
+    for (uint64_t id : got.requests[i].prefix_hashes) {
+      for (const sim::RequestSpec& r : trace.requests) {
+        for (uint64_t own : r.prefix_hashes) EXPECT_NE(id, own);
+      }
+    }
+  }
+  // No pre-roll: the trace as it is.
+  EXPECT_EQ(WithPreRoll(trace, SimDuration::Zero()).requests.size(), 4u);
+}
+
+TEST(ReplayDriverTest, APreRollOnAnIdleStartChangesNothingCounted) {
+  // The serial engine of AttainmentMinutesAndTimelineOnASerialEngine, with a 60 s pre-roll: it
+  // plays minute 0's ten requests (done by 9.1 s), and the trace starts on an idle replica at
+  // 60 s, exactly as it does cold. Every counted figure is that test's hand-worked one: the
+  // pre-roll's requests, minute, GPU-time and decisions count nowhere.
+  auto trace = std::make_shared<sim::Trace>();
+  for (int i = 0; i < 10; ++i) trace->requests.push_back(Req(i, 1000.0 * i, 16, 1));
+  for (int i = 10; i < 20; ++i) trace->requests.push_back(Req(i, 60000, 16, 1));
+  trace->requests.push_back(Req(20, 180000, 16, 1));
+  ReplayConfig config;
+  config.trace = trace;
+  config.deployment = HandDeployment(1, 2048, 100000, 100000);
+  config.initial_replicas = 1;
+  config.pre_roll = absl::Seconds(60);
+  BaselineAutoscaler fixed(Spec("static:1"));
+  absl::StatusOr<ReplayResult> got = RunReplay(config, fixed);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const ReplaySummary& s = got->summary;
+  EXPECT_DOUBLE_EQ(s.pre_roll_seconds, 60);
+  EXPECT_EQ(s.requests, 21);
+  EXPECT_EQ(s.served, 21);
+  EXPECT_DOUBLE_EQ(s.attainment, 16.0 / 21.0);
+  EXPECT_EQ(s.minutes_with_traffic, 3);
+  EXPECT_EQ(s.minutes_meeting_slo, 2);
+  EXPECT_DOUBLE_EQ(s.ttft_p90_ms, 800);
+  EXPECT_DOUBLE_EQ(s.simulated_seconds, 195);
+  EXPECT_DOUBLE_EQ(s.gpu_hours, 195.0 / 3600.0);
+  EXPECT_EQ(s.decisions, 13);
+  ASSERT_EQ(got->timeline.size(), 13u);
+  EXPECT_EQ(got->timeline[0].time, absl::Seconds(15));
+  EXPECT_EQ(got->timeline[0].arrivals, 10);
+  EXPECT_EQ(got->timeline[0].first_tokens, 10);
+  EXPECT_NEAR(*got->timeline[4].ttft_p90_ms, 910, 1e-9);
+
+  // Longer than the trace (last arrival 180 s): pre-rolled once, whole, over 13 periods (195 s).
+  config.pre_roll = absl::Minutes(10);
+  got = RunReplay(config, fixed);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_DOUBLE_EQ(got->summary.pre_roll_seconds, 195);
+  EXPECT_EQ(got->summary.requests, 21);
+  EXPECT_DOUBLE_EQ(got->summary.attainment, 16.0 / 21.0);
+  // Not a whole number of periods: rounded up to one (20 s -> 30 s).
+  config.pre_roll = absl::Seconds(20);
+  got = RunReplay(config, fixed);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_DOUBLE_EQ(got->summary.pre_roll_seconds, 30);
+}
+
+TEST(ReplayDriverTest, APreRolledControllerMeetsTheTraceWithTheFleetItsRuleHolds) {
+  // KEDA on the queue (threshold 5) and the burst trace: 2 req/s for 120 s, then 40 req/s for
+  // 180 s. Cold, the trace starts on the single initial replica. Pre-rolled by 300 s, the
+  // controller has lived through the burst (the pre-roll plays the first 300 s): at the trace's
+  // start the load is 2 req/s again, but the HPA's 300 s scale-down stabilization still holds the
+  // fleet the burst asked for, Ready, as a controller that had been running would have it.
+  ReplayConfig config = BurstConfig();
+  BaselineAutoscaler cold_keda(Spec("keda-queue:5"));
+  absl::StatusOr<ReplayResult> cold = RunReplay(config, cold_keda);
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  EXPECT_EQ(cold->timeline.front().ready, 1);
+
+  config.pre_roll = absl::Seconds(300);
+  BaselineAutoscaler keda(Spec("keda-queue:5"));
+  absl::StatusOr<ReplayResult> got = RunReplay(config, keda);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const ReplaySummary& s = got->summary;
+  EXPECT_DOUBLE_EQ(s.pre_roll_seconds, 300);
+  EXPECT_GT(got->timeline.front().ready, 4);
+  EXPECT_EQ(got->timeline.front().time, absl::Seconds(15));
+  // Only the trace's requests count, each with exactly one fate.
+  EXPECT_EQ(s.requests, static_cast<int64_t>(config.trace->requests.size()));
+  EXPECT_EQ(s.served + s.rejected + s.aborted + s.unfinished, s.requests);
+  int64_t arrivals = 0;
+  for (const TimelineRow& row : got->timeline) arrivals += row.arrivals;
+  EXPECT_EQ(arrivals, s.requests);
+  // Meeting the burst with the fleet the last one left, it does better than cold.
+  EXPECT_GT(s.attainment, cold->summary.attainment);
+}
+
 TEST(ReplayDriverTest, RejectsBadConfigs) {
   BaselineAutoscaler fixed(Spec("static:1"));
   ReplayConfig no_trace;
@@ -273,6 +396,12 @@ TEST(ReplayDriverTest, RejectsBadConfigs) {
   bad_deployment.trace = std::make_shared<sim::Trace>();
   bad_deployment.deployment.engine.max_num_batched_tokens = 1;  // below max_num_seqs
   EXPECT_EQ(RunReplay(bad_deployment, fixed).status().code(), absl::StatusCode::kInvalidArgument);
+  ReplayConfig negative_pre_roll;
+  negative_pre_roll.trace = std::make_shared<sim::Trace>();
+  negative_pre_roll.pre_roll = absl::Seconds(-15);
+  const absl::Status pre = RunReplay(negative_pre_roll, fixed).status();
+  EXPECT_EQ(pre.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(pre.message().find("pre-roll (-15s)"), std::string::npos) << pre;
 }
 
 TEST(ReplayDriverTest, PolicyFamilies) {

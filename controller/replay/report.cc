@@ -77,13 +77,20 @@ std::vector<FamilyBest> CheapestPerFamily(const std::vector<ReplaySummary>& summ
   return out;
 }
 
+std::string PreRollText(absl::Duration pre_roll) {
+  if (pre_roll <= absl::ZeroDuration()) return "no pre-roll (every policy starts cold)";
+  return absl::StrCat("pre-roll ", absl::FormatDuration(pre_roll),
+                      " (the trace's first ", absl::FormatDuration(pre_roll),
+                      " played before it, not counted)");
+}
+
 std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>& summaries,
                         const OracleResult* oracle) {
   std::string out;
   absl::StrAppendFormat(&out, "twinscale replay: %s, %d requests over %.0f s\n", h.trace,
                         h.requests, h.span_seconds);
-  absl::StrAppendFormat(&out, "deployment %s, truth %s, seed %d, SLO %s\n", h.deployment, h.truth,
-                        h.seed, SloText(h.slo));
+  absl::StrAppendFormat(&out, "deployment %s, truth %s, seed %d, SLO %s, %s\n", h.deployment,
+                        h.truth, h.seed, SloText(h.slo), PreRollText(h.pre_roll));
   absl::StrAppendFormat(&out,
                         "target: >= %.0f%% of requests within the SLO and >= %.0f%% of minutes "
                         "with traffic meeting it\n\n",
@@ -133,6 +140,7 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
   c["deployment"] = h.deployment;
   c["truth"] = h.truth;
   c["seed"] = h.seed;
+  c["pre_roll_seconds"] = RoundForPeople(absl::ToDoubleSeconds(h.pre_roll), 3);
   c["slo"] = {{"ttft_ms", RoundForPeople(h.slo.threshold.millis(), 3)},
               {"per_prompt_token_ms", RoundForPeople(h.slo.per_prompt_token.millis(), 6)},
               {"percentile", h.slo.percentile}};
@@ -160,6 +168,7 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     p["max_replicas"] = s.max_replicas;
     p["decisions"] = s.decisions;
     p["simulated_seconds"] = RoundForPeople(s.simulated_seconds, 3);
+    p["pre_roll_seconds"] = RoundForPeople(s.pre_roll_seconds, 3);
     p["wall_seconds"] = RoundForPeople(s.wall_seconds, 3);
     policies.push_back(std::move(p));
   }

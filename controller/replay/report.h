@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "controller/replay/oracle.h"
 #include "controller/replay/replay_driver.h"
 #include "simulator/model/run_stats.h"
@@ -29,6 +30,8 @@ struct ReportHeader {
   uint64_t seed = 1;
   sim::TtftSlo slo;
   AttainmentTarget target;
+  // Played before the trace, not counted (ReplayConfig::pre_roll); zero: every policy starts cold.
+  absl::Duration pre_roll = absl::ZeroDuration();
 };
 
 // One family's verdict: its cheapest member meeting the target, if any.
@@ -44,6 +47,10 @@ struct FamilyBest {
 // first listed.
 std::vector<FamilyBest> CheapestPerFamily(const std::vector<ReplaySummary>& summaries,
                                           const AttainmentTarget& target);
+
+// How the run started, for the report's headers: "pre-roll 10m (the trace's first 10m played
+// before it, not counted)", or that there was none.
+std::string PreRollText(absl::Duration pre_roll);
 
 // The side-by-side table. `oracle` may be null (not computed).
 std::string FormatTable(const ReportHeader& header, const std::vector<ReplaySummary>& summaries,

@@ -232,6 +232,7 @@ std::string ConfigSection(const ReportHeader& h, const OracleResult* oracle,
                                 h.target.requests * 100, h.target.minutes * 100));
   row("truth", Html(h.truth));
   row("seed", absl::StrCat(h.seed));
+  row("start", Html(PreRollText(h.pre_roll)));
   row("policies", absl::StrCat(summaries.size()));
   row("oracle", oracle != nullptr ? absl::StrFormat("computed (%d minutes)", oracle->minutes.size())
                                   : std::string("not computed"));
@@ -700,6 +701,7 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
                                  header.target.requests * 100, header.target.minutes * 100));
   fact("truth", Html(header.truth));
   fact("seed", absl::StrCat(header.seed));
+  fact("start", Html(PreRollText(header.pre_roll)));
   if (oracle != nullptr) fact("oracle", absl::StrFormat("%.3f GPU-h", oracle->gpu_hours));
   out += "</dl>\n</header>\n<main>\n";
 

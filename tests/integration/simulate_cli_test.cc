@@ -189,7 +189,8 @@ TEST(ReplayCliTest, ModesAreCheckedAndEachGetsItsOwnRow) {
 }
 
 // --out gets decisions.jsonl for twinscale's policies: one JSON line per decision, each with its
-// reasons; a replay of baselines alone writes none.
+// reasons, the default 20-minute pre-roll's first (80 decisions at 15 s, at times up to 0: until
+// the trace's first arrival), then one per timeline row; a replay of baselines alone writes none.
 TEST(ReplayCliTest, OutGetsEveryTwinscaleDecisionWithItsReasons) {
   char dir_template[] = "/tmp/twinscale_replay_out_XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
@@ -206,18 +207,20 @@ TEST(ReplayCliTest, OutGetsEveryTwinscaleDecisionWithItsReasons) {
     twinscale_rows += line.rfind("twinscale:", 0) == 0 ? 1 : 0;
   }
   std::ifstream log(dir + "/decisions.jsonl");
-  int lines = 0;
-  double last_time = -1;
-  for (std::string line; std::getline(log, line); ++lines) {
+  int lines = 0, pre_roll_lines = 0;
+  double last_time = -1e9;
+  for (std::string line; std::getline(log, line);) {
     const nlohmann::json j = nlohmann::json::parse(line);
     EXPECT_EQ(j["policy"], "twinscale:llama-3-1-8b");
     EXPECT_GT(j["time_s"].get<double>(), last_time);  // in order
     last_time = j["time_s"].get<double>();
+    ++(last_time <= 0 ? pre_roll_lines : lines);
     ASSERT_FALSE(j["reasons"].empty()) << line;
     EXPECT_FALSE(j["reasons"][0]["message"].get<std::string>().empty()) << line;
   }
   EXPECT_GT(lines, 10);
   EXPECT_EQ(lines, twinscale_rows);  // one per decision, as the timeline has one row per sync
+  EXPECT_EQ(pre_roll_lines, 20 * 60 / 15);
 
   const std::string baselines_only = dir + "/baselines";
   const Result b = RunTwinscale(

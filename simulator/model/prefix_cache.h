@@ -23,7 +23,7 @@
 // before its head.
 //
 // Cost: Match does one hash lookup per block matched; Insert, Acquire, Release and each eviction
-// are O(1) per block. The key index is an open-addressing table sized once (at most one entry per
+// are O(1) per block (InsertAll overlaps the memory latency of a run's inserts). The key index is an open-addressing table sized once (at most one entry per
 // pool block), so nothing allocates after construction. Deterministic: order lives in an intrusive
 // list, never in hash-table iteration. Not thread-safe.
 #ifndef TWINSCALE_SIMULATOR_MODEL_PREFIX_CACHE_H_
@@ -72,6 +72,11 @@ class PrefixCache {
   // reference, and returns its entry id; returns -1 when the key is already cached (another
   // sequence computed the same block): the caller keeps its block as a private one.
   int32_t Insert(uint64_t key);
+  // Insert for each of `keys` in order (a sequence's run of newly filled prompt blocks), appending
+  // the entry ids of the keys it cached to `cached`. The same as calling Insert on each, but the
+  // index slots of the keys a few ahead are prefetched: the index spans megabytes per replica, so
+  // each insert of a long prompt's blocks is otherwise a cache miss waited for in turn.
+  void InsertAll(std::span<const uint64_t> keys, std::vector<int32_t>& cached);
   // Drops one reference on each entry, last entry first; an entry left unreferenced becomes
   // evictable at the most recently used end.
   void Release(std::span<const int32_t> entries);

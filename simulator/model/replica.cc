@@ -180,15 +180,17 @@ void Replica::ReleaseBlocks(Seq& s) {
 void Replica::RegisterPromptBlocks(Seq& s, int64_t tokens) {
   const int64_t bs = deployment_.engine.block_size;
   const int64_t full = std::min(s.keyed_blocks, tokens / bs);
+  if (full <= s.keyed_done) return;
+  new_keys_.clear();
   for (int64_t b = s.keyed_done; b < full; ++b) {
     s.chain_key = PrefixCache::BlockKey(s.chain_key, s.prefix_ids, b, static_cast<int32_t>(bs));
-    // A block another sequence already cached under this key stays this sequence's own and is
-    // freed with its other private blocks (vLLM caches the duplicate as well, but lookups only
-    // ever return the first, so it matters only to which block is evicted when).
-    const int32_t e = prefix_cache_->Insert(s.chain_key);
-    if (e >= 0) s.cache_refs.push_back(e);
+    new_keys_.push_back(s.chain_key);
   }
-  if (full > s.keyed_done) s.keyed_done = full;
+  // A block another sequence already cached under its key stays this sequence's own and is freed
+  // with its other private blocks (vLLM caches the duplicate as well, but lookups only ever return
+  // the first, so it matters only to which block is evicted when).
+  prefix_cache_->InsertAll(new_keys_, s.cache_refs);
+  s.keyed_done = full;
 }
 
 void Replica::Accept(const RequestSpec& r, SimTime now) {

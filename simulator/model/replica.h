@@ -222,6 +222,7 @@ class Replica : public EventHandler {
   KvBlockPool pool_;
   std::unique_ptr<PrefixCache> prefix_cache_;  // null unless enable_prefix_caching
   std::vector<int32_t> hit_entries_;           // scratch for admission lookups
+  std::vector<uint64_t> new_keys_;             // scratch: keys of the blocks a step filled
   VllmMetrics metrics_;
   Rng noise_rng_;
   SimDuration emission_delay_;

@@ -71,31 +71,33 @@ void PrefixCache::IndexErase(uint64_t key) {
 
 void PrefixCache::LruPushBack(int32_t e) {
   Entry& x = entries_[static_cast<size_t>(e)];
-  x.prev = lru_tail_;
-  x.next = -1;
-  if (lru_tail_ >= 0) {
-    entries_[static_cast<size_t>(lru_tail_)].next = e;
-  } else {
-    lru_head_ = e;
-  }
-  lru_tail_ = e;
+  lru_.push_back({e, ++x.stamp});
   ++lru_size_;
+  CompactQueue();
 }
 
 void PrefixCache::LruUnlink(int32_t e) {
-  Entry& x = entries_[static_cast<size_t>(e)];
-  if (x.prev >= 0) {
-    entries_[static_cast<size_t>(x.prev)].next = x.next;
-  } else {
-    lru_head_ = x.next;
-  }
-  if (x.next >= 0) {
-    entries_[static_cast<size_t>(x.next)].prev = x.prev;
-  } else {
-    lru_tail_ = x.prev;
-  }
-  x.prev = x.next = -1;
+  ++entries_[static_cast<size_t>(e)].stamp;  // its queue item is dead
   --lru_size_;
+}
+
+void PrefixCache::CompactQueue() {
+  // Amortized O(1) per push: each compaction removes at least half of what it reads.
+  const size_t pending = lru_.size() - lru_head_;
+  if (pending < 64 || pending <= 2 * static_cast<size_t>(lru_size_)) {
+    if (lru_head_ >= 64 && 2 * lru_head_ >= lru_.size()) {
+      lru_.erase(lru_.begin(), lru_.begin() + static_cast<std::ptrdiff_t>(lru_head_));
+      lru_head_ = 0;
+    }
+    return;
+  }
+  size_t out = 0;
+  for (size_t i = lru_head_; i < lru_.size(); ++i) {
+    const QueueItem item = lru_[i];
+    if (entries_[static_cast<size_t>(item.entry)].stamp == item.stamp) lru_[out++] = item;
+  }
+  lru_.resize(out);
+  lru_head_ = 0;
 }
 
 PrefixCache::Match PrefixCache::Lookup(std::span<const uint64_t> prefix_ids, int64_t max_blocks,
@@ -138,7 +140,9 @@ int32_t PrefixCache::Insert(uint64_t key) {
   // One entry per pool block at most: the index never fills past half.
   assert(cached_blocks() <= std::max<int64_t>(pool_.total_blocks(), 1));
   Entry& x = entries_[static_cast<size_t>(e)];
-  x = Entry{key, 1, -1, -1};
+  x.key = key;
+  x.ref = 1;
+  ++x.stamp;  // any queue item of the entry's former key is dead
   IndexInsert(key, e);
   return e;
 }
@@ -176,8 +180,12 @@ void PrefixCache::Release(std::span<const int32_t> entries) {
 }
 
 void PrefixCache::EvictOne() {
-  const int32_t e = lru_head_;
-  assert(e >= 0);
+  int32_t e = -1;
+  while (e < 0) {
+    assert(lru_head_ < lru_.size());
+    const QueueItem item = lru_[lru_head_++];
+    if (entries_[static_cast<size_t>(item.entry)].stamp == item.stamp) e = item.entry;
+  }
   LruUnlink(e);
   IndexErase(entries_[static_cast<size_t>(e)].key);
   spare_.push_back(e);
@@ -186,20 +194,23 @@ void PrefixCache::EvictOne() {
 
 bool PrefixCache::Allocate(int64_t n) {
   if (n > pool_.free_blocks()) return false;
-  // Evictions take the LRU list's head, in order. They go in batches: walk the list to the batch's
-  // last victim, prefetching each victim's index slot on the way, then erase them; the slots'
-  // misses then overlap instead of each erase waiting for its own (long prompts evict hundreds of
-  // blocks per step, and with the inserts prefetched the erases were the cache's cost).
-  constexpr int kBatch = 16;
+  // Evictions read the queue in order. Long prompts evict hundreds of blocks per step, each a
+  // cache miss on the slab and another on the index, so the entries of the items kEntryAhead
+  // ahead are prefetched, and the index slots of those kSlotAhead ahead (whose entries have had
+  // time to arrive): the misses overlap instead of each waiting for the last.
+  constexpr size_t kEntryAhead = 16, kSlotAhead = 8;
+  size_t fetched = lru_head_;
   while (pool_.empty_blocks() < n) {
-    const int64_t batch = std::min<int64_t>(kBatch, n - pool_.empty_blocks());
-    int32_t e = lru_head_;
-    for (int64_t i = 0; i < batch && e >= 0; ++i) {
-      const Entry& x = entries_[static_cast<size_t>(e)];
-      __builtin_prefetch(&slots_[x.key & mask_], 1);
-      e = x.next;
+    const size_t end = lru_.size();
+    fetched = std::max(fetched, lru_head_);
+    for (; fetched < std::min(end, lru_head_ + kEntryAhead); ++fetched) {
+      __builtin_prefetch(&entries_[static_cast<size_t>(lru_[fetched].entry)], 1);
     }
-    for (int64_t i = 0; i < batch; ++i) EvictOne();
+    if (lru_head_ + kSlotAhead < end) {
+      const Entry& x = entries_[static_cast<size_t>(lru_[lru_head_ + kSlotAhead].entry)];
+      __builtin_prefetch(&slots_[x.key & mask_], 1);
+    }
+    EvictOne();
   }
   return pool_.TryAllocate(n);
 }

@@ -25,7 +25,7 @@
 // Cost: Match does one hash lookup per block matched; Insert, Acquire, Release and each eviction
 // are O(1) per block (InsertAll overlaps the memory latency of a run's inserts). The key index is an open-addressing table sized once (at most one entry per
 // pool block), so nothing allocates after construction. Deterministic: order lives in an intrusive
-// list, never in hash-table iteration. Not thread-safe.
+// queue, never in hash-table iteration. Not thread-safe.
 #ifndef TWINSCALE_SIMULATOR_MODEL_PREFIX_CACHE_H_
 #define TWINSCALE_SIMULATOR_MODEL_PREFIX_CACHE_H_
 
@@ -94,7 +94,13 @@ class PrefixCache {
   struct Entry {
     uint64_t key = 0;
     int32_t ref = 0;
-    int32_t prev = -1, next = -1;  // LRU list links while evictable
+    // Bumped whenever the entry enters or leaves the evictable queue, or is reused for another
+    // key: a queue item is live only while it carries its entry's current stamp.
+    uint32_t stamp = 0;
+  };
+  struct QueueItem {
+    int32_t entry;
+    uint32_t stamp;
   };
   struct Slot {
     uint64_t key = 0;
@@ -107,14 +113,20 @@ class PrefixCache {
   void LruPushBack(int32_t e);
   void LruUnlink(int32_t e);
   void EvictOne();
+  void CompactQueue();
 
   KvBlockPool& pool_;
   std::vector<Entry> entries_;  // slab, one per pool block at most
   std::vector<int32_t> spare_;  // unused entry ids
   std::vector<Slot> slots_;     // linear-probing index, power-of-two size, load <= 1/2
   uint64_t mask_ = 0;
-  int32_t lru_head_ = -1, lru_tail_ = -1;
-  int64_t lru_size_ = 0;
+  // The evictable entries in LRU order, as a queue with lazy deletion: releasing an entry appends
+  // it; taking it back (a hit) only bumps its stamp, leaving a dead item that eviction skips. So
+  // evictions read the queue in order (prefetchable) instead of chasing list links through the
+  // slab. Dead items are dropped when they outnumber the live ones (CompactQueue).
+  std::vector<QueueItem> lru_;
+  size_t lru_head_ = 0;   // items before it are consumed
+  int64_t lru_size_ = 0;  // live items
 };
 
 }  // namespace twinscale::sim

@@ -115,8 +115,9 @@ TEST(PrefixCacheTest, ReferencedBlocksAreUsedUnreferencedOnesEvictableInLruOrder
 
 TEST(PrefixCacheTest, IndexAgreesWithAReferenceModelUnderChurn) {
   // Many inserts, hits and evictions on a small table (16 blocks, 32 slots) with keys that share
-  // low bits, so probe runs wrap and deletions shift entries back; a std::map and std::list model
-  // say what must be cached.
+  // low bits, so probe runs wrap and deletions shift entries back, and hits that take evictable
+  // blocks back leave dead items in the eviction queue; a std::map and std::list model say what
+  // must be cached.
   KvBlockPool pool(16, 16);
   PrefixCache cache(pool);
   std::map<uint64_t, int32_t> ref_count;  // model: cached key -> references
@@ -172,12 +173,19 @@ TEST(PrefixCacheTest, IndexAgreesWithAReferenceModelUnderChurn) {
         entry_of.erase(lru.front());
         lru.pop_front();
       }
-      for (uint64_t k : misses) {
-        const int32_t e = cache.Insert(k);
-        ASSERT_GE(e, 0);
-        ref_count[k] = 1;
-        entry_of[k] = e;
-        held.push_back(k);
+      // Half the rounds insert the run at once, as an engine step does (InsertAll).
+      std::vector<int32_t> inserted;
+      if (round % 2 == 0) {
+        for (uint64_t k : misses) inserted.push_back(cache.Insert(k));
+      } else {
+        cache.InsertAll(misses, inserted);
+      }
+      ASSERT_EQ(inserted.size(), misses.size());
+      for (size_t j = 0; j < misses.size(); ++j) {
+        ASSERT_GE(inserted[j], 0);
+        ref_count[misses[j]] = 1;
+        entry_of[misses[j]] = inserted[j];
+        held.push_back(misses[j]);
       }
       holders.push_back(held);
     } else {

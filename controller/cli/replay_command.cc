@@ -64,6 +64,10 @@ ABSL_FLAG(absl::Duration, pre_roll, absl::Minutes(20),
           "nothing of it: each policy then meets the trace with the fleet its own rule holds for "
           "that traffic, as a controller that was already running would (0: start cold, from "
           "--initial-replicas).");
+ABSL_FLAG(bool, admission_effect, true,
+          "For a manifest with spec.admission.enabled, also replay it with its advisory admission "
+          "limits enforced at the gateway (a \"+admission\" row, rejected requests counted as "
+          "misses), beside the comparison, which admits everything.");
 ABSL_FLAG(std::string, out, "",
           "Directory for summary.json, timeline.csv, report.html and (for twinscale's policies) "
           "decisions.jsonl, every decision with its reasons (created).");
@@ -106,6 +110,7 @@ namespace {
 
 struct PolicyEntry {
   std::unique_ptr<replay::Autoscaler> autoscaler;
+  bool enforce_admission = false;  // a "+admission" row: admission's effect, not compared
   int32_t min_replicas = 1;
   int32_t max_replicas = 1 << 20;
   sim::RouterKind router = sim::RouterKind::kLeastRequests;
@@ -201,6 +206,20 @@ absl::Status Run() {
         e.twinscale = a.get();
         e.autoscaler = std::move(a);
         policies.push_back(std::move(e));
+        if (r.policy.admission_enabled && absl::GetFlag(FLAGS_admission_effect)) {
+          // The same policy once more, its advisory limits enforced at the gateway.
+          PolicyEntry with = {};
+          with.min_replicas = r.policy.min_replicas;
+          with.max_replicas = r.policy.max_replicas;
+          with.router = r.twin.router;
+          with.enforce_admission = true;
+          auto b = std::make_unique<replay::TwinscaleAutoscaler>(
+              absl::StrCat(name, "+admission"), r.policy, r.twin, mode.value_or(ias.spec.mode));
+          b->set_calibration(absl::GetFlag(FLAGS_calibrate));
+          with.twinscale = b.get();
+          with.autoscaler = std::move(b);
+          policies.push_back(std::move(with));
+        }
       }
       if (!first) first = std::move(r);
     } else {
@@ -317,6 +336,7 @@ absl::Status Run() {
     rc.seed = absl::GetFlag(FLAGS_seed);
     rc.slo = slo;
     rc.pre_roll = absl::GetFlag(FLAGS_pre_roll);
+    rc.enforce_admission = p.enforce_admission;
     int32_t initial = absl::GetFlag(FLAGS_initial_replicas);
     if (initial <= 0) {
       initial = oracle && !oracle->minutes.empty() ? oracle->minutes.front().replicas

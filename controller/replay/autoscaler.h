@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "controller/state/cluster_view.h"
+#include "simulator/model/fleet.h"
 
 namespace twinscale::replay {
 
@@ -28,6 +29,10 @@ class Autoscaler {
   virtual int32_t Decide(const ClusterView& view) = 0;
   // One line on why (for the timeline); empty when there is nothing to say.
   virtual std::string LastReason() const { return ""; }
+  // The admission limits it advises after its last Decide, for a gateway to enforce (none by
+  // default; twinscale's policy: its decision's AdmissionAdvice while active). Replay enforces
+  // them only when asked to (ReplayConfig::enforce_admission).
+  virtual sim::AdmissionLimits Admission() const { return {}; }
 };
 
 }  // namespace twinscale::replay

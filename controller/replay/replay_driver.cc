@@ -146,6 +146,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   s.truth = Describe(config.truth);
   s.seed = config.seed;
   s.pre_roll_seconds = pre.seconds();
+  s.admission_enforced = config.enforce_admission;
   int32_t desired = config.initial_replicas;
   s.max_replicas = desired;
   double gpu_hours_before = 0;  // held during the pre-roll
@@ -156,6 +157,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
     cluster.AdvanceTo(cluster.ToAbsl(t));
     desired = std::max(0, autoscaler.Decide(cluster.View(config.scrape_delay)));
     cluster.Scale(desired);
+    if (config.enforce_admission) cluster.SetAdmission(autoscaler.Admission());
     s.max_replicas = desired;
     gpu_hours_before = cluster.GpuHours();
   }
@@ -169,6 +171,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
       desired = want;
     }
     cluster.Scale(want);
+    if (config.enforce_admission) cluster.SetAdmission(autoscaler.Admission());
     s.max_replicas = std::max(s.max_replicas, want);
 
     const FleetState state = cluster.State();

@@ -89,6 +89,10 @@ struct ReplayConfig {
   // periods of the autoscaler, and at most the trace's span so rounded (a short trace is
   // pre-rolled once, whole).
   absl::Duration pre_roll = absl::ZeroDuration();
+  // Enforce the autoscaler's advisory admission limits (Autoscaler::Admission) at the simulated
+  // gateway after every decision, the pre-roll's included: what admission would have done. Off
+  // for the comparison of policies, whose rows admit everything.
+  bool enforce_admission = false;
   // Called after every decision with the simulated time reached (for a progress bar).
   std::function<void(absl::Duration)> progress;
 };
@@ -132,6 +136,7 @@ struct ReplaySummary {
   int32_t max_replicas = 0;
   double simulated_seconds = 0;  // from the first arrival to the last decision
   double pre_roll_seconds = 0;   // played before the first arrival, not counted
+  bool admission_enforced = false;  // ReplayConfig::enforce_admission: not in the comparison
   double wall_seconds = 0;       // 0 without a clock
   int64_t decisions = 0;
 };

@@ -384,6 +384,52 @@ TEST(ReplayDriverTest, APreRolledControllerMeetsTheTraceWithTheFleetItsRuleHolds
   EXPECT_GT(s.attainment, cold->summary.attainment);
 }
 
+// A static fleet that advises a fixed arrival-rate limit.
+class AdvisingStatic : public Autoscaler {
+ public:
+  std::string Name() const override { return "advising"; }
+  absl::Duration SyncPeriod() const override { return absl::Seconds(15); }
+  int32_t Decide(const ClusterView&) override { return 1; }
+  sim::AdmissionLimits Admission() const override {
+    sim::AdmissionLimits limits;
+    limits.max_arrival_rate = 10;
+    return limits;
+  }
+};
+
+TEST(ReplayDriverTest, EnforcedAdmissionShedsAtTheGatewayAndCountsTheRejectedAsMisses) {
+  // 30 requests at 20 s. The advice (10 req/s) is enforced from the first decision at 15 s, with a
+  // full bucket of 10 tokens by 20 s: 10 pass, 20 are rejected, in the interval [15 s, 30 s).
+  // Not enforced, the same autoscaler's advice changes nothing.
+  auto trace = std::make_shared<sim::Trace>();
+  for (int i = 0; i < 30; ++i) trace->requests.push_back(Req(i, 20000, 16, 1));
+  ReplayConfig config;
+  config.trace = trace;
+  config.deployment = HandDeployment(256, 100000, 1000000, 1000);
+  config.initial_replicas = 1;
+  AdvisingStatic advising;
+  absl::StatusOr<ReplayResult> open = RunReplay(config, advising);
+  ASSERT_TRUE(open.ok()) << open.status();
+  EXPECT_EQ(open->summary.rejected, 0);
+  EXPECT_FALSE(open->summary.admission_enforced);
+  EXPECT_DOUBLE_EQ(open->summary.attainment, 1.0);
+
+  config.enforce_admission = true;
+  absl::StatusOr<ReplayResult> got = RunReplay(config, advising);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const ReplaySummary& s = got->summary;
+  EXPECT_TRUE(s.admission_enforced);
+  EXPECT_EQ(s.requests, 30);
+  EXPECT_EQ(s.served, 10);
+  EXPECT_EQ(s.rejected, 20);
+  EXPECT_DOUBLE_EQ(s.attainment, 10.0 / 30.0);
+  ASSERT_GE(got->timeline.size(), 2u);
+  EXPECT_EQ(got->timeline[1].time, absl::Seconds(30));
+  EXPECT_EQ(got->timeline[1].rejected, 20);
+  // Not in the comparison: the family table leaves it out.
+  EXPECT_TRUE(CheapestPerFamily({s}, AttainmentTarget{}).empty());
+}
+
 TEST(ReplayDriverTest, RejectsBadConfigs) {
   BaselineAutoscaler fixed(Spec("static:1"));
   ReplayConfig no_trace;

@@ -57,6 +57,7 @@ std::vector<FamilyBest> CheapestPerFamily(const std::vector<ReplaySummary>& summ
                                           const AttainmentTarget& target) {
   std::vector<FamilyBest> out;
   for (const ReplaySummary& s : summaries) {
+    if (s.admission_enforced) continue;  // admission's effect is reported beside, not compared
     FamilyBest* best = nullptr;
     for (FamilyBest& f : out) {
       if (f.family == s.family) best = &f;
@@ -119,6 +120,13 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
       absl::StrAppendFormat(&out, "  %-*s none of %d meets it\n", width, f.family, f.members);
     }
   }
+  bool any_admission = false;
+  for (const ReplaySummary& s : summaries) any_admission = any_admission || s.admission_enforced;
+  if (any_admission) {
+    out +=
+        "  (\"+admission\" rows: the same policy with its advisory admission limits enforced at the "
+        "gateway, rejected requests counted as misses; not in the comparison)\n";
+  }
   if (oracle != nullptr) {
     absl::StrAppendFormat(&out,
                           "zero-lag oracle (lower bound): %.3f GPU-h, at most %d replicas, %d of "
@@ -169,6 +177,7 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     p["decisions"] = s.decisions;
     p["simulated_seconds"] = RoundForPeople(s.simulated_seconds, 3);
     p["pre_roll_seconds"] = RoundForPeople(s.pre_roll_seconds, 3);
+    p["admission_enforced"] = s.admission_enforced;
     p["wall_seconds"] = RoundForPeople(s.wall_seconds, 3);
     policies.push_back(std::move(p));
   }

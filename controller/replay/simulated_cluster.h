@@ -106,6 +106,9 @@ class SimulatedCluster {
   // the Ready pod with the least work in flight). Negative counts are taken as 0.
   void Scale(int32_t replicas);
   int32_t spec_replicas() const { return fleet_->desired_replicas(); }
+  // The gateway's admission limits from now on (sim::Fleet::SetAdmission): what a gateway
+  // enforcing a policy's advisory limits does. Rejected requests are fates like any other.
+  void SetAdmission(const sim::AdmissionLimits& limits) { fleet_->SetAdmission(limits); }
 
   // The cluster as a controller sees it now, with metrics as of now - scrape_delay (see above).
   ClusterView View(absl::Duration scrape_delay = absl::ZeroDuration()) const;

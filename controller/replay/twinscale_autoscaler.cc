@@ -1,6 +1,8 @@
 // twinscale's policy in replay: see twinscale_autoscaler.h.
 #include "controller/replay/twinscale_autoscaler.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -30,6 +32,17 @@ int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
                     ", HPA set ", applied, ")");
   }
   return applied;
+}
+
+sim::AdmissionLimits TwinscaleAutoscaler::Admission() const {
+  sim::AdmissionLimits limits;
+  if (decisions_.empty() || !decisions_.back().admission.active) return limits;
+  const policy::AdmissionAdvice& a = decisions_.back().admission;
+  // A rate limit of 0 would mean "none": an advice that the serving fleet holds nothing in time
+  // still admits a trickle (one request a second) rather than lifting the limit.
+  limits.max_arrival_rate = std::max(1.0, a.max_arrival_rate);
+  limits.max_waiting_per_replica = a.max_queue_per_replica;
+  return limits;
 }
 
 }  // namespace twinscale::replay

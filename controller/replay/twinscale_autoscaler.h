@@ -26,6 +26,9 @@ class TwinscaleAutoscaler : public Autoscaler {
   absl::Duration SyncPeriod() const override { return decider_.config().interval; }
   int32_t Decide(const ClusterView& view) override;
   std::string LastReason() const override { return last_reason_; }
+  // The last decision's advice while active: max_arrival_rate as the gateway's rate limit and
+  // max_queue_per_replica as its limit on each replica's waiting requests.
+  sim::AdmissionLimits Admission() const override;
   // Every decision taken, in order (for reports and the decision corpus).
   const std::vector<policy::Decision>& decisions() const { return decisions_; }
   // The calibrated speed factor after each decision, and the prediction error of each window:

@@ -34,6 +34,7 @@ Fleet::Fleet(Simulation& sim, FleetOptions options, RunStats* stats)
       lifecycle_rng_(options_.seed, options_.run, Stream::kLifecycle) {
   for (int32_t i = 0; i < options_.initial_replicas; ++i) AddReplica(/*ready_now=*/true);
   desired_ = options_.initial_replicas;
+  tokens_ = options_.admission.max_arrival_rate;  // a full bucket: one second's worth
   RebuildReady();
 }
 
@@ -286,18 +287,53 @@ bool Fleet::TryDispatch(const RequestSpec& request, SimTime now) {
   return true;
 }
 
+void Fleet::SetAdmission(const AdmissionLimits& limits) {
+  if (limits.max_arrival_rate > 0 &&
+      (options_.admission.max_arrival_rate <= 0 ||
+       limits.max_arrival_rate != options_.admission.max_arrival_rate)) {
+    tokens_ = limits.max_arrival_rate;  // one second's worth
+    tokens_at_ = sim_.Now();
+  }
+  options_.admission = limits;
+}
+
+bool Fleet::Shed(SimTime now) {
+  const AdmissionLimits& a = options_.admission;
+  if (a.max_waiting_per_replica > 0 && !ready_.empty()) {
+    bool room = false;
+    for (const Replica* r : ready_) room = room || r->num_waiting() < a.max_waiting_per_replica;
+    if (!room) return true;
+  }
+  if (a.max_arrival_rate > 0) {
+    tokens_ = std::min(a.max_arrival_rate,
+                       tokens_ + (now - tokens_at_).seconds() * a.max_arrival_rate);
+    tokens_at_ = now;
+    if (tokens_ < 1) return true;
+    tokens_ -= 1;
+  }
+  return false;
+}
+
+void Fleet::Reject(const RequestSpec& request) {
+  RequestRecord rec;
+  rec.id = request.id;
+  rec.outcome = RequestOutcome::kRejected;
+  rec.arrival = request.arrival;
+  rec.prompt_tokens = request.prompt_tokens;
+  rec.output_tokens = request.output_tokens;
+  stats_->OnRejected(rec);
+}
+
 void Fleet::Route(const RequestSpec& request, SimTime now) {
+  if (Shed(now)) {
+    Reject(request);
+    return;
+  }
   if (gateway_.empty() && TryDispatch(request, now)) return;
   const AdmissionLimits& a = options_.admission;
   if (a.max_in_flight_per_replica > 0 && a.max_gateway_queue > 0 &&
       static_cast<int64_t>(gateway_.size()) >= a.max_gateway_queue) {
-    RequestRecord rec;
-    rec.id = request.id;
-    rec.outcome = RequestOutcome::kRejected;
-    rec.arrival = request.arrival;
-    rec.prompt_tokens = request.prompt_tokens;
-    rec.output_tokens = request.output_tokens;
-    stats_->OnRejected(rec);
+    Reject(request);
     return;
   }
   gateway_.push_back(request);

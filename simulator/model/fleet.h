@@ -10,7 +10,11 @@
 //
 // Admission (optional, advisory limits enforced at the gateway): with max_in_flight_per_replica set,
 // a request that finds every Ready replica at the limit waits at the gateway (its wait counts in
-// TTFT); beyond max_gateway_queue it is rejected, counted as a miss, never dropped silently.
+// TTFT); beyond max_gateway_queue it is rejected, counted as a miss, never dropped silently. The
+// limits twinscale advises (its admission API) shed instead: max_arrival_rate is a token bucket
+// (one second's worth of tokens, refilled continuously) that rejects what arrives with none left,
+// and max_waiting_per_replica rejects a request that finds every Ready replica with at least that
+// many waiting. SetAdmission changes the limits during a run (replay enforcing a policy's advice).
 //
 // Not thread-safe: owned by one Simulation.
 #ifndef TWINSCALE_SIMULATOR_MODEL_FLEET_H_
@@ -36,6 +40,8 @@ namespace twinscale::sim {
 struct AdmissionLimits {
   int64_t max_in_flight_per_replica = 0;  // 0: no limit
   int64_t max_gateway_queue = 0;          // with a limit set: queue beyond this is rejected (0: none)
+  double max_arrival_rate = 0;            // requests per second through the gateway (0: no limit)
+  int64_t max_waiting_per_replica = 0;    // 0: no limit
 };
 
 struct FleetOptions {
@@ -75,6 +81,8 @@ class Fleet : public EventHandler, public ReplicaObserver {
   // Scales to `n` replicas (counting every replica not Draining or Gone). Scale-out starts new
   // replicas in Provisioning; scale-in drains victims (see above).
   void SetDesiredReplicas(int32_t n);
+  // Replaces the admission limits from now on (a new arrival-rate limit starts with a full bucket).
+  void SetAdmission(const AdmissionLimits& limits);
 
   // The twin starting from an observed fleet: a replica that becomes Ready after `ready_after`
   // (zero: Ready now, without the slow start). Counts toward current_replicas(). Returns its index.
@@ -122,6 +130,9 @@ class Fleet : public EventHandler, public ReplicaObserver {
   void ScheduleNextArrival();
   void Route(const RequestSpec& request, SimTime now);
   bool TryDispatch(const RequestSpec& request, SimTime now);
+  // Whether the advised limits shed `request` now (taking a token when they don't).
+  bool Shed(SimTime now);
+  void Reject(const RequestSpec& request);
   void DrainGateway(SimTime now);
   void RebuildReady();
   void BeginDrain(int32_t index);
@@ -136,6 +147,8 @@ class Fleet : public EventHandler, public ReplicaObserver {
   std::vector<Life> life_;
   std::vector<Replica*> ready_;
   std::deque<RequestSpec> gateway_;
+  double tokens_ = 0;        // the arrival-rate bucket
+  SimTime tokens_at_;        // when it was last refilled
   int32_t desired_ = 0;
 
   RequestSource* source_ = nullptr;

@@ -121,6 +121,52 @@ std::vector<RequestSpec> Spaced(int n, double every_ms, int32_t output) {
   return v;
 }
 
+TEST(FleetTest, AnAdvisedArrivalRateShedsWhatTheTokenBucketCannotTake) {
+  // 10 req/s set at t = 0: a full bucket holds one second's worth, 10 tokens. 30 requests at
+  // 0.1 s: 10 pass, 20 are rejected. 10 more at 0.6 s: 0.5 s refilled 5 tokens, so 5 pass. One
+  // at 10 s finds a full bucket again (capped at 10) and passes: 16 served, 25 rejected.
+  Harness h(HandDeployment(256, 100000, 10000000, 1000), 1);
+  AdmissionLimits limits;
+  limits.max_arrival_rate = 10;
+  h.fleet->SetAdmission(limits);
+  std::vector<RequestSpec> requests;
+  for (int i = 0; i < 30; ++i) requests.push_back(Req(i, 100, 10, 1));
+  for (int i = 30; i < 40; ++i) requests.push_back(Req(i, 600, 10, 1));
+  requests.push_back(Req(40, 10000, 10, 1));
+  h.Run(requests);
+  int served = 0, rejected = 0;
+  for (const auto& [id, r] : h.records) {
+    (r.outcome == RequestOutcome::kRejected ? rejected : served) += 1;
+  }
+  EXPECT_EQ(served, 16);
+  EXPECT_EQ(rejected, 25);
+  EXPECT_EQ(h.records.at(9).outcome, RequestOutcome::kCompleted);  // first come, first admitted
+  EXPECT_EQ(h.records.at(10).outcome, RequestOutcome::kRejected);
+  EXPECT_EQ(h.records.at(40).outcome, RequestOutcome::kCompleted);
+  EXPECT_EQ(h.Summary().rejected, 25);
+}
+
+TEST(FleetTest, AnAdvisedQueueLimitShedsWhatFindsEveryReplicaFull) {
+  // One replica running one sequence at a time (1 s steps), at most 2 waiting. Request 0 at t = 0
+  // starts at once; requests 1-4 at 1 ms find it busy: 1 and 2 wait, 3 and 4 find 2 waiting and
+  // are rejected. Lifting the limit at 5 s lets request 5 (at 6 s) in whatever waits.
+  Harness h(HandDeployment(1, 2048, 100000, 1000000), 1);
+  AdmissionLimits limits;
+  limits.max_waiting_per_replica = 2;
+  h.fleet->SetAdmission(limits);
+  std::vector<RequestSpec> requests = {Req(0, 0, 10, 1)};
+  for (int i = 1; i < 5; ++i) requests.push_back(Req(i, 1, 10, 1));
+  h.source = std::make_unique<testing::VectorSource>(requests);
+  h.fleet->AttachSource(h.source.get());
+  h.sim.RunUntil(At(5));
+  h.fleet->SetAdmission({});
+  h.fleet->Inject(Req(5, 5000, 10, 1));
+  h.sim.Run();
+  h.fleet->FinalizeStats(h.sim.Now());
+  for (int i : {0, 1, 2, 5}) EXPECT_EQ(h.records.at(i).outcome, RequestOutcome::kCompleted) << i;
+  for (int i : {3, 4}) EXPECT_EQ(h.records.at(i).outcome, RequestOutcome::kRejected) << i;
+}
+
 TEST(FleetTest, RoundRobinSplitsEvenly) {
   Harness h(HandDeployment(8, 2048, 100000, 1000), 4, {}, RouterKind::kRoundRobin);
   h.Run(Spaced(400, 1, 2));

@@ -174,6 +174,36 @@ TEST(ReplayCliTest, HistoryFlagsWithoutFromPrometheusAreRefusedByName) {
   EXPECT_NE(s.out.find("--selector needs --from-prometheus"), std::string::npos) << s.out;
 }
 
+// A manifest with spec.admission.enabled gets a second, "+admission" row: the same policy with its
+// advice enforced at the gateway, left out of the family comparison; --admission-effect=false drops it.
+TEST(ReplayCliTest, AnAdmissionManifestGetsAnAdmissionRowBesideTheComparison) {
+  char dir_template[] = "/tmp/twinscale_replay_admission_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string base =
+      "replay --policy deploy/samples/long-prompts.yaml --progress never --oracle=false "
+      "--pre-roll 0 --trace tests/data/traces/mooncake_conversation_trace.jsonl "
+      "--rate-scale 0.02 --initial-replicas 2 --out ";
+  const Result r = RunTwinscale(base + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("twinscale:long-context+admission"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"+admission\" rows"), std::string::npos) << r.out;
+  std::ifstream in(dir + "/summary.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["policies"].size(), 2u);
+  EXPECT_EQ(j["policies"][0]["policy"], "twinscale:long-context");
+  EXPECT_FALSE(j["policies"][0]["admission_enforced"].get<bool>());
+  EXPECT_EQ(j["policies"][1]["policy"], "twinscale:long-context+admission");
+  EXPECT_TRUE(j["policies"][1]["admission_enforced"].get<bool>());
+  for (const auto& best : j["cheapest_meeting_target"]) {
+    EXPECT_EQ(best["family"].get<std::string>().find("+admission"), std::string::npos);
+  }
+  const Result off = RunTwinscale(base + dir + "/off --admission-effect=false");
+  ASSERT_EQ(off.exit_code, 0) << off.out;
+  EXPECT_EQ(off.out.find("+admission"), std::string::npos) << off.out;
+  std::system(("rm -rf " + dir).c_str());
+}
+
 // --modes names what it doesn't know; a known list replays each manifest once per mode.
 TEST(ReplayCliTest, ModesAreCheckedAndEachGetsItsOwnRow) {
   const Result bad = RunTwinscale("replay --policy static:2 --progress never --modes Direct,Keda");

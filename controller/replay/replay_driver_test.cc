@@ -114,11 +114,11 @@ TEST(ReplayDriverTest, StaticFleetCostsNTimesTpTimesTheRunAndMatchesAPlainSimula
   EXPECT_EQ(got->timeline.back().time, absl::Seconds(end));
 }
 
-TEST(ReplayDriverTest, AttainmentMinutesAndTimelineOnASerialEngine) {
-  // One replica that runs one request per 100 ms step (max_num_seqs 1), outputs of 1 token, SLO
-  // 500 ms at p90. Minute 0: 10 requests 1 s apart, each TTFT 100 ms. Minute 1: 10 requests at
-  // once at 60 s, served one after another: TTFT 100, 200, ..., 1000 ms, so 5 meet (50% < 90%).
-  // Minute 2: none. Minute 3: one request at 180 s, 100 ms.
+// One replica that runs one request per 100 ms step (max_num_seqs 1), outputs of 1 token, SLO
+// 500 ms at p90. Minute 0: 10 requests 1 s apart, each TTFT 100 ms. Minute 1: 10 requests at
+// once at 60 s, served one after another: TTFT 100, 200, ..., 1000 ms, so 5 meet (50% < 90%).
+// Minute 2: none. Minute 3: one request at 180 s, 100 ms.
+ReplayConfig SerialEngineConfig() {
   auto trace = std::make_shared<sim::Trace>();
   for (int i = 0; i < 10; ++i) trace->requests.push_back(Req(i, 1000.0 * i, 16, 1));
   for (int i = 10; i < 20; ++i) trace->requests.push_back(Req(i, 60000, 16, 1));
@@ -127,6 +127,11 @@ TEST(ReplayDriverTest, AttainmentMinutesAndTimelineOnASerialEngine) {
   config.trace = trace;
   config.deployment = HandDeployment(1, 2048, 100000, 100000);
   config.initial_replicas = 1;
+  return config;
+}
+
+TEST(ReplayDriverTest, AttainmentMinutesAndTimelineOnASerialEngine) {
+  const ReplayConfig config = SerialEngineConfig();
   BaselineAutoscaler fixed(Spec("static:1"));
   absl::StatusOr<ReplayResult> got = RunReplay(config, fixed);
   ASSERT_TRUE(got.ok()) << got.status();
@@ -311,14 +316,7 @@ TEST(ReplayDriverTest, APreRollOnAnIdleStartChangesNothingCounted) {
   // plays minute 0's ten requests (done by 9.1 s), and the trace starts on an idle replica at
   // 60 s, exactly as it does cold. Every counted figure is that test's hand-worked one: the
   // pre-roll's requests, minute, GPU-time and decisions count nowhere.
-  auto trace = std::make_shared<sim::Trace>();
-  for (int i = 0; i < 10; ++i) trace->requests.push_back(Req(i, 1000.0 * i, 16, 1));
-  for (int i = 10; i < 20; ++i) trace->requests.push_back(Req(i, 60000, 16, 1));
-  trace->requests.push_back(Req(20, 180000, 16, 1));
-  ReplayConfig config;
-  config.trace = trace;
-  config.deployment = HandDeployment(1, 2048, 100000, 100000);
-  config.initial_replicas = 1;
+  ReplayConfig config = SerialEngineConfig();
   config.pre_roll = absl::Seconds(60);
   BaselineAutoscaler fixed(Spec("static:1"));
   absl::StatusOr<ReplayResult> got = RunReplay(config, fixed);

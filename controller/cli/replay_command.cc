@@ -194,31 +194,25 @@ absl::Status Run() {
       TS_ASSIGN_OR_RETURN(twin::ResolvedTarget r, twin::Resolve(ias.spec, profiles));
       r.policy.seed = absl::GetFlag(FLAGS_seed);
       for (const std::optional<policy::Mode>& mode : modes) {
-        PolicyEntry e;
-        e.min_replicas = r.policy.min_replicas;
-        e.max_replicas = r.policy.max_replicas;
-        e.router = r.twin.router;
         std::string name = absl::StrCat("twinscale:", ias.metadata.name);
         if (mode) absl::StrAppend(&name, "/", std::string(policy::ModeName(*mode)));
-        auto a = std::make_unique<replay::TwinscaleAutoscaler>(name, r.policy, r.twin,
-                                                               mode.value_or(ias.spec.mode));
-        a->set_calibration(absl::GetFlag(FLAGS_calibrate));
-        e.twinscale = a.get();
-        e.autoscaler = std::move(a);
-        policies.push_back(std::move(e));
+        auto add = [&](const std::string& row, bool enforce_admission) {
+          PolicyEntry e;
+          e.min_replicas = r.policy.min_replicas;
+          e.max_replicas = r.policy.max_replicas;
+          e.router = r.twin.router;
+          e.enforce_admission = enforce_admission;
+          auto a = std::make_unique<replay::TwinscaleAutoscaler>(row, r.policy, r.twin,
+                                                                 mode.value_or(ias.spec.mode));
+          a->set_calibration(absl::GetFlag(FLAGS_calibrate));
+          e.twinscale = a.get();
+          e.autoscaler = std::move(a);
+          policies.push_back(std::move(e));
+        };
+        add(name, /*enforce_admission=*/false);
         if (r.policy.admission_enabled && absl::GetFlag(FLAGS_admission_effect)) {
           // The same policy once more, its advisory limits enforced at the gateway.
-          PolicyEntry with = {};
-          with.min_replicas = r.policy.min_replicas;
-          with.max_replicas = r.policy.max_replicas;
-          with.router = r.twin.router;
-          with.enforce_admission = true;
-          auto b = std::make_unique<replay::TwinscaleAutoscaler>(
-              absl::StrCat(name, "+admission"), r.policy, r.twin, mode.value_or(ias.spec.mode));
-          b->set_calibration(absl::GetFlag(FLAGS_calibrate));
-          with.twinscale = b.get();
-          with.autoscaler = std::move(b);
-          policies.push_back(std::move(with));
+          add(absl::StrCat(name, "+admission"), /*enforce_admission=*/true);
         }
       }
       if (!first) first = std::move(r);

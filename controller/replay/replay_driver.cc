@@ -152,26 +152,28 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   double gpu_hours_before = 0;  // held during the pre-roll
 
   SimTime t = SimTime::Zero();
-  while (t < zero) {  // the pre-roll: decided on, not counted
+  // One sync: the cluster advanced a period, the autoscaler's answer applied. The same in the
+  // pre-roll and after it.
+  auto sync_once = [&]() {
     t += period;
     cluster.AdvanceTo(cluster.ToAbsl(t));
-    desired = std::max(0, autoscaler.Decide(cluster.View(config.scrape_delay)));
-    cluster.Scale(desired);
+    const int32_t want = std::max(0, autoscaler.Decide(cluster.View(config.scrape_delay)));
+    cluster.Scale(want);
     if (config.enforce_admission) cluster.SetAdmission(autoscaler.Admission());
+    return want;
+  };
+  while (t < zero) {  // the pre-roll: decided on, not counted
+    desired = sync_once();
     s.max_replicas = desired;
     gpu_hours_before = cluster.GpuHours();
   }
   for (;;) {
-    t += period;
-    cluster.AdvanceTo(cluster.ToAbsl(t));
-    const int32_t want = std::max(0, autoscaler.Decide(cluster.View(config.scrape_delay)));
+    const int32_t want = sync_once();
     ++s.decisions;
     if (want != desired) {
       ++s.scale_events;
       desired = want;
     }
-    cluster.Scale(want);
-    if (config.enforce_admission) cluster.SetAdmission(autoscaler.Admission());
     s.max_replicas = std::max(s.max_replicas, want);
 
     const FleetState state = cluster.State();

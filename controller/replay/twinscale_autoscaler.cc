@@ -2,7 +2,6 @@
 #include "controller/replay/twinscale_autoscaler.h"
 
 #include <algorithm>
-
 #include <cmath>
 
 #include "absl/strings/str_cat.h"

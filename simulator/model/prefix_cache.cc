@@ -160,16 +160,15 @@ void PrefixCache::InsertAll(std::span<const uint64_t> keys, std::vector<int32_t>
 }
 
 void PrefixCache::Release(std::span<const int32_t> entries) {
-  constexpr size_t kAhead = 8;  // entries a few ahead are fetched while this one is released
-  const size_t n = entries.size();
-  for (size_t i = 0; i < std::min(kAhead, n); ++i) {
-    __builtin_prefetch(&entries_[static_cast<size_t>(entries[n - 1 - i])], 1);
-  }
+  // Last entry first; the entries kAhead further on are fetched while this one is released.
+  constexpr size_t kAhead = 8;
+  auto prefetch = [&](size_t i) {
+    __builtin_prefetch(&entries_[static_cast<size_t>(entries[i])], 1);
+  };
+  for (size_t i = entries.size(); i-- > 0 && i + kAhead >= entries.size();) prefetch(i);
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    const size_t done = static_cast<size_t>(it - entries.rbegin());
-    if (done + kAhead < n) {
-      __builtin_prefetch(&entries_[static_cast<size_t>(entries[n - 1 - done - kAhead])], 1);
-    }
+    const size_t i = static_cast<size_t>(entries.rend() - it) - 1;  // *it is entries[i]
+    if (i >= kAhead) prefetch(i - kAhead);
     Entry& x = entries_[static_cast<size_t>(*it)];
     assert(x.ref > 0);
     if (--x.ref == 0) {

@@ -60,11 +60,12 @@ struct Decision {
   std::vector<MarginForecast> scale_in_evidence;
   std::vector<MarginForecast> scale_in_forecasts;
   // What the fleet served in the snapshot's window (first tokens, and those within the TTFT
-  // threshold; 0 and 0 without a window), for the record a surplus is measured on; and the points
-  // of attainment the aim was lowered by for the surplus already on record (question.percentile is
-  // the aim itself).
+  // threshold; 0 and 0 without a window), for the record a surplus is measured on
+  // (question.percentile is the aim itself).
   double served_requests = 0;
   double served_met = 0;
+  // Points a surplus on record took off the aim (SurplusSpent); negative: a shortfall raised it
+  // (ShortfallOnRecord).
   double aim_lowered_by = 0;
 };
 

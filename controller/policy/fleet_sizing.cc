@@ -26,10 +26,19 @@ PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evid
 
 Forecast PoolMarginForecasts(const Forecast& own, int32_t replicas,
                              const std::vector<MarginForecast>& evidence, double target,
-                             int32_t& pooled) {
+                             int32_t& pooled, double arrival_rate) {
   pooled = 0;
-  if (!own.meets_slo && own.verdict_clear) return own;
-  const PooledDraws earlier = EvidenceAt(replicas, evidence);
+  PooledDraws earlier;
+  if (!own.meets_slo && own.verdict_clear) {
+    if (arrival_rate <= 0) return own;
+    for (const MarginForecast& e : evidence) {
+      if (e.replicas == replicas && e.arrival_rate >= kComparableRate * arrival_rate) {
+        earlier.Add(e.attainment, e.attainment_se, e.requests);
+      }
+    }
+  } else {
+    earlier = EvidenceAt(replicas, evidence);
+  }
   if (earlier.empty()) return own;
   PooledDraws pool;
   pool.Add(own.attainment, own.attainment_se, own.requests);
@@ -64,7 +73,8 @@ class Sizer {
     const Forecast own = f_.Evaluate(x);
     int32_t pooled = 0;
     const Forecast answer =
-        margin < 1.0 ? PoolMarginForecasts(own, n, b_.scale_in_evidence, x.percentile / 100, pooled)
+        margin < 1.0 ? PoolMarginForecasts(own, n, b_.scale_in_evidence, x.percentile / 100,
+                                           pooled, x.arrival_rate)
                      : own;
     out_.asked.push_back({n, margin, x.percentile, answer, own, pooled});
     return answer;
@@ -114,6 +124,12 @@ class Sizer {
         out_.miss_unconfirmed = true;
       } else {
         ScaleUp();
+        // A shallow miss, confirmed, takes one replica per decision (fleet_sizing.h).
+        if (shallow && out_.outcome == Sizing::Outcome::kScaleUp && out_.replicas > base + 1) {
+          out_.replicas = base + 1;
+          out_.at_answer = At(base + 1, 1.0);
+          out_.shallow_step = true;
+        }
       }
     } else if (b_.scale_in_allowed && base > b_.min_replicas) {
       ScaleIn();

@@ -33,8 +33,13 @@
 // errors short comes up several times on a load that does not change. So a clear miss that only
 // eats into the forecast headroom (its attainment still at or above the SLO's own percentile) is
 // acted on when the previous decision's forecast also missed at this size (miss_seen_at_base; each
-// decision draws its own random numbers): one interval later. A miss below the SLO's percentile is
-// not noise; it scales up at once.
+// decision draws its own random numbers): one interval later, and by one replica (the next
+// decision, at the new size, asks again). The size the search picks comes from this decision's
+// draw alone, and under common random numbers a pessimistic draw is pessimistic at every
+// candidate: on the Azure conversation trace at x40 a draw that put 22 replicas at 92.0% (the
+// decisions before it: 95-98%) had 23 and 24 short as well and asked for 25, which the stricter
+// scale-in question then held for the rest of the hour, where 23 served the SLO. A miss below the
+// SLO's percentile is not noise; it scales up at once, to the size the search found.
 //
 // The attainment target is capped just below what maxReplicas could reach (CeilingQuestion), so
 // that requests no fleet can serve in time (prompts too long to prefill within the threshold) are
@@ -68,6 +73,9 @@ struct MarginForecast {
   double attainment = 1;
   double attainment_se = 0;  // 0: not estimated (the binomial's of `requests` stands in)
   int64_t requests = 0;
+  // The fleet arrival rate (req/s) the draw was asked at; 0: not recorded. A clear miss is pooled
+  // only with draws asked at a rate at least about as high as its own (PoolMarginForecasts).
+  double arrival_rate = 0;
 };
 
 struct SizingBounds {
@@ -120,6 +128,7 @@ struct Sizing {
   double ceiling_delay_ms = 0;
   bool miss_within_noise = false;          // kHold: base missed, but not clearly (held)
   bool miss_unconfirmed = false;           // kHold: a shallow clear miss, first seen (held)
+  bool shallow_step = false;               // kScaleUp: a shallow miss, confirmed: base + 1
   bool missed_at_base = false;             // base was asked and missed (for the next decision)
   int32_t evaluations = 0;                 // what-ifs asked (ceilings included)
 
@@ -143,11 +152,19 @@ PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evid
 
 // The inverse-variance mean of `own` and the earlier draws at `replicas` in `evidence` (each
 // draw's variance at least the binomial's of the requests it judged), judged against `target` (a
-// fraction); a clear miss of `own` is returned as it is. `pooled` gets the number of earlier draws
-// used.
+// fraction). `own` was asked at `arrival_rate`. A clear miss of `own` is pooled only with the
+// draws asked at no less than kComparableRate x that rate: earlier passes at a lower load say
+// nothing against a miss at a higher one, but passes at the same or a higher load do (a what-if's
+// draw is one scenario of bursts, shared by every candidate size through common random numbers:
+// on the Azure code trace at x20 one draw in a few missed clearly at N - 1 on a load where the
+// window's other draws held at N - 5, and since the stabilization window takes the largest
+// recommendation, that one draw held the surplus for the next five minutes, and again at the next
+// such draw: 27 replicas for 18 minutes where 19-22 held the SLO). With none such, a clear miss is
+// returned as it is. `pooled` gets the number of earlier draws used.
+inline constexpr double kComparableRate = 0.95;
 Forecast PoolMarginForecasts(const Forecast& own, int32_t replicas,
                              const std::vector<MarginForecast>& evidence, double target,
-                             int32_t& pooled);
+                             int32_t& pooled, double arrival_rate = 0);
 
 // `question` carries the observed fleet, the workload and the SLO (candidate_replicas, judge_from
 // and the thresholds are set per question by CandidateQuestion). b.base >= 1.

@@ -217,6 +217,25 @@ TEST(FleetSizingTest, AShallowClearMissWaitsForTheNextDecisionsDraw) {
   EXPECT_EQ(confirmed.outcome, Sizing::Outcome::kScaleUp);
   EXPECT_EQ(confirmed.replicas, 11);
   EXPECT_FALSE(confirmed.miss_unconfirmed);
+  EXPECT_FALSE(confirmed.shallow_step);  // the answer was one replica anyway
+
+  // A shallow miss whose draw asks for more than one replica takes one. With a 92% aim and an
+  // 80% SLO, base 10 of need 12 shows 83.3%: a clear miss above the SLO (shallow), confirmed. The
+  // search finds 12 (11 shows 91.7%, short of 92); the fleet goes to 11.
+  ForecastQuestion aim92 = Question();
+  aim92.percentile = 92;
+  SizingBounds low = b;
+  low.slo_percentile = 80;
+  KnownForecaster far(12, 14, 1.0);
+  const Sizing stepped = SizeFleet(aim92, far, low);
+  EXPECT_EQ(stepped.outcome, Sizing::Outcome::kScaleUp);
+  EXPECT_EQ(stepped.replicas, 11);
+  EXPECT_TRUE(stepped.shallow_step);
+  EXPECT_NEAR(stepped.at_answer.attainment, 11.0 / 12, 1e-12);  // the forecast at 11
+  // Not confirmed yet: held, as above.
+  low.miss_seen_at_base = false;
+  KnownForecaster unconfirmed(12, 14, 1.0);
+  EXPECT_EQ(SizeFleet(aim92, unconfirmed, low).outcome, Sizing::Outcome::kHold);
 
   // 83.3% is below the SLO's own 90%: no waiting.
   b.miss_seen_at_base = false;
@@ -261,12 +280,29 @@ TEST(FleetSizingTest, PoolingWeighsEachDrawByItsVarianceWorkedByHand) {
   EXPECT_TRUE(f.meets_slo);
   EXPECT_TRUE(f.verdict_clear);
 
-  // A clear miss stands whatever the evidence: the load may have moved since.
+  // A clear miss stands when the evidence was drawn at an unknown or lower rate: the load may
+  // have risen since.
   own.verdict_clear = true;
   f = PoolMarginForecasts(own, 9, {{9, 0.99, 0.001, 10000}}, 0.95, pooled);
   EXPECT_EQ(pooled, 0);
   EXPECT_DOUBLE_EQ(f.attainment, 0.90);
   EXPECT_FALSE(f.meets_slo);
+  f = PoolMarginForecasts(own, 9, {{9, 0.99, 0.001, 10000, 90.0}}, 0.95, pooled,
+                          /*arrival_rate=*/100);
+  EXPECT_EQ(pooled, 0);  // 90 req/s < 0.95 x 100
+  EXPECT_DOUBLE_EQ(f.attainment, 0.90);
+  EXPECT_FALSE(f.meets_slo);
+
+  // Drawn at 96 req/s or more (0.95 x 100), earlier draws count against it as against any draw:
+  // 0.90 of 100 requests (binomial variance 0.0009) and 0.99 +- 0.001 (variance 1e-6): weights
+  // 1,111.1 and 1,000,000: (1,000 + 990,000) / 1,001,111.1 = 0.98990, a clear pass; the draw at
+  // 90 req/s is left out.
+  f = PoolMarginForecasts(own, 9, {{9, 0.99, 0.001, 10000, 96.0}, {9, 0.10, 0.001, 10000, 90.0}},
+                          0.95, pooled, /*arrival_rate=*/100);
+  EXPECT_EQ(pooled, 1);
+  EXPECT_NEAR(f.attainment, 0.98990, 1e-5);
+  EXPECT_TRUE(f.meets_slo);
+  EXPECT_TRUE(f.verdict_clear);
 
   // No evidence at this size: the draw as it is.
   own.verdict_clear = false;

@@ -141,8 +141,11 @@ SurplusOnRecord EarnedSurplus(const PolicyHistory& history, const PolicyConfig& 
   // one interval before it.
   if (now - earliest + c.interval < std::min(c.surplus_min_record, c.surplus_window)) return s;
   const double target = FullAim(c);
+  const double set_point = target + c.surplus_cushion;
   const double room = std::max(0.0, target - (c.percentile + c.min_forecast_headroom));
-  s.lowered_by = std::clamp(s.served_percent - target - c.surplus_cushion, 0.0, room);
+  s.lowered_by = std::clamp(s.served_percent - set_point, 0.0, room);
+  const double headroom = std::max(0.0, std::min(c.max_shortfall_raise, 99.5 - target));
+  s.raised_by = std::clamp(set_point - s.served_percent, 0.0, headroom);
   return s;
 }
 
@@ -179,7 +182,18 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     return d;
   }
 
-  if (const SurplusOnRecord surplus = EarnedSurplus(history, c, now); surplus.lowered_by > 0) {
+  const SurplusOnRecord surplus = EarnedSurplus(history, c, now);
+  if (surplus.raised_by > 0) {
+    q.percentile += surplus.raised_by;
+    d.aim_lowered_by = -surplus.raised_by;
+    d.reasons.push_back(
+        {"ShortfallOnRecord",
+         absl::StrFormat("the fleet served %.2f%% of %.0f requests within the TTFT threshold over "
+                         "the last %s, below the %.1f%% it keeps: aiming the forecasts at %.1f%%",
+                         surplus.served_percent, surplus.requests,
+                         absl::FormatDuration(c.surplus_window),
+                         FullAim(c) + c.surplus_cushion, q.percentile)});
+  } else if (surplus.lowered_by > 0) {
     q.percentile -= surplus.lowered_by;
     d.aim_lowered_by = surplus.lowered_by;
     d.reasons.push_back(
@@ -214,7 +228,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   for (const PolicyHistory::MarginDraw& m : history.margin_draws) {
     if (m.base == base && m.safety_margin == c.safety_margin &&
         m.ttft_threshold == c.ttft_threshold &&
-        m.ttft_per_prompt_token == c.ttft_per_prompt_token &&
+        m.ttft_per_prompt_token == c.ttft_per_prompt_token && m.not_counted == stuck &&
         now - m.at <= c.scale_down.stabilization_window && m.at < now) {
       bounds.scale_in_evidence.push_back(m.forecast);
     }
@@ -225,7 +239,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   for (const Sizing::Asked& a : sizing.asked) {
     if (a.margin >= 1.0) continue;
     d.scale_in_forecasts.push_back(
-        {a.replicas, a.own.attainment, a.own.attainment_se, a.own.requests});
+        {a.replicas, a.own.attainment, a.own.attainment_se, a.own.requests, q.arrival_rate});
     if (a.replicas == sizing.replicas) pooled_at_answer = a.pooled;
   }
   d.scale_in_evidence = bounds.scale_in_evidence;
@@ -282,6 +296,11 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                                sizing.keep_percentile, q.arrival_rate,
                                absl::FormatDuration(q.horizon), sizing.replicas,
                                100 * sizing.at_answer.attainment),
+               sizing.shallow_step
+                   ? absl::StrFormat(" (a shallow miss, above the SLO's %.0f%%, seen twice: one "
+                                     "replica at a time)",
+                                     c.percentile)
+                   : std::string(),
                ItlNote(d.forecast_at_current, c))});
       break;
     case Sizing::Outcome::kScaleIn:
@@ -468,8 +487,9 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
   });
   if (d.replicas == d.current) {
     for (const MarginForecast& f : d.scale_in_forecasts) {
-      h.margin_draws.push_back(
-          {d.at, base, c.safety_margin, c.ttft_threshold, c.ttft_per_prompt_token, f});
+      h.margin_draws.push_back({d.at, base, c.safety_margin, c.ttft_threshold,
+                                c.ttft_per_prompt_token, f,
+                                static_cast<int32_t>(d.not_counted.size())});
     }
   }
 }

@@ -537,24 +537,28 @@ void AddServed(PolicyHistory& h, absl::Time now, int from_s, int to_s, double pe
 }
 
 TEST(RecommendTest, EarnedSurplusWorkedByHand) {
-  // Percentile 90 + 5 points of headroom: a 95% target; 0.5 point of cushion; the aim never below
-  // 90 + 1, so at most 4 points lower. Records of windows every 15 s up to 15 s before now.
+  // Percentile 90 + 5 points of headroom: a 95% target; a point of cushion, so the set point is
+  // 96%; the aim never below 90 + 1, so at most 4 points lower, and at most 2 points higher.
+  // Records of windows every 15 s up to 15 s before now.
   const PolicyConfig c = Config();
   const absl::Time now = T(7200);
   struct Case {
     std::string name;
     std::vector<std::tuple<int, int, double>> record;  // from s, to s before now, percent
-    double want_served, want_lowered;
+    double want_served, want_lowered, want_raised;
   };
   const Case cases[] = {
-      {"no record", {}, 0, 0},
-      {"5 minutes at 99%: too short a record to spend", {{300, 15, 99}}, 99, 0},
-      {"20 minutes at 97%: 97 - 95 - 0.5", {{1200, 15, 97}}, 97, 1.5},
-      {"20 minutes at 95.3%: within the cushion", {{1200, 15, 95.3}}, 95.3, 0},
-      {"20 minutes at 90%: a shortfall lowers nothing", {{1200, 15, 90}}, 90, 0},
-      {"30 minutes at 99.9%: capped at 4 points", {{1800, 15, 99.9}}, 99.9, 4},
+      {"no record", {}, 0, 0, 0},
+      {"5 minutes at 99%: too short a record to spend", {{300, 15, 99}}, 99, 0, 0},
+      {"5 minutes at 80%: too short a record to raise", {{300, 15, 80}}, 80, 0, 0},
+      {"20 minutes at 97%: 97 - 96", {{1200, 15, 97}}, 97, 1, 0},
+      {"20 minutes at 96%: on the set point", {{1200, 15, 96}}, 96, 0, 0},
+      {"20 minutes at 95.3%: 96 - 95.3", {{1200, 15, 95.3}}, 95.3, 0, 0.7},
+      {"20 minutes at 94.5%: 96 - 94.5", {{1200, 15, 94.5}}, 94.5, 0, 1.5},
+      {"20 minutes at 90%: raised by 2 at most", {{1200, 15, 90}}, 90, 0, 2},
+      {"30 minutes at 99.9%: 99.9 - 96", {{1800, 15, 99.9}}, 99.9, 3.9, 0},
       // 40 minutes back to 31 at 80%, then 30 minutes at 98%: only the last 30 count.
-      {"older windows fall out", {{2400, 1815, 80}, {1800, 15, 98}}, 98, 2.5},
+      {"older windows fall out", {{2400, 1815, 80}, {1800, 15, 98}}, 98, 2, 0},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -563,9 +567,23 @@ TEST(RecommendTest, EarnedSurplusWorkedByHand) {
     const SurplusOnRecord got = EarnedSurplus(h, c, now);
     EXPECT_NEAR(got.served_percent, tc.want_served, 1e-9);
     EXPECT_NEAR(got.lowered_by, tc.want_lowered, 1e-9);
+    EXPECT_NEAR(got.raised_by, tc.want_raised, 1e-9);
   }
+  // The floor: with 3 points of headroom kept (90 + 3), 99.9% lowers the aim by 2 points only.
+  PolicyConfig keep3 = c;
+  keep3.min_forecast_headroom = 3;
+  PolicyHistory high;
+  AddServed(high, now, 1800, 15, 99.9);
+  EXPECT_NEAR(EarnedSurplus(high, keep3, now).lowered_by, 2, 1e-9);
+  // A 99% target (percentile 95 + 4 of headroom) is raised only up to 99.5%.
+  PolicyConfig strict = c;
+  strict.percentile = 95;
+  strict.forecast_headroom = 4;
+  PolicyHistory short_record;
+  AddServed(short_record, now, 1200, 15, 90);
+  EXPECT_NEAR(EarnedSurplus(short_record, strict, now).raised_by, 0.5, 1e-9);
   // spec.slo.ttft.surplusWindow: 0s spends nothing; a 5-minute window needs only its 5 minutes
-  // of record (5 minutes at 99%: 99 - 95 - 0.5 = 3.5).
+  // of record (5 minutes at 99%: 99 - 95 - 1 = 3).
   PolicyHistory h;
   AddServed(h, now, 300, 15, 99);
   PolicyConfig off = c;
@@ -573,7 +591,7 @@ TEST(RecommendTest, EarnedSurplusWorkedByHand) {
   EXPECT_EQ(EarnedSurplus(h, off, now).lowered_by, 0);
   PolicyConfig five = c;
   five.surplus_window = absl::Minutes(5);
-  EXPECT_NEAR(EarnedSurplus(h, five, now).lowered_by, 3.5, 1e-9);
+  EXPECT_NEAR(EarnedSurplus(h, five, now).lowered_by, 3, 1e-9);
 }
 
 // Attainment proportional to capacity (replicas x 8.5 req/s x the slack margin) over the rate,
@@ -592,7 +610,7 @@ class AimedForecaster : public Forecaster {
 TEST(RecommendTest, AFleetThatServedASurplusAimsLowerAndScalesIn) {
   // 12 Ready replicas at 80 req/s. At the margin (0.8) 11 replicas show 11 x 6.8 / 80 = 93.5%:
   // short of the 95% aim, so the fleet holds at 12. After 20 minutes served at 98% the aim is
-  // 95 - 2.5 = 92.5%, which 11 meet (10 show 85%): a scale-in, with the reason saying what was
+  // 95 - (98 - 96) = 93%, which 11 meet (10 show 85%): a scale-in, with the reason saying what was
   // spent.
   const PolicyConfig c = Config();
   const absl::Time now = T(7200);
@@ -605,12 +623,37 @@ TEST(RecommendTest, AFleetThatServedASurplusAimsLowerAndScalesIn) {
 
   AddServed(h, now, 1200, 15, 98);
   const Decision spent = Recommend(Snap(12, 80, now), c, f, now, h);
-  EXPECT_DOUBLE_EQ(spent.question.percentile, 92.5);
-  EXPECT_DOUBLE_EQ(spent.aim_lowered_by, 2.5);
+  EXPECT_DOUBLE_EQ(spent.question.percentile, 93);
+  EXPECT_DOUBLE_EQ(spent.aim_lowered_by, 2);
   EXPECT_EQ(spent.recommendation, 11);
   EXPECT_NE(ReasonMessage(spent, "SurplusSpent").find("98.00% of 80000 requests"),
             std::string::npos)
       << ReasonMessage(spent, "SurplusSpent");
+}
+
+TEST(RecommendTest, AFleetThatServedAShortfallAimsHigherAndScalesUp) {
+  // 12 Ready replicas at 125 req/s: 12 x 8.5 / 125 = 81.6% (below the SLO's 90: scaled up at
+  // once); 13 show 88.4%; 14 show 95.2%, which meets a 95% aim: 14. After 20 minutes served at 94%
+  // (a twin that forecast too well) the aim is 95 + (96 - 94) = 97%, which 14 no longer meet; 15
+  // (100%) do.
+  const PolicyConfig c = Config();
+  const absl::Time now = T(7200);
+  const AimedForecaster f;
+  PolicyHistory h = Steady(12, 300, now);
+  const Decision plain = Recommend(Snap(12, 125, now), c, f, now, h);
+  EXPECT_DOUBLE_EQ(plain.question.percentile, 95);
+  EXPECT_EQ(plain.recommendation, 14);
+  EXPECT_FALSE(HasReason(plain, "ShortfallOnRecord"));
+
+  AddServed(h, now, 1200, 15, 94);
+  const Decision raised = Recommend(Snap(12, 125, now), c, f, now, h);
+  EXPECT_DOUBLE_EQ(raised.question.percentile, 97);
+  EXPECT_DOUBLE_EQ(raised.aim_lowered_by, -2);
+  EXPECT_EQ(raised.recommendation, 15);
+  EXPECT_FALSE(HasReason(raised, "SurplusSpent"));
+  EXPECT_NE(ReasonMessage(raised, "ShortfallOnRecord").find("94.00% of 80000 requests"),
+            std::string::npos)
+      << ReasonMessage(raised, "ShortfallOnRecord");
 }
 
 TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
@@ -654,8 +697,13 @@ TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
                                   {4, 0.99, 0.001, 1000}});
   at_five.margin_draws.push_back({T(2600), 5, c.safety_margin, c.ttft_threshold,
                                   c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000}});
+  at_five.margin_draws.push_back({T(2990), 5, c.safety_margin, c.ttft_threshold,
+                                  c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000},
+                                  /*not_counted=*/2});
   const Decision d = Recommend(Snap(5, 20, T(3000)), c, f, T(3000), at_five);
-  ASSERT_EQ(d.scale_in_evidence.size(), 1u);  // base 6, margin 0.5 and 400 s old are left out
+  // Base 6, margin 0.5, 400 s old, and asked while 2 starting pods (none now) were left out of
+  // capacity: left out.
+  ASSERT_EQ(d.scale_in_evidence.size(), 1u);
   EXPECT_EQ(d.scale_in_evidence.front().replicas, 4);
   EXPECT_FALSE(d.scale_in_forecasts.empty());
 }

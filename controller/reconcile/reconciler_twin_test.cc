@@ -262,7 +262,7 @@ TEST_F(ReconcilerTwinTest, PodsThatNeverBecomeReadyStopCountingAtTheDeadlineAndN
   clock_.Set(created + absl::Seconds(135));
   ASSERT_TRUE(Pass(r).status.ok());
   const int32_t replaced = SpecReplicas();
-  EXPECT_GT(replaced, ordered) << "stuck pods still counted as capacity";
+  EXPECT_GT(replaced, ordered) << "stuck pods still counted as capacity" << Status().dump(2);
   EXPECT_LE(replaced, ordered + static_cast<int32_t>(stuck.size()));
   EXPECT_THAT(ReasonCodes(), ::testing::Contains("PendingNotCounted"));
   const json stalled = Condition("PodsStalled");

@@ -14,7 +14,8 @@
 //    "prediction_error_ms": 12.5,
 //    "reasons": [{"code": "ForecastMissesSlo", "message": "at 23 replicas the twin ..."}]}
 // "aim" is the attainment (percent) the forecasts had to show, "aim_lowered_by" the points a
-// surplus on record took off it (SurplusSpent), "scale_in_evidence" the earlier decisions' scale-in
+// surplus on record took off it (SurplusSpent; negative: the points a shortfall on record added,
+// ShortfallOnRecord), "scale_in_evidence" the earlier decisions' scale-in
 // draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT forecast for
 // the interval just ended minus the observed p90 (null when either is unknown); "speed" the
 // calibrated decode speed factor after the decision.

@@ -254,7 +254,10 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   w.output_lengths = lengths_over(output_inc, output_windows_);
   if (auto m = mean_of(w.prompt_lengths)) w.prompt_tokens_mean = Input<double>::Value(*m);
   if (auto m = mean_of(w.output_lengths)) w.output_tokens_mean = Input<double>::Value(*m);
-  if (auto m = mean_of(itl_inc)) w.itl_mean_seconds = Input<double>::Value(*m);
+  if (auto m = mean_of(itl_inc)) {
+    w.itl_mean_seconds = Input<double>::Value(*m);
+    w.itl_tokens = itl_inc->count;
+  }
   {
     double running = 0, kv = 0;
     int32_t n = 0;

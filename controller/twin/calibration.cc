@@ -16,7 +16,7 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
                                            const TwinForecaster& twin) {
   const state::WorkloadEstimate& w = snap.workload;
   if (!w.itl_mean_seconds.usable() || w.itl_mean_seconds.value() <= 0 ||
-      w.running_per_ready < options_.min_running || observed.ready.empty() ||
+      w.itl_tokens < options_.min_itl_tokens || observed.ready.empty() ||
       !(observed.arrival_rate >= 0)) {
     return state_;
   }

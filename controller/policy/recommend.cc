@@ -182,27 +182,22 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     return d;
   }
 
+  // The served record moves the aim: down by a surplus, up by a shortfall (at most one of them).
   const SurplusOnRecord surplus = EarnedSurplus(history, c, now);
-  if (surplus.raised_by > 0) {
-    q.percentile += surplus.raised_by;
-    d.aim_lowered_by = -surplus.raised_by;
+  if (const double lowered = surplus.lowered_by - surplus.raised_by; lowered != 0) {
+    const bool spent = lowered > 0;
+    q.percentile -= lowered;
+    d.aim_lowered_by = lowered;
     d.reasons.push_back(
-        {"ShortfallOnRecord",
+        {spent ? "SurplusSpent" : "ShortfallOnRecord",
          absl::StrFormat("the fleet served %.2f%% of %.0f requests within the TTFT threshold over "
-                         "the last %s, below the %.1f%% it keeps: aiming the forecasts at %.1f%%",
+                         "the last %s, %s: aiming the forecasts at %.1f%%",
                          surplus.served_percent, surplus.requests,
                          absl::FormatDuration(c.surplus_window),
-                         FullAim(c) + c.surplus_cushion, q.percentile)});
-  } else if (surplus.lowered_by > 0) {
-    q.percentile -= surplus.lowered_by;
-    d.aim_lowered_by = surplus.lowered_by;
-    d.reasons.push_back(
-        {"SurplusSpent",
-         absl::StrFormat("the fleet served %.2f%% of %.0f requests within the TTFT threshold over "
-                         "the last %s, above the %.1f%% target: aiming the forecasts at %.1f%%",
-                         surplus.served_percent, surplus.requests,
-                         absl::FormatDuration(c.surplus_window),
-                         FullAim(c), q.percentile)});
+                         spent ? absl::StrFormat("above the %.1f%% target", FullAim(c))
+                               : absl::StrFormat("below the %.1f%% it keeps",
+                                                 FullAim(c) + c.surplus_cushion),
+                         q.percentile)});
   }
 
   const double n_ready = std::max<double>(1, snap.ready());

@@ -607,53 +607,47 @@ class AimedForecaster : public Forecaster {
   }
 };
 
-TEST(RecommendTest, AFleetThatServedASurplusAimsLowerAndScalesIn) {
-  // 12 Ready replicas at 80 req/s. At the margin (0.8) 11 replicas show 11 x 6.8 / 80 = 93.5%:
-  // short of the 95% aim, so the fleet holds at 12. After 20 minutes served at 98% the aim is
-  // 95 - (98 - 96) = 93%, which 11 meet (10 show 85%): a scale-in, with the reason saying what was
-  // spent.
+TEST(RecommendTest, TheServedRecordMovesTheAimAndTheAnswer) {
+  // 12 Ready replicas; 20 minutes of record at `served` percent move the 95% aim to the set point
+  // (96%) by the difference: down by a surplus, up by a shortfall, at most 2 points.
+  // - 80 req/s: at the margin (0.8) 11 replicas show 11 x 6.8 / 80 = 93.5%, short of 95: hold at
+  //   12. Served 98%: the aim is 95 - (98 - 96) = 93%, which 11 meet (10 show 85%): scale in.
+  // - 125 req/s: 12 x 8.5 / 125 = 81.6% (below the SLO's 90: scaled up at once); 13 show 88.4%; 14
+  //   show 95.2%, which meets 95: 14. Served 94% (a twin that forecast too well): the aim is
+  //   95 + (96 - 94) = 97%, which 14 no longer meet; 15 (100%) do.
+  struct Case {
+    std::string name;
+    double rate;
+    double served;  // percent over the record; < 0: no record
+    double want_aim;
+    int32_t want;
+    std::string reason, quoted;
+  };
+  const Case cases[] = {
+      {"no record, 80 req/s", 80, -1, 95, 12, "", ""},
+      {"a surplus", 80, 98, 93, 11, "SurplusSpent", "98.00% of 80000 requests"},
+      {"no record, 125 req/s", 125, -1, 95, 14, "", ""},
+      {"a shortfall", 125, 94, 97, 15, "ShortfallOnRecord", "94.00% of 80000 requests"},
+  };
   const PolicyConfig c = Config();
   const absl::Time now = T(7200);
   const AimedForecaster f;
-  PolicyHistory h = Steady(12, 300, now);
-  const Decision held = Recommend(Snap(12, 80, now), c, f, now, h);
-  EXPECT_DOUBLE_EQ(held.question.percentile, 95);
-  EXPECT_EQ(held.recommendation, 12);
-  EXPECT_FALSE(HasReason(held, "SurplusSpent"));
-
-  AddServed(h, now, 1200, 15, 98);
-  const Decision spent = Recommend(Snap(12, 80, now), c, f, now, h);
-  EXPECT_DOUBLE_EQ(spent.question.percentile, 93);
-  EXPECT_DOUBLE_EQ(spent.aim_lowered_by, 2);
-  EXPECT_EQ(spent.recommendation, 11);
-  EXPECT_NE(ReasonMessage(spent, "SurplusSpent").find("98.00% of 80000 requests"),
-            std::string::npos)
-      << ReasonMessage(spent, "SurplusSpent");
-}
-
-TEST(RecommendTest, AFleetThatServedAShortfallAimsHigherAndScalesUp) {
-  // 12 Ready replicas at 125 req/s: 12 x 8.5 / 125 = 81.6% (below the SLO's 90: scaled up at
-  // once); 13 show 88.4%; 14 show 95.2%, which meets a 95% aim: 14. After 20 minutes served at 94%
-  // (a twin that forecast too well) the aim is 95 + (96 - 94) = 97%, which 14 no longer meet; 15
-  // (100%) do.
-  const PolicyConfig c = Config();
-  const absl::Time now = T(7200);
-  const AimedForecaster f;
-  PolicyHistory h = Steady(12, 300, now);
-  const Decision plain = Recommend(Snap(12, 125, now), c, f, now, h);
-  EXPECT_DOUBLE_EQ(plain.question.percentile, 95);
-  EXPECT_EQ(plain.recommendation, 14);
-  EXPECT_FALSE(HasReason(plain, "ShortfallOnRecord"));
-
-  AddServed(h, now, 1200, 15, 94);
-  const Decision raised = Recommend(Snap(12, 125, now), c, f, now, h);
-  EXPECT_DOUBLE_EQ(raised.question.percentile, 97);
-  EXPECT_DOUBLE_EQ(raised.aim_lowered_by, -2);
-  EXPECT_EQ(raised.recommendation, 15);
-  EXPECT_FALSE(HasReason(raised, "SurplusSpent"));
-  EXPECT_NE(ReasonMessage(raised, "ShortfallOnRecord").find("94.00% of 80000 requests"),
-            std::string::npos)
-      << ReasonMessage(raised, "ShortfallOnRecord");
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    PolicyHistory h = Steady(12, 300, now);
+    if (tc.served >= 0) AddServed(h, now, 1200, 15, tc.served);
+    const Decision d = Recommend(Snap(12, tc.rate, now), c, f, now, h);
+    EXPECT_DOUBLE_EQ(d.question.percentile, tc.want_aim);
+    EXPECT_DOUBLE_EQ(d.aim_lowered_by, 95 - tc.want_aim);
+    EXPECT_EQ(d.recommendation, tc.want);
+    for (const std::string code : {"SurplusSpent", "ShortfallOnRecord"}) {
+      EXPECT_EQ(HasReason(d, code), code == tc.reason) << code;
+    }
+    if (!tc.reason.empty()) {
+      EXPECT_NE(ReasonMessage(d, tc.reason).find(tc.quoted), std::string::npos)
+          << ReasonMessage(d, tc.reason);
+    }
+  }
 }
 
 TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {

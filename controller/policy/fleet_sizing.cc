@@ -16,10 +16,13 @@ std::optional<Forecast> Sizing::Find(int32_t n, double margin) const {
   return std::nullopt;
 }
 
-PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evidence) {
+PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evidence,
+                       double min_arrival_rate) {
   PooledDraws pool;
   for (const MarginForecast& e : evidence) {
-    if (e.replicas == replicas) pool.Add(e.attainment, e.attainment_se, e.requests);
+    if (e.replicas == replicas && e.arrival_rate >= min_arrival_rate) {
+      pool.Add(e.attainment, e.attainment_se, e.requests);
+    }
   }
   return pool;
 }
@@ -28,17 +31,10 @@ Forecast PoolMarginForecasts(const Forecast& own, int32_t replicas,
                              const std::vector<MarginForecast>& evidence, double target,
                              int32_t& pooled, double arrival_rate) {
   pooled = 0;
-  PooledDraws earlier;
-  if (!own.meets_slo && own.verdict_clear) {
-    if (arrival_rate <= 0) return own;
-    for (const MarginForecast& e : evidence) {
-      if (e.replicas == replicas && e.arrival_rate >= kComparableRate * arrival_rate) {
-        earlier.Add(e.attainment, e.attainment_se, e.requests);
-      }
-    }
-  } else {
-    earlier = EvidenceAt(replicas, evidence);
-  }
+  const bool clear_miss = !own.meets_slo && own.verdict_clear;
+  if (clear_miss && arrival_rate <= 0) return own;
+  const PooledDraws earlier =
+      EvidenceAt(replicas, evidence, clear_miss ? kComparableRate * arrival_rate : 0.0);
   if (earlier.empty()) return own;
   PooledDraws pool;
   pool.Add(own.attainment, own.attainment_se, own.requests);

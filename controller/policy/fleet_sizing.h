@@ -145,10 +145,12 @@ struct Sizing {
   std::optional<Forecast> Find(int32_t n, double margin) const;
 };
 
-// The earlier draws at `replicas` in `evidence`, pooled (pooled_draws.h). The scale-in question
+// The earlier draws at `replicas` in `evidence` asked at `min_arrival_rate` req/s or more, pooled
+// (pooled_draws.h). The scale-in question
 // at that size carries them as its prior (ForecastQuestion::prior), so a sampling twin stops
 // drawing once the pool below is decided.
-PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evidence);
+PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evidence,
+                       double min_arrival_rate = 0);
 
 // The inverse-variance mean of `own` and the earlier draws at `replicas` in `evidence` (each
 // draw's variance at least the binomial's of the requests it judged), judged against `target` (a

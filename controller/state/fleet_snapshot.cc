@@ -259,15 +259,13 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     w.itl_tokens = itl_inc->count;
   }
   {
-    double running = 0, kv = 0;
+    double kv = 0;
     int32_t n = 0;
     for (const ReplicaState& r : snap.replicas) {
       if (r.stage != PodView::Stage::kReady || !r.fresh) continue;
-      running += r.running;
       kv += r.kv_usage;
       ++n;
     }
-    w.running_per_ready = n > 0 ? running / n : 0;
     w.kv_usage_mean = n > 0 ? kv / n : 0;
   }
   if (ttft_inc && ttft_inc->count > 0) {

@@ -64,11 +64,9 @@ struct WorkloadEstimate {
   // hold SnapshotOptions::min_length_requests.
   std::optional<metrics::CumulativeHistogram> prompt_lengths, output_lengths;
   // Mean inter-token latency over the window (fleet-wide), over itl_tokens token gaps (settled
-  // Ready pods only), and the mean running batch per Ready replica: what calibration fits the
-  // twin's speed against.
+  // Ready pods only): what calibration fits the twin's speed against.
   Input<double> itl_mean_seconds = Input<double>::Stale("no data yet");
   double itl_tokens = 0;
-  double running_per_ready = 0;
   double kv_usage_mean = 0;
 };
 

@@ -41,6 +41,13 @@ struct ForecastQuestion {
   // this CV) and Poisson arrivals within it (twin_forecaster.h says why this shape).
   double arrival_rate_cv = 0;
   absl::Duration rate_interval = absl::Seconds(15);
+  // Where the rate goes from arrival_rate (the level): the twin's rate for the k-th rate_interval
+  // ahead (k = 1, 2, ...) is arrival_rate_baseline + rate_persistence[k - 1] x (arrival_rate -
+  // arrival_rate_baseline), the last weight standing for every later interval. The weights are
+  // what the observed history says of how long a departure lasts (state::RatePersistence): a
+  // burst shorter than the warm-up is not forecast to outlast it. Empty: the level holds.
+  double arrival_rate_baseline = 0;
+  std::vector<double> rate_persistence;
   double prompt_tokens_mean = 512;
   double output_tokens_mean = 256;
   LengthShape prompt_shape, output_shape;         // rescaled to the means above

@@ -94,6 +94,10 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
   // artefact (a handful of requests per interval), not a shape the twin can use: capped at 1.
   q.arrival_rate_cv = std::clamp(w.rate_cv, 0.0, 1.0);
   q.rate_interval = w.rate_interval;
+  if (q.arrival_rate > 0 && w.arrival_rate_baseline > 0 && !w.rate_persistence.empty()) {
+    q.arrival_rate_baseline = w.arrival_rate_baseline;
+    q.rate_persistence = w.rate_persistence;
+  }
   q.prompt_tokens_mean =
       w.prompt_tokens_mean.usable() ? w.prompt_tokens_mean.value() : c.default_prompt_tokens;
   q.output_tokens_mean =

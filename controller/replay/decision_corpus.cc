@@ -47,6 +47,10 @@ ordered_json QuestionObject(const policy::ForecastQuestion& q) {
   j["arrival_rate"] = q.arrival_rate;
   j["arrival_rate_cv"] = q.arrival_rate_cv;
   j["rate_interval_s"] = Seconds(q.rate_interval);
+  if (!q.rate_persistence.empty()) {
+    j["arrival_rate_baseline"] = q.arrival_rate_baseline;
+    j["rate_persistence"] = q.rate_persistence;
+  }
   j["prompt_tokens_mean"] = q.prompt_tokens_mean;
   j["output_tokens_mean"] = q.output_tokens_mean;
   if (!q.prompt_shape.empty()) j["prompt_shape"] = ShapeJson(q.prompt_shape);
@@ -148,6 +152,7 @@ absl::Status ReadShape(const Reader& parent, const char* key, policy::LengthShap
 absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
   TS_RETURN_IF_ERROR(r.Keys({"ready", "pending_ready_in_s", "new_replica_warmup_s", "arrival_rate",
                              "arrival_rate_cv", "rate_interval_s", "arrival_cv",
+                             "arrival_rate_baseline", "rate_persistence",
                              "prompt_tokens_mean", "output_tokens_mean",
                              "prompt_shape", "output_shape", "horizon_s", "judge_from_s",
                              "ttft_threshold_s", "ttft_per_prompt_token_s", "percentile", "seed"}));
@@ -186,6 +191,18 @@ absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
     TS_ASSIGN_OR_RETURN(q.arrival_rate_cv, r.Number("arrival_rate_cv", 0, 100));
     TS_ASSIGN_OR_RETURN(s, r.Number("rate_interval_s", 1e-3, 86400));
     q.rate_interval = absl::Seconds(s);
+  }
+  // The rate path (forecaster.h): both or neither; absent in entries recorded before it.
+  if (r.Has("rate_persistence") != r.Has("arrival_rate_baseline")) {
+    return r.Error(r.Has("rate_persistence") ? "arrival_rate_baseline" : "rate_persistence",
+                   "is missing (the rate path needs both)");
+  }
+  if (r.Has("rate_persistence")) {
+    TS_ASSIGN_OR_RETURN(q.arrival_rate_baseline, r.Number("arrival_rate_baseline", 1e-9, 1e7));
+    TS_ASSIGN_OR_RETURN(q.rate_persistence, r.Numbers("rate_persistence", 0));
+    for (double w : q.rate_persistence) {
+      if (w > 1) return r.Error("rate_persistence", "has a weight above 1");
+    }
   }
   TS_ASSIGN_OR_RETURN(q.prompt_tokens_mean, r.Number("prompt_tokens_mean", 1, 1e7));
   TS_ASSIGN_OR_RETURN(q.output_tokens_mean, r.Number("output_tokens_mean", 1, 1e7));

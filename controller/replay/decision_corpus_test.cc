@@ -40,6 +40,8 @@ CorpusEntry Sample() {
   q.arrival_rate = 110.25;
   q.arrival_rate_cv = 0.25;
   q.rate_interval = absl::Seconds(15);
+  q.arrival_rate_baseline = 95.5;
+  q.rate_persistence = {0.5, 0.25, 0};
   q.prompt_tokens_mean = 1150;
   q.output_tokens_mean = 210;
   q.prompt_shape.upper_bounds = {100, 1000};
@@ -70,6 +72,8 @@ TEST(DecisionCorpusTest, RoundTrip) {
   EXPECT_EQ(back->question.seed, 7u);
   EXPECT_EQ(back->question.arrival_rate_cv, 0.25);
   EXPECT_EQ(back->question.rate_interval, absl::Seconds(15));
+  EXPECT_EQ(back->question.arrival_rate_baseline, 95.5);
+  EXPECT_EQ(back->question.rate_persistence, (std::vector<double>{0.5, 0.25, 0}));
   EXPECT_FALSE(back->scale_in_allowed);
 }
 
@@ -129,6 +133,11 @@ TEST(DecisionCorpusTest, BadLinesNameTheField) {
        replace("\"arrival_rate_cv\":0.25", "\"arrival_cv\":2.0,\"arrival_rate_cv\":0.25"),
        "question.arrival_cv"},
       {"a source without its kind", replace(",\"kind\":\"scale-up\"", ""), "source.kind"},
+      {"a persistence weight above 1",
+       replace("\"rate_persistence\":[0.5,0.25,0.0]", "\"rate_persistence\":[1.5,0.25,0.0]"),
+       "question.rate_persistence"},
+      {"a rate path without its baseline", replace("\"arrival_rate_baseline\":95.5,", ""),
+       "question.arrival_rate_baseline is missing"},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -45,6 +45,12 @@ std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::
     j["replicas"] = d.replicas;
     j["arrival_rate"] = RoundForPeople(d.question.arrival_rate, 2);
     j["arrival_rate_cv"] = RoundForPeople(d.question.arrival_rate_cv, 4);
+    if (!d.question.rate_persistence.empty()) {
+      j["arrival_rate_baseline"] = RoundForPeople(d.question.arrival_rate_baseline, 2);
+      ordered_json weights = ordered_json::array();
+      for (double w : d.question.rate_persistence) weights.push_back(RoundForPeople(w, 3));
+      j["rate_persistence"] = std::move(weights);
+    }
     j["ready"] = d.question.ready.size();
     j["pending"] = d.question.pending_ready_in.size();
     j["forecasts"] = d.forecasts;

@@ -193,6 +193,12 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
       arrival_counts_.pop_front();
       count_windows_s_.pop_front();
     }
+    history_counts_.push_back(n);
+    history_windows_s_.push_back(window_s);
+    while (static_cast<int32_t>(history_counts_.size()) > options_.persistence_history) {
+      history_counts_.pop_front();
+      history_windows_s_.pop_front();
+    }
     w.arrival_rate = n == 0 ? Input<double>::NoEvents(0.0) : Input<double>::Value(n / window_s);
     counted_now = true;
   } else if (any_fresh && !snap.stale) {
@@ -228,6 +234,18 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     w.arrival_rate_level = level.rate;
     w.rate_level_intervals = level.intervals;
     w.rate_level_shifted = level.shifted;
+    const size_t span = std::min(arrival_counts_.size(),
+                                 static_cast<size_t>(std::max(1, options_.rate_level_intervals)));
+    double requests = 0, seconds = 0;
+    for (size_t i = arrival_counts_.size() - span; i < arrival_counts_.size(); ++i) {
+      requests += arrival_counts_[i];
+      seconds += count_windows_s_[i];
+    }
+    w.arrival_rate_baseline = seconds > 0 ? requests / seconds : 0.0;
+    w.rate_persistence =
+        RatePersistence(history_counts_, history_windows_s_, options_.rate_shift_intervals,
+                        options_.rate_level_intervals, options_.persistence_lags,
+                        options_.persistence_min_pairs);
   }
   auto mean_of = [](const std::optional<metrics::CumulativeHistogram>& h) -> std::optional<double> {
     if (!h || h->count <= 0 || !std::isfinite(h->sum)) return std::nullopt;
@@ -317,6 +335,49 @@ RateLevel LevelOf(const std::deque<double>& counts, const std::deque<double>& wi
   level.rate = seconds > 0 ? requests / seconds : 0;
   level.intervals = span;
   return level;
+}
+
+std::vector<double> RatePersistence(const std::deque<double>& counts,
+                                    const std::deque<double>& window_s, int32_t short_intervals,
+                                    int32_t baseline_intervals, int32_t max_lag, int32_t min_pairs) {
+  const int32_t size = static_cast<int32_t>(std::min(counts.size(), window_s.size()));
+  const int32_t recent_n = std::max(1, short_intervals);
+  const int32_t base_n = std::max(recent_n, baseline_intervals);
+  std::vector<double> rate(static_cast<size_t>(size));
+  for (int32_t i = 0; i < size; ++i) {
+    rate[i] = window_s[i] > 0 ? counts[i] / window_s[i] : 0.0;
+  }
+  // Departure at each t that has a full baseline behind it: recent(t) - baseline(t).
+  auto mean = [&](int32_t end, int32_t n) {  // the mean rate of the n intervals ending at `end`
+    double requests = 0, seconds = 0;
+    for (int32_t i = end - n + 1; i <= end; ++i) {
+      requests += counts[i];
+      seconds += window_s[i];
+    }
+    return seconds > 0 ? requests / seconds : 0.0;
+  };
+  std::vector<double> departure(static_cast<size_t>(size), 0.0), baseline(departure);
+  for (int32_t t = base_n - 1; t < size; ++t) {
+    baseline[t] = mean(t, base_n);
+    departure[t] = mean(t, recent_n) - baseline[t];
+  }
+  std::vector<double> weights;
+  for (int32_t k = 1; k <= max_lag; ++k) {
+    double xy = 0, xx = 0;
+    int32_t pairs = 0;
+    for (int32_t t = base_n - 1; t + k < size; ++t) {
+      xy += departure[t] * (rate[t + k] - baseline[t]);
+      xx += departure[t] * departure[t];
+      ++pairs;
+    }
+    if (pairs < std::max(1, min_pairs) || !(xx > 0)) {
+      if (weights.empty()) return weights;
+      weights.push_back(weights.back());
+      continue;
+    }
+    weights.push_back(std::clamp(xy / xx, 0.0, 1.0));
+  }
+  return weights;
 }
 
 double AllanDispersion(const std::vector<double>& counts) {

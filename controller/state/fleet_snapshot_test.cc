@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 
 #include <cmath>
+#include <random>
 #include <deque>
 #include <vector>
 
@@ -322,6 +323,97 @@ TEST(RateLevelTest, SpanIsCappedByTheHistoryAndTheMaximum) {
   EXPECT_NEAR(l.rate, 900.0 / 60.0, 1e-12);
   EXPECT_EQ(LevelOf({}, {}, 5, 4, 20, 1, 2.0).intervals, 0);
   EXPECT_EQ(LevelOf({}, {}, 5, 4, 20, 1, 2.0).rate, 0);
+}
+
+// RatePersistence, worked by hand: traffic alternating 0, 2, 0, 2 ... per second, the departure
+// taken over 1 interval against a baseline of 2 (always 1 req/s): each departure is +-1, the next
+// interval departs the other way (slope -1, clamped to 0) and the one after the same way (1).
+TEST(RatePersistenceTest, APeriodicRateIsFollowedLagByLag) {
+  std::deque<double> counts, windows;
+  for (int i = 0; i < 40; ++i) {
+    counts.push_back(i % 2 == 0 ? 0 : 2);
+    windows.push_back(1);
+  }
+  const std::vector<double> w = RatePersistence(counts, windows, 1, 2, 4, 10);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_DOUBLE_EQ(w[0], 0);
+  EXPECT_DOUBLE_EQ(w[1], 1);
+  EXPECT_DOUBLE_EQ(w[2], 0);
+  EXPECT_DOUBLE_EQ(w[3], 1);
+}
+
+// A step from 40 to 60 req/s that stays: every departure from the 5-minute baseline after it is
+// followed by 60, at least as far from the baseline as the departure (the minute's mean reaches 60
+// before the baseline does), so every weight is 1: the new level is forecast to hold.
+TEST(RatePersistenceTest, AStepThatStaysIsForecastToStay) {
+  std::deque<double> counts, windows;
+  for (int i = 0; i < 140; ++i) {
+    counts.push_back(i < 70 ? 600 : 900);
+    windows.push_back(15);
+  }
+  const std::vector<double> w = RatePersistence(counts, windows, 4, 20, 16, 40);
+  ASSERT_EQ(w.size(), 16u);
+  for (double x : w) EXPECT_DOUBLE_EQ(x, 1);
+}
+
+// Bursts that do not last: each 15 s interval's rate drawn independently (50 +- 20 req/s). The next
+// interval is independent of the minute before it and of the baseline, so the fitted weights are
+// about 0 at every lag (each an estimate from about 120 pairs: its standard error is about 0.2 x
+// the departure's spread over its own, so a bound of 0.3 holds with room).
+TEST(RatePersistenceTest, BurstsThatDoNotLastAreForecastToPass) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> rate(30, 70);
+  std::deque<double> counts, windows;
+  for (int i = 0; i < 140; ++i) {
+    counts.push_back(std::round(15 * rate(rng)));
+    windows.push_back(15);
+  }
+  const std::vector<double> w = RatePersistence(counts, windows, 4, 20, 16, 40);
+  ASSERT_EQ(w.size(), 16u);
+  double sum = 0;
+  for (double x : w) {
+    EXPECT_GE(x, 0);
+    EXPECT_LT(x, 0.3);
+    sum += x;
+  }
+  EXPECT_LT(sum / 16, 0.15);
+}
+
+TEST(RatePersistenceTest, TooLittleHistoryOrNoDepartureLeavesTheLevelAlone) {
+  std::deque<double> counts, windows;
+  for (int i = 0; i < 50; ++i) {
+    counts.push_back(i % 3 == 0 ? 900 : 600);
+    windows.push_back(15);
+  }
+  // 50 intervals, the first 20 filling the first baseline: 31 - k pairs at lag k, 30 at lag 1,
+  // fewer than 40.
+  EXPECT_TRUE(RatePersistence(counts, windows, 4, 20, 16, 40).empty());
+  // At least 25 pairs for lags 1-6, not for lags 7 and 8: those repeat lag 6's weight. (The
+  // pattern repeats every third interval: lag 6 follows it in full.)
+  const std::vector<double> w = RatePersistence(counts, windows, 4, 20, 8, 25);
+  ASSERT_EQ(w.size(), 8u);
+  EXPECT_DOUBLE_EQ(w[5], 1);
+  EXPECT_EQ(w[6], w[5]);
+  EXPECT_EQ(w[7], w[5]);
+  // A constant rate never departs from its baseline: nothing to fit.
+  const std::deque<double> flat(140, 750), flat_windows(140, 15);
+  EXPECT_TRUE(RatePersistence(flat, flat_windows, 4, 20, 16, 40).empty());
+}
+
+// The snapshot carries the baseline (the plain 5-minute mean: counts of 1200, 600, 600, 600, 750
+// per 15 s repeated, 750 a count, 50 req/s) and the weights once 40 pairs fit lag 1: 20 intervals
+// for the first baseline, then 40 more (59 counts make 39 pairs).
+TEST(SnapshotBuilderTest, BaselineAndPersistenceComeWithHistory) {
+  const double pattern[] = {1200, 600, 600, 600, 750};
+  std::vector<double> counts;
+  for (int i = 0; i < 60; ++i) counts.push_back(pattern[i % 5]);
+  const WorkloadEstimate full = WorkloadAfterCounts(counts);
+  EXPECT_NEAR(full.arrival_rate_baseline, 50, 1e-9);
+  EXPECT_EQ(full.rate_persistence.size(), 16u);
+  counts.pop_back();
+  const WorkloadEstimate short_history = WorkloadAfterCounts(counts);
+  EXPECT_NEAR(short_history.arrival_rate_baseline, 50, 1e-9);
+  EXPECT_TRUE(short_history.rate_persistence.empty());
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
   q.pending_ready_in.clear();
   q.horizon = options_.window;
   q.judge_from = absl::ZeroDuration();
+  q.rate_persistence.clear();  // the window as it was, at its level
   auto itl_at = [&](double speed) {
     return twin.MeanInterTokenLatencySeconds(q, sim::SpeedFactors{speed, speed});
   };

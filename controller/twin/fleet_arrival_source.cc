@@ -10,12 +10,19 @@
 
 namespace twinscale::twin {
 
+double RatePath::At(int32_t k) const {
+  if (weights.empty() || k < 1) return level;
+  const double w = weights[static_cast<size_t>(std::min<int32_t>(k, weights.size()) - 1)];
+  const double rate = baseline + w * (level - baseline);
+  return rate > 0 ? rate : 1e-6 * level;  // never stops operational time
+}
+
 FleetArrivalSource::FleetArrivalSource(std::vector<Segment> segments, Thinning thinning,
-                                       double rate, double end_s, double rate_cv,
+                                       RatePath path, double end_s, double rate_cv,
                                        double interval_s, RequestLengths& lengths, uint64_t seed)
     : segments_(std::move(segments)),
       thinning_(thinning),
-      rate_(rate),
+      path_(std::move(path)),
       end_s_(end_s),
       rate_cv_(std::max(0.0, rate_cv)),
       interval_s_(interval_s > 0 ? interval_s : 15.0),
@@ -24,11 +31,11 @@ FleetArrivalSource::FleetArrivalSource(std::vector<Segment> segments, Thinning t
       thinning_rng_(seed, 0, sim::Stream::kArrivals, 1),
       modulation_rng_(seed, 0, sim::Stream::kArrivals, 2) {
   phase_ = thinning_rng_.Uniform01();
-  interval_rate_ = rate_ * NextMultiplier();
+  interval_rate_ = path_.At(interval_) * NextMultiplier();
 }
 
 bool FleetArrivalSource::Next(sim::RequestSpec& out) {
-  if (!(rate_ > 0)) return false;
+  if (!(path_.level > 0)) return false;
   double p = ShareAt(t_);
   while (p <= 0) {
     // None of the simulated replicas serves yet: the fleet's process runs on without them;
@@ -87,7 +94,8 @@ double FleetArrivalSource::NextMultiplier() {
 void FleetArrivalSource::AdvanceInterval() {
   interval_op_ += interval_rate_ * interval_s_;
   interval_start_ += interval_s_;
-  interval_rate_ = rate_ * NextMultiplier();
+  ++interval_;
+  interval_rate_ = path_.At(interval_) * NextMultiplier();
 }
 
 // Intervals are consumed as time moves on, so both mappings only ever move forward: `op` and `t`

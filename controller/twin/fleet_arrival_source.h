@@ -2,10 +2,11 @@
 // process, thinned to the share of the fleet the simulated replicas stand for) with request lengths
 // drawn from the observed length histograms.
 //
-// Arrivals. The fleet's arrival process is a Poisson process whose rate is `rate` times a
-// multiplier drawn afresh for every `interval_s` (gamma, mean 1, coefficient of variation
-// `rate_cv`; 1 when rate_cv is 0): burstiness at the time scale the controller measures it
-// (twin_forecaster.h says why). It runs in operational time (op: the fleet's points are a unit-rate
+// Arrivals. The fleet's arrival process is a Poisson process whose rate is the interval's mean
+// rate times a multiplier drawn afresh for every `interval_s` (gamma, mean 1, coefficient of
+// variation `rate_cv`; 1 when rate_cv is 0): burstiness at the time scale the controller measures
+// it (twin_forecaster.h says why). The k-th interval's mean rate (k = 1, 2, ...) is the RatePath's
+// (policy::ForecastQuestion::rate_persistence): `rate` itself when the path has no weights. It runs in operational time (op: the fleet's points are a unit-rate
 // Poisson process in op, and op advances by rate x multiplier per second), so thinning and the
 // modulation compose. The source emits the points the simulated replicas receive: every point when
 // the whole fleet is simulated; for a sample of k replicas out of the N(t) serving at time t, the
@@ -28,6 +29,7 @@
 #define TWINSCALE_CONTROLLER_TWIN_FLEET_ARRIVAL_SOURCE_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "controller/policy/forecaster.h"
@@ -75,6 +77,16 @@ class SampledLengths : public RequestLengths {
   sim::Rng prompts_, outputs_;
 };
 
+// The mean rate of each interval ahead: level, then baseline + weight[k - 1] x (level - baseline)
+// for the k-th interval, the last weight standing for the later ones; the level throughout when
+// there are no weights.
+struct RatePath {
+  double level = 0;
+  double baseline = 0;
+  std::vector<double> weights;
+  double At(int32_t k) const;  // k = 1 for the first interval
+};
+
 class FleetArrivalSource : public sim::RequestSource {
  public:
   struct Segment {
@@ -85,7 +97,12 @@ class FleetArrivalSource : public sim::RequestSource {
   // `segments`: the share in force from each start time on (empty: 1 throughout); arrivals stop
   // at `end_s`. `rate` in requests per second, fleet-wide; `interval_s` > 0 (else 15).
   FleetArrivalSource(std::vector<Segment> segments, Thinning thinning, double rate, double end_s,
-                     double rate_cv, double interval_s, RequestLengths& lengths, uint64_t seed);
+                     double rate_cv, double interval_s, RequestLengths& lengths, uint64_t seed)
+      : FleetArrivalSource(std::move(segments), thinning, RatePath{rate, rate, {}}, end_s, rate_cv,
+                           interval_s, lengths, seed) {}
+  FleetArrivalSource(std::vector<Segment> segments, Thinning thinning, RatePath path,
+                     double end_s, double rate_cv, double interval_s, RequestLengths& lengths,
+                     uint64_t seed);
 
   bool Next(sim::RequestSpec& out) override;
 
@@ -99,7 +116,9 @@ class FleetArrivalSource : public sim::RequestSource {
 
   std::vector<Segment> segments_;
   Thinning thinning_;
-  double rate_, end_s_, rate_cv_, interval_s_;
+  RatePath path_;
+  double end_s_, rate_cv_, interval_s_;
+  int32_t interval_ = 1;  // the current interval's k
   RequestLengths& lengths_;
   sim::Rng arrivals_, thinning_rng_, modulation_rng_;
   double op_ = 0;      // operational time of the last fleet point

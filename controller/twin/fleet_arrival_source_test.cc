@@ -93,5 +93,38 @@ TEST(FleetArrivalSourceTest, CandidatesShareLengthsRequestByRequest) {
   }
 }
 
+TEST(RatePathTest, TheLevelRevertsToTheBaselineByTheWeights) {
+  // A burst to 80 req/s on a baseline of 50, weights 0.5, 0.25, 0: 65, 57.5, then 50 on.
+  const RatePath path{80, 50, {0.5, 0.25, 0}};
+  EXPECT_DOUBLE_EQ(path.At(1), 65);
+  EXPECT_DOUBLE_EQ(path.At(2), 57.5);
+  EXPECT_DOUBLE_EQ(path.At(3), 50);
+  EXPECT_DOUBLE_EQ(path.At(9), 50);
+  // A dip reverts upward the same way; the last weight stands for every later interval.
+  const RatePath dip{20, 50, {0.8, 0.4}};
+  EXPECT_DOUBLE_EQ(dip.At(1), 26);
+  EXPECT_DOUBLE_EQ(dip.At(5), 38);
+  // No weights: the level holds.
+  EXPECT_DOUBLE_EQ((RatePath{80, 50, {}}).At(4), 80);
+}
+
+TEST(FleetArrivalSourceTest, EachIntervalArrivesAtItsPathsRate) {
+  // Poisson at 65, 57.5, then 50 req/s per 15 s interval: over 400 runs the mean counts of the
+  // first three intervals are 975, 862.5 and 750 (standard error sqrt(975 / 400) = 1.6).
+  const LengthSampler lengths(policy::LengthShape{}, 100, 1000);
+  std::vector<double> mean(3, 0);
+  const int runs = 400;
+  for (int seed = 1; seed <= runs; ++seed) {
+    SampledLengths drawn(lengths, lengths, seed);
+    FleetArrivalSource source({}, FleetArrivalSource::Thinning::kIndependent,
+                              RatePath{80, 50, {0.5, 0.25, 0}}, 45, 0, 15.0, drawn, seed);
+    sim::RequestSpec r;
+    while (source.Next(r)) mean[static_cast<size_t>(r.arrival.seconds() / 15)] += 1.0 / runs;
+  }
+  EXPECT_NEAR(mean[0], 975, 8);
+  EXPECT_NEAR(mean[1], 862.5, 8);
+  EXPECT_NEAR(mean[2], 750, 8);
+}
+
 }  // namespace
 }  // namespace twinscale::twin

@@ -249,7 +249,12 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   }
 
   LengthStream lengths(length_cache.Get(length_key, seed), prompt_lengths, output_lengths);
-  FleetArrivalSource source(std::move(segments), thinning, q.arrival_rate, horizon_s,
+  RatePath path{q.arrival_rate, q.arrival_rate, {}};
+  if (q.arrival_rate_baseline > 0 && !q.rate_persistence.empty()) {
+    path.baseline = q.arrival_rate_baseline;
+    path.weights = q.rate_persistence;
+  }
+  FleetArrivalSource source(std::move(segments), thinning, std::move(path), horizon_s,
                             q.arrival_rate_cv, absl::ToDoubleSeconds(q.rate_interval), lengths,
                             seed);
   fleet.AttachSource(&source);

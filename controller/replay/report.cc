@@ -197,6 +197,10 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
                    {"max_replicas", oracle->max_replicas},
                    {"minutes", oracle->minutes.size()},
                    {"unmeetable_minutes", oracle->unmeetable_minutes}};
+    // Each minute's smallest fleet, in order: how fast the need moves against the warm-up.
+    ordered_json by_minute = ordered_json::array();
+    for (const OracleMinute& m : oracle->minutes) by_minute.push_back(m.replicas);
+    j["oracle"]["replicas_by_minute"] = std::move(by_minute);
   } else {
     j["oracle"] = nullptr;
   }

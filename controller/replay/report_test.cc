@@ -102,6 +102,15 @@ TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
   EXPECT_EQ(j["cheapest_meeting_target"][1]["family"], "hpa-kv");
   EXPECT_TRUE(j["cheapest_meeting_target"][1]["policy"].is_null());
   EXPECT_TRUE(j["oracle"].is_null());
+  // With an oracle: its totals and each minute's smallest fleet, in order.
+  OracleResult oracle;
+  oracle.gpu_hours = 0.15;
+  oracle.max_replicas = 5;
+  oracle.minutes = {{3, 100, 0.95, true}, {5, 180, 0.92, true}, {1, 0, 1, true}};
+  const nlohmann::json o = nlohmann::json::parse(SummaryJson(h, s, &oracle))["oracle"];
+  EXPECT_EQ(o["gpu_hours"], 0.15);
+  EXPECT_EQ(o["minutes"], 3);
+  EXPECT_EQ(o["replicas_by_minute"], nlohmann::json::array({3, 5, 1}));
   // Printed as people read them, not with 17 digits.
   EXPECT_NE(SummaryJson(h, s, nullptr).find("\"gpu_hours\": 14.123,"), std::string::npos);
 }

@@ -77,7 +77,10 @@ ABSL_FLAG(std::string, chartjs, "",
 ABSL_FLAG(bool, calibrate, true,
           "Fit twinscale's twin speed to the inter-token latency the fleet shows (off: the "
           "profile's speed throughout).");
-ABSL_FLAG(bool, oracle, true, "Compute the zero-lag oracle (the GPU-hours lower bound).");
+ABSL_FLAG(bool, oracle, true,
+          "Compute the zero-lag oracle (the GPU-hours lower bound: each minute's p90 fleet) and "
+          "the oracle for the target (the fewest GPU-hours with 95% of the hour's requests in "
+          "time, every minute known in advance).");
 // Replay from a fleet's own Prometheus history (controller/replay/history_trace.h).
 ABSL_FLAG(std::string, from_prometheus, "",
           "Prometheus URL (e.g. http://prometheus:9090): synthesise the trace from the fleet's "
@@ -313,6 +316,11 @@ absl::Status Run() {
     oo.min_replicas = min_r;
     oo.max_replicas = std::max(max_r, 256);
     oo.router = first ? first->twin.router : sim::RouterKind::kLeastRequests;
+    // The target's share of requests, within the largest fleet any replayed policy may run.
+    oo.request_share = replay::AttainmentTarget{}.requests;
+    for (const PolicyEntry& p : policies) {
+      oo.share_max_replicas = std::max(oo.share_max_replicas, p.max_replicas);
+    }
     absl::StatusOr<replay::OracleResult> o =
         replay::Oracle(*shared_trace, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);
     if (!o.ok()) return o.status();

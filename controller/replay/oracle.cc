@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <queue>
+#include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -83,6 +86,22 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
   const int64_t n_minutes = trace.requests.back().arrival.nanos() / kMinute.nanos() + 1;
   result.minutes.resize(static_cast<size_t>(n_minutes));
 
+  // Each minute's arrivals (from 0) and its candidates' attainments, kept for the share.
+  std::vector<std::shared_ptr<sim::Trace>> minute_requests(static_cast<size_t>(n_minutes));
+  std::vector<std::map<int32_t, double>> attainments(static_cast<size_t>(n_minutes));
+  auto run_minute = [&](size_t m, int32_t n) {
+    auto it = attainments[m].find(n);
+    if (it != attainments[m].end()) return it->second;
+    sim::SimulateOptions o = base;
+    o.fleet.initial_replicas = n;
+    o.fleet.run = static_cast<uint64_t>(m);
+    std::unique_ptr<sim::RequestSource> source = sim::MakeTraceSource(minute_requests[m]);
+    const double a = sim::Simulate(o, *source).summary.slo_attainment;
+    ++result.simulations;
+    attainments[m].emplace(n, a);
+    return a;
+  };
+
   int32_t guess = options.min_replicas;
   size_t next = 0;  // first request of the current minute
   for (int64_t m = 0; m < n_minutes; ++m) {
@@ -96,24 +115,13 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
       requests->requests.push_back(std::move(r));
     }
     minute.requests = static_cast<int64_t>(requests->requests.size());
-    if (requests->requests.empty()) {
+    minute_requests[static_cast<size_t>(m)] = std::move(requests);
+    if (minute.requests == 0) {
       minute.replicas = options.min_replicas;
       minute.attainment = 1;
       continue;
     }
-    std::map<int32_t, double> attainment;  // candidate -> its attainment on this minute
-    auto run = [&](int32_t n) {
-      auto it = attainment.find(n);
-      if (it != attainment.end()) return it->second;
-      sim::SimulateOptions o = base;
-      o.fleet.initial_replicas = n;
-      o.fleet.run = static_cast<uint64_t>(m);
-      std::unique_ptr<sim::RequestSource> source = sim::MakeTraceSource(requests);
-      const double a = sim::Simulate(o, *source).summary.slo_attainment;
-      ++result.simulations;
-      attainment.emplace(n, a);
-      return a;
-    };
+    auto run = [&](int32_t n) { return run_minute(static_cast<size_t>(m), n); };
     double need = slo.percentile / 100.0;
     auto ok = [&](int32_t n) { return run(n) + 1e-12 >= need; };
     int32_t n = SmallestFrom(guess, options.min_replicas, options.max_replicas, ok);
@@ -134,7 +142,142 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
     result.max_replicas = std::max(result.max_replicas, minute.replicas);
   }
   result.gpu_hours = replica_minutes * deployment.tensor_parallel / 60.0;
+
+  if (options.request_share > 0) {
+    const int32_t cap = options.share_max_replicas > 0
+                            ? std::clamp(options.share_max_replicas, options.min_replicas,
+                                         options.max_replicas)
+                            : options.max_replicas;
+    std::vector<int64_t> requests;
+    std::vector<int32_t> start;
+    for (const OracleMinute& minute : result.minutes) {
+      requests.push_back(minute.requests);
+      start.push_back(minute.replicas);
+    }
+    const ShareAllocation a = AllocateForShare(
+        requests, start, cap, options.request_share,
+        [&](size_t m, int32_t n) { return requests[m] == 0 ? 1.0 : run_minute(m, n); });
+    ShareOracle share;
+    share.share = options.request_share;
+    share.reached = a.reached;
+    share.attainment = a.attainment;
+    double share_minutes = 0;
+    for (size_t m = 0; m < result.minutes.size(); ++m) {
+      OracleMinute& minute = result.minutes[m];
+      minute.share_replicas = a.replicas[m];
+      minute.share_attainment = minute.requests == 0 ? 1.0 : run_minute(m, a.replicas[m]);
+      share_minutes += a.replicas[m];
+      share.max_replicas = std::max(share.max_replicas, a.replicas[m]);
+    }
+    share.gpu_hours = a.reached ? share_minutes * deployment.tensor_parallel / 60.0 : 0;
+    if (!a.reached) share.max_replicas = cap;
+    result.for_share = share;
+  }
   return result;
+}
+
+ShareAllocation AllocateForShare(const std::vector<int64_t>& requests,
+                                 const std::vector<int32_t>& start, int32_t max_replicas,
+                                 double share, absl::FunctionRef<double(size_t, int32_t)> attainment) {
+  const size_t n = requests.size();
+  std::vector<std::map<int32_t, double>> seen(n);
+  auto at = [&](size_t m, int32_t r) {
+    auto it = seen[m].find(r);
+    if (it != seen[m].end()) return it->second;
+    const double a = attainment(m, r);
+    seen[m].emplace(r, a);
+    return a;
+  };
+  ShareAllocation out;
+  out.replicas.resize(n);
+  double total = 0;
+  for (size_t m = 0; m < n; ++m) {
+    out.replicas[m] = std::min(start[m], max_replicas);
+    total += static_cast<double>(requests[m]);
+  }
+  if (total <= 0) {
+    out.attainment = 1;
+    out.reached = true;
+    return out;
+  }
+  // Within the SLO, counted in requests. When some minute needs more than max_replicas for its
+  // own p90, whether the share can be reached at all is asked first, at max_replicas everywhere:
+  // climbing there one replica at a time would be the slowest way to find out. (Otherwise the
+  // climb below finds out on its way, usually by reaching the share long before.)
+  const double need = share * total;
+  bool capped = false;
+  for (size_t m = 0; m < n; ++m) capped = capped || start[m] > max_replicas;
+  if (capped) {
+    double best = 0;
+    for (size_t m = 0; m < n; ++m) {
+      if (requests[m] > 0) best += static_cast<double>(requests[m]) * at(m, max_replicas);
+    }
+    if (best + 1e-9 < need) {
+      out.attainment = best / total;
+      return out;
+    }
+  }
+  double met = 0;
+  for (size_t m = 0; m < n; ++m) {
+    if (requests[m] > 0) met += static_cast<double>(requests[m]) * at(m, out.replicas[m]);
+  }
+  // (requests brought in per replica by the minute's next step, -minute): the largest first, then
+  // the earliest minute. A step is one replica, or two when the second brings in more than the
+  // first (a sampled truth's gains are only roughly diminishing: one replica can bring in
+  // little where two bring in much).
+  struct Step {
+    double per_replica;
+    int64_t neg_minute;
+    int32_t replicas;
+    bool operator<(const Step& o) const {
+      return std::tie(per_replica, neg_minute) < std::tie(o.per_replica, o.neg_minute);
+    }
+  };
+  std::priority_queue<Step> steps;
+  auto push = [&](size_t m) {
+    const int32_t r = out.replicas[m];
+    if (requests[m] == 0 || r >= max_replicas) return;
+    const double q = static_cast<double>(requests[m]);
+    Step step{q * (at(m, r + 1) - at(m, r)), -static_cast<int64_t>(m), 1};
+    if (r + 2 <= max_replicas && at(m, r + 2) - at(m, r + 1) > at(m, r + 1) - at(m, r)) {
+      step = {q * (at(m, r + 2) - at(m, r)) / 2, -static_cast<int64_t>(m), 2};
+    }
+    if (step.per_replica > 0) steps.push(step);
+  };
+  if (met + 1e-9 < need) {
+    for (size_t m = 0; m < n; ++m) push(m);
+  }
+  while (met + 1e-9 < need && !steps.empty()) {
+    const Step step = steps.top();
+    steps.pop();
+    const size_t m = static_cast<size_t>(-step.neg_minute);
+    out.replicas[m] += step.replicas;
+    met += step.per_replica * step.replicas;
+    push(m);
+  }
+  // Every minute full and still short (gains that rise again further up: noise): the rest of the
+  // way at max_replicas, the minutes bringing most in first.
+  if (met + 1e-9 < need) {
+    std::vector<std::pair<double, size_t>> jumps;
+    for (size_t m = 0; m < n; ++m) {
+      if (requests[m] == 0 || out.replicas[m] >= max_replicas) continue;
+      jumps.emplace_back(-static_cast<double>(requests[m]) *
+                             (at(m, max_replicas) - at(m, out.replicas[m])),
+                         m);
+    }
+    std::sort(jumps.begin(), jumps.end());
+    for (const auto& [neg_gain, m] : jumps) {
+      if (met + 1e-9 >= need) break;
+      met -= neg_gain;
+      out.replicas[m] = max_replicas;
+    }
+  }
+  out.reached = met + 1e-9 >= need;
+  if (!out.reached) {
+    for (size_t m = 0; m < n; ++m) out.replicas[m] = std::min(start[m], max_replicas);
+  }
+  out.attainment = met / total;
+  return out;
 }
 
 }  // namespace twinscale::replay

@@ -1,10 +1,14 @@
 // The zero-lag oracle: on a constant-rate trace every minute needs what sim::FindReplicas says
-// that rate needs; empty minutes take the minimum; bad ranges are refused.
+// that rate needs; empty minutes take the minimum; bad ranges are refused. The request-share
+// allocation against hand-worked tables, and the share oracle against minutes simulated directly.
 #include "controller/replay/oracle.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
+#include <random>
+#include <utility>
 
 #include "simulator/whatif/capacity.h"
 #include "simulator/whatif/simulate.h"
@@ -21,6 +25,20 @@ void AddConstant(sim::Trace& trace, double from, double seconds, double rate) {
     sim::RequestSpec r;
     r.id = trace.requests.size();
     r.arrival = SimTime::FromSecondsF(from + static_cast<double>(i) / rate);
+    r.prompt_tokens = 1024;
+    r.output_tokens = 128;
+    trace.requests.push_back(r);
+  }
+}
+
+// Poisson arrivals at `rate` for `seconds` from `from`, the same ones for the same `seed`.
+void AddPoisson(sim::Trace& trace, double from, double seconds, double rate, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate);
+  for (double t = gap(rng); t < seconds; t += gap(rng)) {
+    sim::RequestSpec r;
+    r.id = trace.requests.size();
+    r.arrival = SimTime::FromSecondsF(from + t);
     r.prompt_tokens = 1024;
     r.output_tokens = 128;
     trace.requests.push_back(r);
@@ -119,6 +137,167 @@ TEST(OracleTest, RefusesBadRanges) {
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->gpu_hours, 0);
   EXPECT_TRUE(empty->minutes.empty());
+}
+
+// Attainment tables by (minute, replicas), counting the calls AllocateForShare makes.
+struct Tables {
+  std::map<std::pair<size_t, int32_t>, double> a;
+  std::map<std::pair<size_t, int32_t>, int> calls;
+  double operator()(size_t m, int32_t n) {
+    ++calls[{m, n}];
+    auto it = a.find({m, n});
+    EXPECT_NE(it, a.end()) << "asked minute " << m << " at " << n << ", not in the table";
+    return it == a.end() ? 0 : it->second;
+  }
+};
+
+TEST(AllocateForShareTest, AddsReplicasWhereTheyBringMostRequestsIn) {
+  // 100 requests a minute. Minute 0: 80%, 95%, 99% at 3, 4, 5 replicas; minute 1: 90%, 97%,
+  // 99%. From 3 and 3 they serve 170 of 200; 95% is 190. The 4th replica brings 15 into minute
+  // 0 and 7 into minute 1: minute 0 first (185). Then 4 (minute 0's 5th) against 7: minute 1
+  // (192 >= 190). Nothing else.
+  Tables t;
+  t.a = {{{0, 3}, 0.80}, {{0, 4}, 0.95}, {{0, 5}, 0.99}, {{0, 6}, 0.995},
+         {{1, 3}, 0.90}, {{1, 4}, 0.97}, {{1, 5}, 0.99}, {{1, 6}, 0.995}};
+  const ShareAllocation got = AllocateForShare({100, 100}, {3, 3}, 8, 0.95, std::ref(t));
+  EXPECT_TRUE(got.reached);
+  EXPECT_EQ(got.replicas, (std::vector<int32_t>{4, 4}));
+  EXPECT_NEAR(got.attainment, 192.0 / 200, 1e-12);
+  for (const auto& [key, n] : t.calls) EXPECT_EQ(n, 1) << key.first << "," << key.second;
+}
+
+TEST(AllocateForShareTest, LooksTwoReplicasAheadWhenTheSecondBringsMoreIn) {
+  // Minute 0: 80%, 81%, 99%, 99% at 3-6 (the 4th brings in 1 request, the 5th 18); minute 1:
+  // 90%, 96%, 99%, 100% (6, 3, 1). 170 of 200 served; 190 needed. Two more replicas in minute 0
+  // bring 9.5 each against minute 1's 6: minute 0 to 5 (189), then minute 1 to 4 (195): three
+  // replicas, the fewest that reach 190 ({5, 3} serves 189). One at a time would have taken
+  // minute 1's 6 and 3 and then minute 0's two: four.
+  Tables t;
+  t.a = {{{0, 3}, 0.80}, {{0, 4}, 0.81}, {{0, 5}, 0.99}, {{0, 6}, 0.99},
+         {{1, 3}, 0.90}, {{1, 4}, 0.96}, {{1, 5}, 0.99}, {{1, 6}, 1.00}};
+  const ShareAllocation got = AllocateForShare({100, 100}, {3, 3}, 6, 0.95, std::ref(t));
+  EXPECT_TRUE(got.reached);
+  EXPECT_EQ(got.replicas, (std::vector<int32_t>{5, 4}));
+  EXPECT_NEAR(got.attainment, 195.0 / 200, 1e-12);
+}
+
+TEST(AllocateForShareTest, WeighsMinutesByTheirRequests) {
+  // The same gain in share is worth more in the busier minute: 5 points of 1,000 requests (50)
+  // beat 10 points of 100 (10).
+  Tables t;
+  t.a = {{{0, 2}, 0.90}, {{0, 3}, 1.00}, {{0, 4}, 1.00},
+         {{1, 2}, 0.90}, {{1, 3}, 0.95}, {{1, 4}, 0.96}};
+  // 90 + 900 = 990 of 1,100; 92% is 1,012: minute 1's 50 is needed and enough.
+  const ShareAllocation got = AllocateForShare({100, 1000}, {2, 2}, 4, 0.92, std::ref(t));
+  EXPECT_TRUE(got.reached);
+  EXPECT_EQ(got.replicas, (std::vector<int32_t>{2, 3}));
+}
+
+TEST(AllocateForShareTest, AStartThatAlreadyReachesTheShareStays) {
+  Tables t;
+  t.a = {{{0, 4}, 0.97}, {{1, 5}, 0.96}};
+  const ShareAllocation got = AllocateForShare({100, 100}, {4, 5}, 8, 0.95, std::ref(t));
+  EXPECT_TRUE(got.reached);
+  EXPECT_EQ(got.replicas, (std::vector<int32_t>{4, 5}));
+  EXPECT_NEAR(got.attainment, 0.965, 1e-12);
+  EXPECT_EQ(t.calls.size(), 2u);  // only the starts were asked
+}
+
+TEST(AllocateForShareTest, EmptyMinutesAreNeverAskedAndStayAtTheirStart) {
+  Tables t;
+  t.a = {{{1, 2}, 0.90}, {{1, 3}, 0.99}, {{1, 4}, 0.99}};
+  const ShareAllocation got = AllocateForShare({0, 100, 0}, {1, 2, 1}, 4, 0.95, std::ref(t));
+  EXPECT_TRUE(got.reached);
+  EXPECT_EQ(got.replicas, (std::vector<int32_t>{1, 3, 1}));
+  for (const auto& [key, n] : t.calls) EXPECT_EQ(key.first, 1u);
+}
+
+TEST(AllocateForShareTest, OutOfReachWhenEvenTheCapFallsShort) {
+  // Minute 0 needs 8 for its own p90 but at most 5 may run: asked at 5 everywhere first (85% and
+  // 90% of 100 each: 87.5%), short of 95%; the start comes back clamped, nothing else asked.
+  Tables t;
+  t.a = {{{0, 5}, 0.85}, {{1, 5}, 0.90}};
+  const ShareAllocation got = AllocateForShare({100, 100}, {8, 3}, 5, 0.95, std::ref(t));
+  EXPECT_FALSE(got.reached);
+  EXPECT_EQ(got.replicas, (std::vector<int32_t>{5, 3}));
+  EXPECT_NEAR(got.attainment, 0.875, 1e-12);
+  EXPECT_EQ(t.calls.size(), 2u);
+}
+
+TEST(AllocateForShareTest, OutOfReachWhenEveryMinuteFillsUp) {
+  // Within the cap, but the gains run out at 93%: every minute climbs to 4, then none is left.
+  Tables t;
+  t.a = {{{0, 3}, 0.90}, {{0, 4}, 0.93}, {{1, 3}, 0.90}, {{1, 4}, 0.93}};
+  const ShareAllocation got = AllocateForShare({100, 100}, {3, 3}, 4, 0.95, std::ref(t));
+  EXPECT_FALSE(got.reached);
+  EXPECT_EQ(got.replicas, (std::vector<int32_t>{3, 3}));
+  EXPECT_NEAR(got.attainment, 0.93, 1e-12);
+}
+
+TEST(OracleTest, ShareOracleAddsToThePerMinuteFleetsOnlyWhatTheShareNeeds) {
+  // Three identical minutes of Poisson arrivals at 60 req/s, no truth perturbation: each
+  // minute's attainment at N is what simulating that minute alone from N replicas gives (asked
+  // directly here). A share at what the p90 fleets give changes nothing; one a third of the way
+  // to N + 1 in every minute takes N + 1 in the first minute only (ties go to the earliest).
+  auto trace = std::make_shared<sim::Trace>();
+  for (int m = 0; m < 3; ++m) AddPoisson(*trace, 60.0 * m, 60, 60, 7);
+  auto minute = std::make_shared<sim::Trace>();
+  AddPoisson(*minute, 0, 60, 60, 7);
+  const sim::TtftSlo slo;
+  absl::StatusOr<OracleResult> p90 = Oracle(*trace, Deployment(), Truth{}, slo, 3);
+  ASSERT_TRUE(p90.ok()) << p90.status();
+  const int32_t n = p90->minutes[0].replicas;
+  auto direct = [&](int32_t replicas, uint64_t run) {
+    sim::SimulateOptions o;
+    o.fleet.deployment = Deployment();
+    o.fleet.router.kind = sim::RouterKind::kLeastRequests;
+    o.fleet.seed = 3;
+    o.fleet.run = run;
+    o.fleet.initial_replicas = replicas;
+    o.slo = slo;
+    std::unique_ptr<sim::RequestSource> source = sim::MakeTraceSource(minute);
+    return sim::Simulate(o, *source).summary.slo_attainment;
+  };
+  const double at_n = direct(n, 0), at_n1 = direct(n + 1, 0);
+  ASSERT_GT(at_n1, at_n);  // room to add, or the case says nothing
+  for (uint64_t run : {1, 2}) {
+    ASSERT_DOUBLE_EQ(direct(n, run), at_n);  // the minutes are alike
+    ASSERT_DOUBLE_EQ(direct(n + 1, run), at_n1);
+  }
+
+  OracleOptions same;
+  same.request_share = at_n;
+  absl::StatusOr<OracleResult> got = Oracle(*trace, Deployment(), Truth{}, slo, 3, same);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->for_share.has_value());
+  EXPECT_TRUE(got->for_share->reached);
+  EXPECT_DOUBLE_EQ(got->for_share->gpu_hours, got->gpu_hours);
+  for (const OracleMinute& m : got->minutes) EXPECT_EQ(m.share_replicas, n);
+
+  OracleOptions more;
+  more.request_share = (2 * at_n + at_n1) / 3;
+  got = Oracle(*trace, Deployment(), Truth{}, slo, 3, more);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->for_share.has_value());
+  EXPECT_TRUE(got->for_share->reached);
+  EXPECT_EQ(got->minutes[0].share_replicas, n + 1);
+  EXPECT_EQ(got->minutes[1].share_replicas, n);
+  EXPECT_EQ(got->minutes[2].share_replicas, n);
+  EXPECT_DOUBLE_EQ(got->minutes[0].share_attainment, at_n1);
+  EXPECT_DOUBLE_EQ(got->for_share->gpu_hours, (3.0 * n + 1) / 60.0);
+  EXPECT_EQ(got->for_share->max_replicas, n + 1);
+
+  // Capped under the p90 fleets: out of reach, named with the cap.
+  OracleOptions capped;
+  capped.request_share = 0.95;
+  capped.share_max_replicas = n - 1;
+  got = Oracle(*trace, Deployment(), Truth{}, slo, 3, capped);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_FALSE(got->for_share->reached);
+  EXPECT_EQ(got->for_share->max_replicas, n - 1);
+  EXPECT_NEAR(got->for_share->attainment, direct(n - 1, 0), 1e-9);
+  // Not asked: none.
+  EXPECT_FALSE(p90->for_share.has_value());
 }
 
 }  // namespace

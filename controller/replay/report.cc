@@ -133,6 +133,20 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
                           "%d minutes unmeetable by any fleet\n",
                           oracle->gpu_hours, oracle->max_replicas, oracle->unmeetable_minutes,
                           oracle->minutes.size());
+    if (oracle->for_share) {
+      const ShareOracle& f = *oracle->for_share;
+      if (f.reached) {
+        absl::StrAppendFormat(&out,
+                              "zero-lag oracle for the target (every minute at p90, %.0f%% of "
+                              "requests): %.3f GPU-h, at most %d replicas, %.2f%% of requests\n",
+                              f.share * 100, f.gpu_hours, f.max_replicas, f.attainment * 100);
+      } else {
+        absl::StrAppendFormat(&out,
+                              "zero-lag oracle for the target: out of reach, %d replicas every "
+                              "minute bring %.2f%% of requests within the SLO (%.0f%% asked)\n",
+                              f.max_replicas, f.attainment * 100, f.share * 100);
+      }
+    }
   }
   return out;
 }
@@ -201,6 +215,18 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     ordered_json by_minute = ordered_json::array();
     for (const OracleMinute& m : oracle->minutes) by_minute.push_back(m.replicas);
     j["oracle"]["replicas_by_minute"] = std::move(by_minute);
+    if (oracle->for_share) {
+      const ShareOracle& f = *oracle->for_share;
+      nlohmann::json share_by_minute = nlohmann::json::array();
+      for (const OracleMinute& m : oracle->minutes) share_by_minute.push_back(m.share_replicas);
+      j["oracle"]["for_target"] = {
+          {"request_share", f.share},
+          {"reached", f.reached},
+          {"attainment", RoundForPeople(f.attainment, 4)},
+          {"gpu_hours", f.reached ? nlohmann::json(RoundForPeople(f.gpu_hours, 3)) : nullptr},
+          {"max_replicas", f.max_replicas},
+          {"replicas_by_minute", std::move(share_by_minute)}};
+    }
   } else {
     j["oracle"] = nullptr;
   }

@@ -209,6 +209,20 @@ std::string SummaryTable(const ReportHeader& h, const std::vector<ReplaySummary>
                           "replicas, %d of %d minutes unmeetable by any fleet.</p>\n",
                           oracle->gpu_hours, oracle->max_replicas, oracle->unmeetable_minutes,
                           oracle->minutes.size());
+    if (oracle->for_share && oracle->for_share->reached) {
+      const ShareOracle& f = *oracle->for_share;
+      absl::StrAppendFormat(&out,
+                            "<p>Zero-lag oracle for the target (every minute at its p90 fleet or "
+                            "more, %g%% of all requests within the SLO): <b>%.3f GPU-h</b>, at "
+                            "most %d replicas.</p>\n",
+                            f.share * 100, f.gpu_hours, f.max_replicas);
+    } else if (oracle->for_share) {
+      absl::StrAppendFormat(&out,
+                            "<p>Zero-lag oracle for the target: out of reach, %d replicas every "
+                            "minute bring %.2f%% of requests within the SLO.</p>\n",
+                            oracle->for_share->max_replicas,
+                            oracle->for_share->attainment * 100);
+    }
   } else {
     out += "<p>The zero-lag oracle was not computed (<code>--oracle=false</code>).</p>\n";
   }
@@ -431,6 +445,8 @@ constexpr char kScript[] = R"js(
     // ---- cost against attainment ----
     const target = cfg.target_percent.requests;
     const oracleGpuH = data.oracle ? data.oracle.gpu_hours : null;
+    const forTarget = data.oracle && data.oracle.for_target && data.oracle.for_target.reached
+                          ? data.oracle.for_target.gpu_hours : null;
     const scatterSets = families.map((fam) => {
       const idx = policies.map((p, i) => i).filter((i) => policies[i].family === fam)
                           .sort((a, b) => policies[a].gpu_hours - policies[b].gpu_hours);
@@ -495,7 +511,8 @@ constexpr char kScript[] = R"js(
         ctx.restore();
       },
     };
-    const allX = policies.map((p) => p.gpu_hours).concat(oracleGpuH === null ? [] : [oracleGpuH]);
+    const allX = policies.map((p) => p.gpu_hours).concat(oracleGpuH === null ? [] : [oracleGpuH])
+                     .concat(forTarget === null ? [] : [forTarget]);
     const allY = policies.map((p) => 100 * p.slo_attainment).concat([target]);
     const yMin = Math.max(0, Math.floor((Math.min(...allY) - 3) / 5) * 5);
     // The reference lines are drawn across the plot by refLines; their legend entries are empty
@@ -508,6 +525,11 @@ constexpr char kScript[] = R"js(
       scatterSets.push({ label: 'zero-lag oracle: ' + oracleGpuH.toFixed(3) + ' GPU-h', data: [], ref: true,
                          pointStyle: 'line', borderColor: '#6b7485', backgroundColor: '#6b7485', borderWidth: 2 });
       scatterLines.push({ axis: 'x', value: oracleGpuH, color: '#6b7485', dataset: scatterSets.length - 1 });
+    }
+    if (forTarget !== null) {
+      scatterSets.push({ label: 'oracle for the target: ' + forTarget.toFixed(3) + ' GPU-h', data: [], ref: true,
+                         pointStyle: 'line', borderColor: '#2e8b57', backgroundColor: '#2e8b57', borderWidth: 2 });
+      scatterLines.push({ axis: 'x', value: forTarget, color: '#2e8b57', dataset: scatterSets.length - 1 });
     }
     charts.push(new Chart(document.getElementById('chart-scatter'), {
       type: 'scatter',
@@ -703,6 +725,9 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
   fact("seed", absl::StrCat(header.seed));
   fact("start", Html(PreRollText(header.pre_roll)));
   if (oracle != nullptr) fact("oracle", absl::StrFormat("%.3f GPU-h", oracle->gpu_hours));
+  if (oracle != nullptr && oracle->for_share && oracle->for_share->reached) {
+    fact("oracle for the target", absl::StrFormat("%.3f GPU-h", oracle->for_share->gpu_hours));
+  }
   out += "</dl>\n</header>\n<main>\n";
 
   // Cost and attainment.

@@ -124,6 +124,24 @@ TEST(ReportHtmlTest, PageNamesEveryPolicyInTheTableAndTheHeader) {
   // keda-queue-2 has 93.53% of requests but 93.53% of minutes too: missed.
   EXPECT_EQ(Count(page, "<span class=\"badge met\">met</span>"), 2u);
   EXPECT_EQ(Count(page, "<span class=\"badge missed\">missed</span>"), 3u);
+  // Not asked: neither the sentence nor the header's fact (the page's script names it, unused).
+  EXPECT_EQ(page.find("Zero-lag oracle for the target"), std::string::npos);
+  EXPECT_EQ(page.find("<dt>oracle for the target</dt>"), std::string::npos);
+}
+
+TEST(ReportHtmlTest, PageNamesTheShareOracleReachedOrNot) {
+  Fixture f = Sample();
+  f.oracle.for_share = ShareOracle{0.95, true, 0.9504, 6.1, 9};
+  std::string page = Page(f, &f.oracle);
+  for (const char* want : {"95% of all requests within the SLO): <b>6.100 GPU-h</b>, at most 9",
+                           "<dt>oracle for the target</dt>"}) {
+    EXPECT_NE(page.find(want), std::string::npos) << want;
+  }
+  f.oracle.for_share = ShareOracle{0.95, false, 0.6868, 0, 48};
+  page = Page(f, &f.oracle);
+  EXPECT_NE(page.find("out of reach, 48 replicas every minute bring 68.68% of requests"),
+            std::string::npos);
+  EXPECT_EQ(page.find("<dt>oracle for the target</dt>"), std::string::npos);
 }
 
 TEST(ReportHtmlTest, EmbeddedJsonParsesBackWithTheNumbersTheChartsNeed) {

@@ -76,6 +76,21 @@ TEST(ReportTest, TableShowsEveryPolicyTheFamiliesAndTheOracle) {
     EXPECT_NE(table.find(want), std::string::npos) << want << "\n" << table;
   }
   EXPECT_EQ(FormatTable(h, Sample(), nullptr).find("oracle"), std::string::npos);
+  EXPECT_EQ(table.find("oracle for the target"), std::string::npos);  // not asked
+
+  // The share oracle, reached and out of reach.
+  oracle.for_share = ShareOracle{0.95, true, 0.9503, 7.5, 11};
+  std::string with_share = FormatTable(h, Sample(), &oracle);
+  EXPECT_NE(with_share.find("zero-lag oracle for the target (every minute at p90, 95% of "
+                            "requests): 7.500 GPU-h, at most 11 replicas, 95.03% of requests"),
+            std::string::npos)
+      << with_share;
+  oracle.for_share = ShareOracle{0.95, false, 0.687, 0, 48};
+  with_share = FormatTable(h, Sample(), &oracle);
+  EXPECT_NE(with_share.find("zero-lag oracle for the target: out of reach, 48 replicas every "
+                            "minute bring 68.70% of requests within the SLO (95% asked)"),
+            std::string::npos)
+      << with_share;
 }
 
 TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
@@ -111,6 +126,22 @@ TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
   EXPECT_EQ(o["gpu_hours"], 0.15);
   EXPECT_EQ(o["minutes"], 3);
   EXPECT_EQ(o["replicas_by_minute"], nlohmann::json::array({3, 5, 1}));
+  EXPECT_FALSE(o.contains("for_target"));
+  // With the share oracle: its totals and each minute's fleet in its allocation.
+  oracle.for_share = ShareOracle{0.95, true, 0.95012, 0.1666666, 6};
+  oracle.minutes[0].share_replicas = 4;
+  oracle.minutes[1].share_replicas = 6;
+  oracle.minutes[2].share_replicas = 1;
+  nlohmann::json t = nlohmann::json::parse(SummaryJson(h, s, &oracle))["oracle"]["for_target"];
+  EXPECT_EQ(t["request_share"], 0.95);
+  EXPECT_EQ(t["reached"], true);
+  EXPECT_EQ(t["attainment"], 0.9501);
+  EXPECT_EQ(t["gpu_hours"], 0.167);
+  EXPECT_EQ(t["max_replicas"], 6);
+  EXPECT_EQ(t["replicas_by_minute"], nlohmann::json::array({4, 6, 1}));
+  oracle.for_share->reached = false;
+  t = nlohmann::json::parse(SummaryJson(h, s, &oracle))["oracle"]["for_target"];
+  EXPECT_TRUE(t["gpu_hours"].is_null());
   // Printed as people read them, not with 17 digits.
   EXPECT_NE(SummaryJson(h, s, nullptr).find("\"gpu_hours\": 14.123,"), std::string::npos);
 }

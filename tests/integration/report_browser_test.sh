@@ -28,6 +28,8 @@ replayed=$(now)
 PAGE="$OUT/replay/report.html"
 [[ -s $PAGE ]] || { cat "$OUT/replay.stderr" >&2; fail "no $PAGE"; }
 grep -q "warning" "$OUT/replay.stderr" && { cat "$OUT/replay.stderr" >&2; fail "replay warned"; }
+# The oracle for the target is drawn as well (its line in the scatter plot's legend comes from it).
+grep -q "Zero-lag oracle for the target (every minute" "$PAGE" || fail "no oracle for the target"
 
 # Self-contained: nothing fetched from anywhere.
 if grep -qiE "(src|href)[[:space:]]*=[[:space:]]*[\"']?[[:space:]]*(https?:)?//" "$PAGE"; then

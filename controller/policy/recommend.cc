@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/policy/admission_search.h"
 #include "controller/policy/hpa_algorithm.h"
 #include "controller/policy/fleet_sizing.h"
 #include "controller/policy/replica_search.h"
@@ -438,16 +439,13 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     ForecastQuestion now_q = q;
     now_q.candidate_replicas = static_cast<int32_t>(q.ready.size());
     now_q.pending_ready_in.clear();
-    double lo = 0, hi = q.arrival_rate;
-    for (int i = 0; i < 6; ++i) {
-      now_q.arrival_rate = (lo + hi) / 2;
-      ++d.forecasts;
-      if (forecaster.Evaluate(now_q).meets_slo) {
-        lo = now_q.arrival_rate;
-      } else {
-        hi = now_q.arrival_rate;
-      }
-    }
+    const HeldRate held =
+        LargestHeldRate(q.arrival_rate, history.last_admission_rate, [&](double rate) {
+          now_q.arrival_rate = rate;
+          return forecaster.Evaluate(now_q).meets_slo;
+        });
+    d.forecasts += held.evaluations;
+    const double lo = held.max_arrival_rate;
     d.admission.active = true;
     d.admission.max_arrival_rate = lo;
     d.admission.max_queue_per_replica = static_cast<int32_t>(std::ceil(c.queue_depth_per_replica));
@@ -466,6 +464,8 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
 void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) {
   h.recommendations.emplace_back(d.at, d.recommendation);
   h.last_missed_at = d.missed_at;
+  h.last_admission_rate = d.admission.active ? std::optional<double>(d.admission.max_arrival_rate)
+                                             : std::nullopt;
   if (d.replicas != d.current) h.scale_events.emplace_back(d.at, d.replicas - d.current);
   absl::Duration keep = std::max(c.scale_down.stabilization_window, c.scale_up.stabilization_window);
   for (const auto& p : c.scale_up.policies) keep = std::max(keep, p.period);

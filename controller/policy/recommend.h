@@ -26,7 +26,8 @@
 //   surplus_window (SurplusSpent), or raised by a shortfall there (ShortfallOnRecord).
 // - Stale inputs freeze scale-in; with no usable arrival rate at all the decision holds.
 // - When even max_replicas can't meet the SLO, or capacity is still warming, advisory admission
-//   limits say what the serving fleet can hold.
+//   limits say what the serving fleet can hold (admission_search.h: searched from the previous
+//   decision's).
 #ifndef TWINSCALE_CONTROLLER_POLICY_RECOMMEND_H_
 #define TWINSCALE_CONTROLLER_POLICY_RECOMMEND_H_
 
@@ -115,6 +116,9 @@ struct PolicyHistory {
   std::deque<std::pair<absl::Time, int32_t>> recommendations;  // for stabilization windows
   std::deque<std::pair<absl::Time, int32_t>> scale_events;     // (time, change) for rate limits
   int32_t last_missed_at = 0;  // the size the last decision's forecast missed at (0: it did not)
+  // The last decision's advisory admission rate, if it advised one: where the next one's search
+  // starts (admission_search.h).
+  std::optional<double> last_admission_rate;
   // What the fleet served, window by window (first tokens observed, and those within the TTFT
   // threshold): the record a surplus is measured on (PolicyConfig::surplus_window).
   struct ServedWindow {

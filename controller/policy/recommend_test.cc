@@ -512,6 +512,38 @@ TEST(RecommendTest, AdmissionAdviceWhenCapacityCannotKeepUp) {
             3);
 }
 
+TEST(RecommendTest, TheNextDecisionsAdviceStartsFromThisOnes) {
+  // The same overloaded fleet 15 s later: the search starts at the advised rate, which still
+  // holds, and one step (80 / 64) above it does not: the same advice, for 2 what-ifs instead of 6.
+  PolicyConfig c = Config();
+  c.max_replicas = 5;
+  c.admission_enabled = true;
+  CapacityForecaster f(10);
+  PolicyHistory h = Steady(3, 600, T(0));
+  const Decision first = Recommend(Snap(3, 80, T(0)), c, f, T(0), h);
+  ASSERT_TRUE(first.admission.active);
+  RecordDecision(first, c, h);
+  EXPECT_EQ(h.last_admission_rate, first.admission.max_arrival_rate);
+  const absl::Time next = T(0) + absl::Seconds(15);
+  // The admission what-ifs are the ones asked below the arriving 80 req/s.
+  struct Asked : CapacityForecaster {
+    using CapacityForecaster::CapacityForecaster;
+    Forecast Evaluate(const ForecastQuestion& q) const override {
+      if (q.arrival_rate < 80) rates.push_back(q.arrival_rate);
+      return CapacityForecaster::Evaluate(q);
+    }
+    mutable std::vector<double> rates;
+  } asked(10);
+  const Decision second = Recommend(Snap(3, 80, next), c, asked, next, h);
+  ASSERT_TRUE(second.admission.active);
+  EXPECT_EQ(second.admission.max_arrival_rate, first.admission.max_arrival_rate);
+  EXPECT_EQ(asked.rates, (std::vector<double>{first.admission.max_arrival_rate,
+                                              first.admission.max_arrival_rate + 80.0 / 64}));
+  // A decision advising nothing leaves nothing to start from.
+  RecordDecision(Recommend(Snap(3, 20, next), c, f, next, h), c, h);
+  EXPECT_FALSE(h.last_admission_rate.has_value());
+}
+
 TEST(RecommendTest, RecordDecisionKeepsOnlyWhatTheWindowsNeed) {
   PolicyConfig c = Config();
   PolicyHistory h;

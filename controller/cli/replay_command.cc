@@ -2,6 +2,7 @@
 // See replay_command.h.
 #include "controller/cli/replay_command.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -320,6 +321,17 @@ absl::Status Run() {
     oo.request_share = replay::AttainmentTarget{}.requests;
     for (const PolicyEntry& p : policies) {
       oo.share_max_replicas = std::max(oo.share_max_replicas, p.max_replicas);
+    }
+    oo.minute_share = replay::AttainmentTarget{}.minutes;
+    if (first) {
+      // How late a replica ordered now serves: the truth's warm-up (the manifest's, slowed as the
+      // truth slows it) plus two intervals (one to see the change, one to decide), in whole
+      // minutes, as the allocation is.
+      const absl::Duration warmup =
+          first->policy.warmup_expected * (truth.warmup ? replay::kTruthWarmupMedianFactor : 1.0);
+      const absl::Duration late = warmup + 2 * first->policy.interval;
+      oo.follower_lag_minutes =
+          static_cast<int32_t>(std::ceil(absl::ToDoubleSeconds(late) / 60.0 - 1e-9));
     }
     absl::StatusOr<replay::OracleResult> o =
         replay::Oracle(*shared_trace, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);

@@ -171,9 +171,55 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
     }
     share.gpu_hours = a.reached ? share_minutes * deployment.tensor_parallel / 60.0 : 0;
     if (!a.reached) share.max_replicas = cap;
+    if (a.reached && options.follower_lag_minutes > 0) {
+      share.late = FollowLate(
+          requests, a.replicas, options.follower_lag_minutes, options.follower_max_margin, cap,
+          options.request_share, options.minute_share, slo.percentile / 100.0,
+          deployment.tensor_parallel, [&](size_t m, int32_t n) { return run_minute(m, n); });
+    }
     result.for_share = share;
   }
   return result;
+}
+
+LateFollower FollowLate(const std::vector<int64_t>& requests,
+                        const std::vector<int32_t>& allocation, int32_t lag, int32_t max_margin,
+                        int32_t max_replicas, double share, double minute_share,
+                        double percentile, int32_t tensor_parallel,
+                        absl::FunctionRef<double(size_t, int32_t)> attainment) {
+  const size_t n = requests.size();
+  std::vector<std::map<int32_t, double>> seen(n);
+  auto at = [&](size_t m, int32_t r) {
+    auto it = seen[m].find(r);
+    if (it != seen[m].end()) return it->second;
+    const double a = attainment(m, r);
+    seen[m].emplace(r, a);
+    return a;
+  };
+  LateFollower out;
+  out.lag_minutes = lag;
+  for (int32_t margin = 0; margin <= std::max(0, max_margin); ++margin) {
+    double total = 0, met = 0, replica_minutes = 0;
+    int64_t minutes = 0, minutes_met = 0;
+    for (size_t m = 0; m < n; ++m) {
+      const size_t from = m >= static_cast<size_t>(lag) ? m - static_cast<size_t>(lag) : 0;
+      const int32_t fleet = std::min(allocation[from] + margin, max_replicas);
+      replica_minutes += fleet;
+      if (requests[m] == 0) continue;
+      const double a = at(m, fleet);
+      total += static_cast<double>(requests[m]);
+      met += static_cast<double>(requests[m]) * a;
+      ++minutes;
+      if (a + 1e-12 >= percentile) ++minutes_met;
+    }
+    out.margin = margin;
+    out.gpu_hours = replica_minutes * tensor_parallel / 60.0;
+    out.attainment = total > 0 ? met / total : 1;
+    out.minute_share = minutes > 0 ? static_cast<double>(minutes_met) / minutes : 1;
+    out.reached = out.attainment + 1e-9 >= share && out.minute_share + 1e-9 >= minute_share;
+    if (out.reached) break;
+  }
+  return out;
 }
 
 ShareAllocation AllocateForShare(const std::vector<int64_t>& requests,

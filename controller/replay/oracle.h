@@ -27,6 +27,12 @@
 // share (AllocateForShare). That is the bound a policy meeting the target can be held to; the
 // per-minute one sits a few replicas under any fleet that does.
 //
+// And how much of that bound a policy could take, were its forecast of each minute's need perfect
+// but its replicas Ready only minutes after it decides (OracleOptions::follower_lag_minutes): the
+// allocation replayed that late, with the smallest margin of replicas that still meets the target
+// (FollowLate). Where the need is noise from one minute to the next, that margin costs more than
+// the allocation saves.
+//
 // Pure and deterministic for a seed; thread-safe (no shared state).
 #ifndef TWINSCALE_CONTROLLER_REPLAY_ORACLE_H_
 #define TWINSCALE_CONTROLLER_REPLAY_ORACLE_H_
@@ -56,6 +62,12 @@ struct OracleOptions {
   // fleet a replayed policy may run; 0: max_replicas). 0: not asked.
   double request_share = 0;
   int32_t share_max_replicas = 0;
+  // With request_share: > 0 also replays that allocation this many minutes late, plus the
+  // smallest margin (at most follower_max_margin) that still meets the target
+  // (ShareOracle::late). The share of minutes with traffic at the percentile it needs too.
+  int32_t follower_lag_minutes = 0;
+  int32_t follower_max_margin = 8;
+  double minute_share = 0.95;
 };
 
 struct OracleMinute {
@@ -69,6 +81,18 @@ struct OracleMinute {
   double share_attainment = 1;
 };
 
+// The share allocation followed late (FollowLate): a fleet that each minute holds what the
+// allocation held `lag_minutes` before, plus `margin`. What a perfect forecast of the target's
+// need would buy a policy whose replicas are Ready only that long after it decides.
+struct LateFollower {
+  int32_t lag_minutes = 0;
+  bool reached = false;     // some margin up to the maximum meets the target
+  int32_t margin = 0;       // the smallest that does (else the maximum tried)
+  double gpu_hours = 0;
+  double attainment = 0;    // of all requests
+  double minute_share = 0;  // of minutes with traffic at the percentile
+};
+
 // The oracle for the request share (OracleOptions::request_share).
 struct ShareOracle {
   double share = 0;        // asked for
@@ -76,6 +100,7 @@ struct ShareOracle {
   double attainment = 0;   // reached by the allocation (with share_max_replicas everywhere if not)
   double gpu_hours = 0;    // of the allocation (when reached)
   int32_t max_replicas = 0;  // in any minute of the allocation (not reached: share_max_replicas)
+  std::optional<LateFollower> late;  // with OracleOptions::follower_lag_minutes, when reached
 };
 
 struct OracleResult {
@@ -105,6 +130,18 @@ struct ShareAllocation {
   double attainment = 0;  // of all requests, with `replicas`
   bool reached = false;
 };
+// The late follower, pure: minute m holds allocation[max(0, m - lag)] + margin replicas (at most
+// max_replicas), for the smallest margin in [0, max_margin] with which the requests within the SLO
+// reach `share` of all of them and the minutes with traffic whose attainment is at least
+// `percentile` (a fraction) reach `minute_share` of those minutes. attainment(m, n) as for
+// AllocateForShare (called at most once per pair; never for a minute without requests).
+// GPU-hours count every minute, at tensor_parallel GPUs per replica.
+LateFollower FollowLate(const std::vector<int64_t>& requests,
+                        const std::vector<int32_t>& allocation, int32_t lag, int32_t max_margin,
+                        int32_t max_replicas, double share, double minute_share,
+                        double percentile, int32_t tensor_parallel,
+                        absl::FunctionRef<double(size_t, int32_t)> attainment);
+
 ShareAllocation AllocateForShare(const std::vector<int64_t>& requests,
                                  const std::vector<int32_t>& start, int32_t max_replicas,
                                  double share, absl::FunctionRef<double(size_t, int32_t)> attainment);

@@ -234,6 +234,59 @@ TEST(AllocateForShareTest, OutOfReachWhenEveryMinuteFillsUp) {
   EXPECT_NEAR(got.attainment, 0.93, 1e-12);
 }
 
+TEST(FollowLateTest, TheSmallestMarginMeetingBothShares) {
+  // The allocation 2, 4, 2 followed one minute late holds 2, 2, 4. At +0: 96 + 80 + 99 = 275 of
+  // 300 requests (91.7%) and minute 1 under p90: short. At +1 (3, 3, 5): 98 + 93 + 99.5 = 290.5
+  // (96.8%), every minute at p90: met, 11 replica-minutes at 2 GPUs each = 0.367 GPU-h.
+  Tables t;
+  t.a = {{{0, 2}, 0.96}, {{1, 2}, 0.80}, {{2, 4}, 0.99},
+         {{0, 3}, 0.98}, {{1, 3}, 0.93}, {{2, 5}, 0.995}};
+  const LateFollower got =
+      FollowLate({100, 100, 100}, {2, 4, 2}, 1, 8, 16, 0.95, 0.95, 0.90, 2, std::ref(t));
+  EXPECT_TRUE(got.reached);
+  EXPECT_EQ(got.lag_minutes, 1);
+  EXPECT_EQ(got.margin, 1);
+  EXPECT_NEAR(got.attainment, 290.5 / 300, 1e-12);
+  EXPECT_DOUBLE_EQ(got.minute_share, 1.0);
+  EXPECT_NEAR(got.gpu_hours, 11 * 2 / 60.0, 1e-12);
+  for (const auto& [key, n] : t.calls) EXPECT_EQ(n, 1) << key.first << "," << key.second;
+}
+
+TEST(FollowLateTest, TheMinutesShareCanBindAlone) {
+  // 95.3% of requests in time at +0, but one of three minutes under p90: 67% of minutes.
+  Tables t;
+  t.a = {{{0, 4}, 0.99}, {{1, 4}, 0.99}, {{2, 4}, 0.88}, {{0, 5}, 0.995}, {{1, 5}, 0.995},
+         {{2, 5}, 0.95}};
+  const LateFollower got =
+      FollowLate({100, 100, 100}, {4, 4, 4}, 1, 8, 16, 0.95, 0.95, 0.90, 1, std::ref(t));
+  EXPECT_TRUE(got.reached);
+  EXPECT_EQ(got.margin, 1);
+}
+
+TEST(FollowLateTest, MissingWithEveryMarginTriedSaysSo) {
+  // The cap (4) stops the margin: +1 and +2 both hold 4 replicas, 90% of requests.
+  Tables t;
+  t.a = {{{0, 3}, 0.90}, {{1, 3}, 0.90}, {{0, 4}, 0.90}, {{1, 4}, 0.90}};
+  const LateFollower got = FollowLate({100, 100}, {3, 3}, 2, 2, 4, 0.95, 0.95, 0.90, 1,
+                                      std::ref(t));
+  EXPECT_FALSE(got.reached);
+  EXPECT_EQ(got.margin, 2);
+  EXPECT_NEAR(got.attainment, 0.90, 1e-12);
+  EXPECT_NEAR(got.gpu_hours, 8 / 60.0, 1e-12);  // 4 + 4 replica-minutes
+}
+
+TEST(FollowLateTest, EmptyMinutesCostReplicasButAreNeverAsked) {
+  // Minute 1 has no requests: it still holds minute 0's 3 (lag 1), never asked.
+  Tables t;
+  t.a = {{{0, 3}, 0.97}, {{2, 3}, 0.96}};
+  const LateFollower got =
+      FollowLate({100, 0, 100}, {3, 3, 3}, 1, 8, 16, 0.95, 0.95, 0.90, 1, std::ref(t));
+  EXPECT_TRUE(got.reached);
+  EXPECT_EQ(got.margin, 0);
+  EXPECT_NEAR(got.gpu_hours, 9 / 60.0, 1e-12);
+  for (const auto& [key, n] : t.calls) EXPECT_NE(key.first, 1u);
+}
+
 TEST(OracleTest, ShareOracleAddsToThePerMinuteFleetsOnlyWhatTheShareNeeds) {
   // Three identical minutes of Poisson arrivals at 60 req/s, no truth perturbation: each
   // minute's attainment at N is what simulating that minute alone from N replicas gives (asked
@@ -286,6 +339,18 @@ TEST(OracleTest, ShareOracleAddsToThePerMinuteFleetsOnlyWhatTheShareNeeds) {
   EXPECT_DOUBLE_EQ(got->minutes[0].share_attainment, at_n1);
   EXPECT_DOUBLE_EQ(got->for_share->gpu_hours, (3.0 * n + 1) / 60.0);
   EXPECT_EQ(got->for_share->max_replicas, n + 1);
+
+  EXPECT_FALSE(got->for_share->late.has_value());  // not asked
+  // Followed a minute late: the minutes are alike, so their allocation (n + 1, n, n) one minute
+  // late is (n + 1, n + 1, n): at +0 it serves two minutes at n + 1, more than the share asked.
+  more.follower_lag_minutes = 1;
+  got = Oracle(*trace, Deployment(), Truth{}, slo, 3, more);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->for_share->late.has_value());
+  EXPECT_TRUE(got->for_share->late->reached);
+  EXPECT_EQ(got->for_share->late->margin, 0);
+  EXPECT_NEAR(got->for_share->late->attainment, (at_n + 2 * at_n1) / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(got->for_share->late->gpu_hours, (3.0 * n + 2) / 60.0);
 
   // Capped under the p90 fleets: out of reach, named with the cap.
   OracleOptions capped;

@@ -140,6 +140,22 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
                               "zero-lag oracle for the target (every minute at p90, %.0f%% of "
                               "requests): %.3f GPU-h, at most %d replicas, %.2f%% of requests\n",
                               f.share * 100, f.gpu_hours, f.max_replicas, f.attainment * 100);
+        if (f.late) {
+          const LateFollower& l = *f.late;
+          if (l.reached) {
+            absl::StrAppendFormat(&out,
+                                  "  the same fleet %d min late (a perfect forecast, replicas Ready "
+                                  "after the warm-up): +%d replicas to meet the target, %.3f GPU-h, "
+                                  "%.2f%% of requests\n",
+                                  l.lag_minutes, l.margin, l.gpu_hours, l.attainment * 100);
+          } else {
+            absl::StrAppendFormat(&out,
+                                  "  the same fleet %d min late: even +%d replicas miss the target "
+                                  "(%.2f%% of requests, %.1f%% of minutes)\n",
+                                  l.lag_minutes, l.margin, l.attainment * 100,
+                                  l.minute_share * 100);
+          }
+        }
       } else {
         absl::StrAppendFormat(&out,
                               "zero-lag oracle for the target: out of reach, %d replicas every "
@@ -226,6 +242,16 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
           {"gpu_hours", f.reached ? nlohmann::json(RoundForPeople(f.gpu_hours, 3)) : nullptr},
           {"max_replicas", f.max_replicas},
           {"replicas_by_minute", std::move(share_by_minute)}};
+      if (f.late) {
+        const LateFollower& l = *f.late;
+        j["oracle"]["for_target"]["late"] = {
+            {"lag_minutes", l.lag_minutes},
+            {"reached", l.reached},
+            {"margin", l.margin},
+            {"gpu_hours", RoundForPeople(l.gpu_hours, 3)},
+            {"attainment", RoundForPeople(l.attainment, 4)},
+            {"minute_share", RoundForPeople(l.minute_share, 4)}};
+      }
     }
   } else {
     j["oracle"] = nullptr;

@@ -216,6 +216,18 @@ std::string SummaryTable(const ReportHeader& h, const std::vector<ReplaySummary>
                             "more, %g%% of all requests within the SLO): <b>%.3f GPU-h</b>, at "
                             "most %d replicas.</p>\n",
                             f.share * 100, f.gpu_hours, f.max_replicas);
+      if (f.late && f.late->reached) {
+        absl::StrAppendFormat(&out,
+                              "<p>The same fleet %d minutes late (a perfect forecast, replicas "
+                              "Ready after the warm-up) needs %d replicas more to meet the target: "
+                              "<b>%.3f GPU-h</b>.</p>\n",
+                              f.late->lag_minutes, f.late->margin, f.late->gpu_hours);
+      } else if (f.late) {
+        absl::StrAppendFormat(&out,
+                              "<p>The same fleet %d minutes late misses the target even with %d "
+                              "replicas more.</p>\n",
+                              f.late->lag_minutes, f.late->margin);
+      }
     } else if (oracle->for_share) {
       absl::StrAppendFormat(&out,
                             "<p>Zero-lag oracle for the target: out of reach, %d replicas every "

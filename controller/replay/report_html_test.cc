@@ -137,6 +137,14 @@ TEST(ReportHtmlTest, PageNamesTheShareOracleReachedOrNot) {
                            "<dt>oracle for the target</dt>"}) {
     EXPECT_NE(page.find(want), std::string::npos) << want;
   }
+  f.oracle.for_share->late = LateFollower{2, true, 1, 6.9, 0.955, 1.0};
+  page = Page(f, &f.oracle);
+  EXPECT_NE(page.find("The same fleet 2 minutes late (a perfect forecast, replicas Ready after the "
+                      "warm-up) needs 1 replicas more to meet the target: <b>6.900 GPU-h</b>"),
+            std::string::npos);
+  f.oracle.for_share->late = LateFollower{2, false, 8, 9.9, 0.93, 0.9};
+  page = Page(f, &f.oracle);
+  EXPECT_NE(page.find("misses the target even with 8 replicas more"), std::string::npos);
   f.oracle.for_share = ShareOracle{0.95, false, 0.6868, 0, 48};
   page = Page(f, &f.oracle);
   EXPECT_NE(page.find("out of reach, 48 replicas every minute bring 68.68% of requests"),

@@ -85,6 +85,20 @@ TEST(ReportTest, TableShowsEveryPolicyTheFamiliesAndTheOracle) {
                             "requests): 7.500 GPU-h, at most 11 replicas, 95.03% of requests"),
             std::string::npos)
       << with_share;
+  // Followed late: met with a margin, or not with the largest tried.
+  oracle.for_share->late = LateFollower{2, true, 1, 8.25, 0.9549, 1.0};
+  with_share = FormatTable(h, Sample(), &oracle);
+  EXPECT_NE(with_share.find("  the same fleet 2 min late (a perfect forecast, replicas Ready after "
+                            "the warm-up): +1 replicas to meet the target, 8.250 GPU-h, 95.49% of "
+                            "requests"),
+            std::string::npos)
+      << with_share;
+  oracle.for_share->late = LateFollower{2, false, 8, 12, 0.9412, 0.931};
+  with_share = FormatTable(h, Sample(), &oracle);
+  EXPECT_NE(with_share.find("  the same fleet 2 min late: even +8 replicas miss the target (94.12% "
+                            "of requests, 93.1% of minutes)"),
+            std::string::npos)
+      << with_share;
   oracle.for_share = ShareOracle{0.95, false, 0.687, 0, 48};
   with_share = FormatTable(h, Sample(), &oracle);
   EXPECT_NE(with_share.find("zero-lag oracle for the target: out of reach, 48 replicas every "
@@ -139,6 +153,12 @@ TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
   EXPECT_EQ(t["gpu_hours"], 0.167);
   EXPECT_EQ(t["max_replicas"], 6);
   EXPECT_EQ(t["replicas_by_minute"], nlohmann::json::array({4, 6, 1}));
+  EXPECT_FALSE(t.contains("late"));
+  oracle.for_share->late = LateFollower{2, true, 1, 0.2, 0.95491, 0.98};
+  t = nlohmann::json::parse(SummaryJson(h, s, &oracle))["oracle"]["for_target"];
+  EXPECT_EQ(t["late"], nlohmann::json({{"lag_minutes", 2}, {"reached", true}, {"margin", 1},
+                                       {"gpu_hours", 0.2}, {"attainment", 0.9549},
+                                       {"minute_share", 0.98}}));
   oracle.for_share->reached = false;
   t = nlohmann::json::parse(SummaryJson(h, s, &oracle))["oracle"]["for_target"];
   EXPECT_TRUE(t["gpu_hours"].is_null());

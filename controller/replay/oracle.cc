@@ -61,6 +61,24 @@ int32_t SmallestFrom(int32_t start, int32_t min, int32_t max, Ok ok) {
   return hi;
 }
 
+// attainment(m, n), asked at most once per pair.
+class AskedOnce {
+ public:
+  AskedOnce(size_t minutes, absl::FunctionRef<double(size_t, int32_t)> attainment)
+      : seen_(minutes), attainment_(attainment) {}
+  double operator()(size_t m, int32_t n) {
+    auto it = seen_[m].find(n);
+    if (it != seen_[m].end()) return it->second;
+    const double a = attainment_(m, n);
+    seen_[m].emplace(n, a);
+    return a;
+  }
+
+ private:
+  std::vector<std::map<int32_t, double>> seen_;
+  absl::FunctionRef<double(size_t, int32_t)> attainment_;
+};
+
 }  // namespace
 
 absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::DeploymentSpec& deployment,
@@ -188,14 +206,7 @@ LateFollower FollowLate(const std::vector<int64_t>& requests,
                         double percentile, int32_t tensor_parallel,
                         absl::FunctionRef<double(size_t, int32_t)> attainment) {
   const size_t n = requests.size();
-  std::vector<std::map<int32_t, double>> seen(n);
-  auto at = [&](size_t m, int32_t r) {
-    auto it = seen[m].find(r);
-    if (it != seen[m].end()) return it->second;
-    const double a = attainment(m, r);
-    seen[m].emplace(r, a);
-    return a;
-  };
+  AskedOnce at(n, attainment);
   LateFollower out;
   out.lag_minutes = lag;
   for (int32_t margin = 0; margin <= std::max(0, max_margin); ++margin) {
@@ -226,14 +237,7 @@ ShareAllocation AllocateForShare(const std::vector<int64_t>& requests,
                                  const std::vector<int32_t>& start, int32_t max_replicas,
                                  double share, absl::FunctionRef<double(size_t, int32_t)> attainment) {
   const size_t n = requests.size();
-  std::vector<std::map<int32_t, double>> seen(n);
-  auto at = [&](size_t m, int32_t r) {
-    auto it = seen[m].find(r);
-    if (it != seen[m].end()) return it->second;
-    const double a = attainment(m, r);
-    seen[m].emplace(r, a);
-    return a;
-  };
+  AskedOnce at(n, attainment);
   ShareAllocation out;
   out.replicas.resize(n);
   double total = 0;

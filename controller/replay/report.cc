@@ -145,9 +145,10 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
           if (l.reached) {
             absl::StrAppendFormat(&out,
                                   "  the same fleet %d min late (a perfect forecast, replicas Ready "
-                                  "after the warm-up): +%d replicas to meet the target, %.3f GPU-h, "
+                                  "after the warm-up): +%d replica%s to meet the target, %.3f GPU-h, "
                                   "%.2f%% of requests\n",
-                                  l.lag_minutes, l.margin, l.gpu_hours, l.attainment * 100);
+                                  l.lag_minutes, l.margin, l.margin == 1 ? "" : "s", l.gpu_hours,
+                                  l.attainment * 100);
           } else {
             absl::StrAppendFormat(&out,
                                   "  the same fleet %d min late: even +%d replicas miss the target "

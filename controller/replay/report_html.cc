@@ -219,9 +219,10 @@ std::string SummaryTable(const ReportHeader& h, const std::vector<ReplaySummary>
       if (f.late && f.late->reached) {
         absl::StrAppendFormat(&out,
                               "<p>The same fleet %d minutes late (a perfect forecast, replicas "
-                              "Ready after the warm-up) needs %d replicas more to meet the target: "
-                              "<b>%.3f GPU-h</b>.</p>\n",
-                              f.late->lag_minutes, f.late->margin, f.late->gpu_hours);
+                              "Ready after the warm-up) needs %d replica%s more to meet the "
+                              "target: <b>%.3f GPU-h</b>.</p>\n",
+                              f.late->lag_minutes, f.late->margin, f.late->margin == 1 ? "" : "s",
+                              f.late->gpu_hours);
       } else if (f.late) {
         absl::StrAppendFormat(&out,
                               "<p>The same fleet %d minutes late misses the target even with %d "
@@ -622,12 +623,20 @@ constexpr char kScript[] = R"js(
     const name = (i) => policies[i].policy;
 
     // Replicas: ready (solid), ready + warming (dashed), scale events (triangles at the new
-    // desired count), and the oracle's fleet per minute (grey steps).
+    // desired count), and the oracles' fleets per minute (grey and green steps).
     const oracleSets = [];
     if (data.oracle_minutes.length) {
       const om = data.oracle_minutes;
       const steps = om.map((n, k) => ({ x: k, y: n })).concat([{ x: om.length, y: om[om.length - 1] }]);
       oracleSets.push({ label: 'zero-lag oracle', data: steps, stepped: 'after', borderColor: '#8d96a6',
+                        borderDash: [2, 3], borderWidth: 1.5 });
+    }
+    // And the oracle for the target's fleet per minute (green steps), when it reached the target.
+    const ft = data.oracle && data.oracle.for_target;
+    if (ft && ft.reached && ft.replicas_by_minute.length) {
+      const fm = ft.replicas_by_minute;
+      const steps = fm.map((n, k) => ({ x: k, y: n })).concat([{ x: fm.length, y: fm[fm.length - 1] }]);
+      oracleSets.push({ label: 'oracle for the target', data: steps, stepped: 'after', borderColor: '#2e8b57',
                         borderDash: [2, 3], borderWidth: 1.5 });
     }
     seriesChart('chart-replicas', 'replicas', (tl, i) => [
@@ -769,7 +778,7 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
       "their tokens per second; the same for every policy</p><div class=\"chart\"><canvas id=\"chart-traffic\"></canvas></div></figure>\n"
       "<figure><figcaption>Replicas</figcaption><p class=\"caption\">solid: ready; dashed: ready "
       "+ warming; &#9650;&#9660; scale events at the new desired count; grey steps: the zero-lag "
-      "oracle's fleet per minute</p>"
+      "oracle's fleet per minute; green steps: the oracle for the target's</p>"
       "<div class=\"chart\"><canvas id=\"chart-replicas\"></canvas></div></figure>\n"
       "<figure><figcaption>p90 TTFT against the SLO</figcaption><p class=\"caption\">of the "
       "requests whose first token came in the interval; gaps: none did</p>"

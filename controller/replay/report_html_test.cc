@@ -140,7 +140,7 @@ TEST(ReportHtmlTest, PageNamesTheShareOracleReachedOrNot) {
   f.oracle.for_share->late = LateFollower{2, true, 1, 6.9, 0.955, 1.0};
   page = Page(f, &f.oracle);
   EXPECT_NE(page.find("The same fleet 2 minutes late (a perfect forecast, replicas Ready after the "
-                      "warm-up) needs 1 replicas more to meet the target: <b>6.900 GPU-h</b>"),
+                      "warm-up) needs 1 replica more to meet the target: <b>6.900 GPU-h</b>"),
             std::string::npos);
   f.oracle.for_share->late = LateFollower{2, false, 8, 9.9, 0.93, 0.9};
   page = Page(f, &f.oracle);

@@ -89,7 +89,7 @@ TEST(ReportTest, TableShowsEveryPolicyTheFamiliesAndTheOracle) {
   oracle.for_share->late = LateFollower{2, true, 1, 8.25, 0.9549, 1.0};
   with_share = FormatTable(h, Sample(), &oracle);
   EXPECT_NE(with_share.find("  the same fleet 2 min late (a perfect forecast, replicas Ready after "
-                            "the warm-up): +1 replicas to meet the target, 8.250 GPU-h, 95.49% of "
+                            "the warm-up): +1 replica to meet the target, 8.250 GPU-h, 95.49% of "
                             "requests"),
             std::string::npos)
       << with_share;

@@ -59,7 +59,8 @@ ABSL_FLAG(std::string, truth, "none",
           "routing | frontend | all (comma list).");
 ABSL_FLAG(int32_t, initial_replicas, 0,
           "Replicas Ready at the start (of the pre-roll, if any) for every policy, clamped to its "
-          "min/max (0: the oracle's first minute, else the policy's minimum).");
+          "min/max (0: the oracle's fleet for the trace's first minute, asked even with "
+          "--oracle=false).");
 ABSL_FLAG(absl::Duration, pre_roll, absl::Minutes(20),
           "Play the trace's first this-much before it, with every policy deciding, and count "
           "nothing of it: each policy then meets the trace with the fleet its own rule holds for "
@@ -312,11 +313,11 @@ absl::Status Run() {
   const sim::TraceSummary ts = sim::Summarize(*shared_trace);
 
   std::optional<replay::OracleResult> oracle;
+  replay::OracleOptions oo;
+  oo.min_replicas = min_r;
+  oo.max_replicas = std::max(max_r, 256);
+  oo.router = first ? first->twin.router : sim::RouterKind::kLeastRequests;
   if (absl::GetFlag(FLAGS_oracle)) {
-    replay::OracleOptions oo;
-    oo.min_replicas = min_r;
-    oo.max_replicas = std::max(max_r, 256);
-    oo.router = first ? first->twin.router : sim::RouterKind::kLeastRequests;
     // The target's share of requests, within the largest fleet any replayed policy may run.
     oo.request_share = replay::AttainmentTarget{}.requests;
     for (const PolicyEntry& p : policies) {
@@ -339,6 +340,26 @@ absl::Status Run() {
     oracle = std::move(*o);
   }
 
+  // Every policy starts from the oracle's first minute unless --initial-replicas says otherwise.
+  // Without the oracle that minute is still asked, alone (the oracle's minutes are independent,
+  // so it is the same answer): --oracle=false skips the report's lower bounds, not the start, so
+  // its GPU-hours stay comparable with a run that computes them.
+  int32_t first_minute_replicas = 0;
+  if (oracle && !oracle->minutes.empty()) {
+    first_minute_replicas = oracle->minutes.front().replicas;
+  } else if (absl::GetFlag(FLAGS_initial_replicas) <= 0 && !shared_trace->requests.empty()) {
+    sim::Trace first_minute;
+    const sim::SimTime minute_end = sim::SimTime::Zero() + sim::SimDuration::Seconds(60);
+    for (const sim::RequestSpec& r : shared_trace->requests) {
+      if (r.arrival >= minute_end) break;  // sorted
+      first_minute.requests.push_back(r);
+    }
+    absl::StatusOr<replay::OracleResult> o =
+        replay::Oracle(first_minute, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);
+    if (!o.ok()) return o.status();
+    if (!o->minutes.empty()) first_minute_replicas = o->minutes.front().replicas;
+  }
+
   std::vector<replay::ReplayResult> results;
   std::vector<replay::ReplaySummary> summaries;
   for (PolicyEntry& p : policies) {
@@ -352,10 +373,7 @@ absl::Status Run() {
     rc.pre_roll = absl::GetFlag(FLAGS_pre_roll);
     rc.enforce_admission = p.enforce_admission;
     int32_t initial = absl::GetFlag(FLAGS_initial_replicas);
-    if (initial <= 0) {
-      initial = oracle && !oracle->minutes.empty() ? oracle->minutes.front().replicas
-                                                   : p.min_replicas;
-    }
+    if (initial <= 0) initial = first_minute_replicas > 0 ? first_minute_replicas : p.min_replicas;
     // Within the policy's own bounds: a policy never runs a fleet it could not have asked for.
     rc.initial_replicas =
         std::clamp(initial, p.min_replicas, std::max(p.min_replicas, p.max_replicas));

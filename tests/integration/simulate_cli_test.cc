@@ -261,3 +261,62 @@ TEST(ReplayCliTest, OutGetsEveryTwinscaleDecisionWithItsReasons) {
   EXPECT_FALSE(std::ifstream(baselines_only + "/decisions.jsonl").good());
   std::system(("rm -rf " + dir).c_str());
 }
+
+namespace {
+
+// The first row of `policy` in DIR/timeline.csv: its `ready` column.
+int FirstReady(const std::string& timeline_path, const std::string& policy) {
+  std::ifstream timeline(timeline_path);
+  std::string line;
+  std::getline(timeline, line);  // header: policy,time_s,...,desired,ready,...
+  int ready_column = -1, column = 0;
+  for (size_t start = 0, comma; start <= line.size(); start = comma + 1, ++column) {
+    comma = line.find(',', start);
+    if (comma == std::string::npos) comma = line.size();
+    if (line.substr(start, comma - start) == "ready") ready_column = column;
+  }
+  EXPECT_GE(ready_column, 0) << line;
+  while (std::getline(timeline, line)) {
+    if (line.rfind(policy + ",", 0) != 0) continue;
+    size_t start = 0;
+    for (int c = 0; c < ready_column; ++c) start = line.find(',', start) + 1;
+    return std::stoi(line.substr(start, line.find(',', start) - start));
+  }
+  ADD_FAILURE() << "no " << policy << " row in " << timeline_path;
+  return -1;
+}
+
+}  // namespace
+
+// Every policy starts from the oracle's fleet for the trace's first minute; --oracle=false skips
+// the report's lower bounds but not that start (it asks the first minute alone), so its GPU-hours
+// stay comparable with a default run. --initial-replicas still overrides it. Without a pre-roll
+// the timeline's first row shows the start: no replica ordered at the first decision is Ready by
+// then (the warm-up is a minute).
+TEST(ReplayCliTest, WithoutTheOracleEveryPolicyStillStartsFromItsFirstMinute) {
+  char dir_template[] = "/tmp/twinscale_replay_start_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string args =
+      "replay --policy keda-queue:1 --pre-roll 0 --truth all --progress never --trace "
+      "tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 4 ";
+  const Result with = RunTwinscale(args + "--out " + dir + "/with");
+  ASSERT_EQ(with.exit_code, 0) << with.out;
+  std::ifstream summary_file(dir + "/with/summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(summary_file);
+  const int first_minute = summary["oracle"]["replicas_by_minute"][0].get<int>();
+  // keda-queue's minimum is 1: a start above it can only have come from the oracle.
+  ASSERT_GT(first_minute, 1);
+  EXPECT_EQ(FirstReady(dir + "/with/timeline.csv", "keda-queue-1"), first_minute);
+
+  const Result without = RunTwinscale(args + "--oracle=false --out " + dir + "/without");
+  ASSERT_EQ(without.exit_code, 0) << without.out;
+  EXPECT_EQ(FirstReady(dir + "/without/timeline.csv", "keda-queue-1"), first_minute);
+  EXPECT_EQ(without.out.find("zero-lag oracle (lower bound)"), std::string::npos) << without.out;
+
+  const Result told = RunTwinscale(args + "--oracle=false --initial-replicas " +
+                                   std::to_string(first_minute + 2) + " --out " + dir + "/told");
+  ASSERT_EQ(told.exit_code, 0) << told.out;
+  EXPECT_EQ(FirstReady(dir + "/told/timeline.csv", "keda-queue-1"), first_minute + 2);
+  std::system(("rm -rf " + dir).c_str());
+}

@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -29,6 +33,21 @@ Result RunTwinscale(const std::string& args) {
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+// A fresh directory under /tmp, removed with everything in it when the test ends (an ASSERT
+// that returns early included). `path` is empty if it could not be made.
+struct ScratchDir {
+  explicit ScratchDir(const std::string& name) {
+    std::string path_template = "/tmp/twinscale_" + name + "_XXXXXX";
+    if (mkdtemp(path_template.data()) != nullptr) path = path_template;
+  }
+  ~ScratchDir() {
+    if (!path.empty()) std::filesystem::remove_all(path);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string path;
+};
 
 nlohmann::json Json(const std::string& args) {
   Result r = RunTwinscale(args + " --output json --progress never");
@@ -177,9 +196,9 @@ TEST(ReplayCliTest, HistoryFlagsWithoutFromPrometheusAreRefusedByName) {
 // A manifest with spec.admission.enabled gets a second, "+admission" row: the same policy with its
 // advice enforced at the gateway, left out of the family comparison; --admission-effect=false drops it.
 TEST(ReplayCliTest, AnAdmissionManifestGetsAnAdmissionRowBesideTheComparison) {
-  char dir_template[] = "/tmp/twinscale_replay_admission_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  const ScratchDir scratch("replay_admission");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string& dir = scratch.path;
   const std::string base =
       "replay --policy deploy/samples/long-prompts.yaml --progress never --oracle=false "
       "--pre-roll 0 --trace tests/data/traces/mooncake_conversation_trace.jsonl "
@@ -201,7 +220,6 @@ TEST(ReplayCliTest, AnAdmissionManifestGetsAnAdmissionRowBesideTheComparison) {
   const Result off = RunTwinscale(base + dir + "/off --admission-effect=false");
   ASSERT_EQ(off.exit_code, 0) << off.out;
   EXPECT_EQ(off.out.find("+admission"), std::string::npos) << off.out;
-  std::system(("rm -rf " + dir).c_str());
 }
 
 // --modes names what it doesn't know; a known list replays each manifest once per mode.
@@ -222,9 +240,9 @@ TEST(ReplayCliTest, ModesAreCheckedAndEachGetsItsOwnRow) {
 // reasons, the default 20-minute pre-roll's first (80 decisions at 15 s, at times up to 0: until
 // the trace's first arrival), then one per timeline row; a replay of baselines alone writes none.
 TEST(ReplayCliTest, OutGetsEveryTwinscaleDecisionWithItsReasons) {
-  char dir_template[] = "/tmp/twinscale_replay_out_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  const ScratchDir scratch("replay_out");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string& dir = scratch.path;
   const Result r = RunTwinscale(
       "replay --policy deploy/samples/llama-3.1-8b-h100.yaml --policy static:2 --progress never "
       "--oracle=false --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 0.05 "
@@ -259,28 +277,23 @@ TEST(ReplayCliTest, OutGetsEveryTwinscaleDecisionWithItsReasons) {
       baselines_only);
   ASSERT_EQ(b.exit_code, 0) << b.out;
   EXPECT_FALSE(std::ifstream(baselines_only + "/decisions.jsonl").good());
-  std::system(("rm -rf " + dir).c_str());
 }
 
 namespace {
 
-// The first row of `policy` in DIR/timeline.csv: its `ready` column.
+// The first row of `policy` in a timeline.csv: its `ready` column (found by the header's name).
 int FirstReady(const std::string& timeline_path, const std::string& policy) {
   std::ifstream timeline(timeline_path);
   std::string line;
-  std::getline(timeline, line);  // header: policy,time_s,...,desired,ready,...
-  int ready_column = -1, column = 0;
-  for (size_t start = 0, comma; start <= line.size(); start = comma + 1, ++column) {
-    comma = line.find(',', start);
-    if (comma == std::string::npos) comma = line.size();
-    if (line.substr(start, comma - start) == "ready") ready_column = column;
-  }
-  EXPECT_GE(ready_column, 0) << line;
+  std::getline(timeline, line);
+  const std::vector<std::string> header = absl::StrSplit(line, ',');
+  const auto ready = std::find(header.begin(), header.end(), "ready");
+  EXPECT_NE(ready, header.end()) << line;
+  if (ready == header.end()) return -1;
   while (std::getline(timeline, line)) {
-    if (line.rfind(policy + ",", 0) != 0) continue;
-    size_t start = 0;
-    for (int c = 0; c < ready_column; ++c) start = line.find(',', start) + 1;
-    return std::stoi(line.substr(start, line.find(',', start) - start));
+    const std::vector<std::string> row = absl::StrSplit(line, ',');
+    if (row.front() != policy) continue;
+    return std::stoi(row.at(static_cast<size_t>(ready - header.begin())));
   }
   ADD_FAILURE() << "no " << policy << " row in " << timeline_path;
   return -1;
@@ -294,9 +307,9 @@ int FirstReady(const std::string& timeline_path, const std::string& policy) {
 // the timeline's first row shows the start: no replica ordered at the first decision is Ready by
 // then (the warm-up is a minute).
 TEST(ReplayCliTest, WithoutTheOracleEveryPolicyStillStartsFromItsFirstMinute) {
-  char dir_template[] = "/tmp/twinscale_replay_start_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  const ScratchDir scratch("replay_start");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string& dir = scratch.path;
   const std::string args =
       "replay --policy keda-queue:1 --pre-roll 0 --truth all --progress never --trace "
       "tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 4 ";
@@ -318,5 +331,4 @@ TEST(ReplayCliTest, WithoutTheOracleEveryPolicyStillStartsFromItsFirstMinute) {
                                    std::to_string(first_minute + 2) + " --out " + dir + "/told");
   ASSERT_EQ(told.exit_code, 0) << told.out;
   EXPECT_EQ(FirstReady(dir + "/told/timeline.csv", "keda-queue-1"), first_minute + 2);
-  std::system(("rm -rf " + dir).c_str());
 }

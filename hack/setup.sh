@@ -9,6 +9,7 @@ PKGS=(
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev libcpprest-dev
   libjs-chart.js chromium  # report.html's charts (inlined), and its browser test
   prometheus               # the real Prometheus of the integration and end-to-end tests
+  etcd-server xz-utils     # the real control plane of tests/k8s (../shared/k8s: kube-apiserver v1.26)
   openssl curl             # certificates for the TLS tests; the controller bench reads /metrics
   # Helm is not packaged for Debian: the chart tests render charts/twinscale with Go's
   # text/template and sprig (hack/helm-render, built offline from these packages).

@@ -389,14 +389,25 @@ int RunControllerCommand() {
                "downward API sets them in a pod)");
     } else {
       const std::string pod = absl::StrCat(lo.pod_namespace, "/", lo.pod_name);
+      // Said when the label lands on the pod, not at start: every replica starts as a follower
+      // (the label's first write is "false"), and only the one that leads is labelled "true".
       leader_label = std::make_unique<kube::LeaderPodLabel>(
-          client->get(), lo, [&log, pod](const absl::Status& s) {
+          client->get(), lo,
+          [&log, pod](const absl::Status& s) {
             log.Warning("cannot write the leader label", pod, {{"error", s}});
+          },
+          [&log, pod, label = lo.label, labelled = false](bool leading) mutable {
+            if (leading) {
+              log.Info("labelled this pod as the leader", pod, {{"label", label + "=true"}});
+            } else if (labelled) {
+              log.Info("labelled this pod as no longer the leader", pod,
+                       {{"label", label + "=false"}});
+            }
+            labelled = leading;
           });
       if (absl::Status st = leader_label->Start(); !st.ok()) {
         return fail("cannot label the leader's pod", st);
       }
-      log.Info("labelling this pod while it leads", pod, {{"label", lo.label}});
     }
   }
 
@@ -425,7 +436,8 @@ int RunControllerCommand() {
   oo.port = absl::GetFlag(FLAGS_ops_port);
   outputs::OpsServer ops(registry, [&controller]() -> absl::Status {
     if (!controller.Synced()) return absl::UnavailableError("InferenceAutoscalers not listed yet");
-    return absl::OkStatus();
+    // A replica that can't write its Lease can never lead: not ready, so it shows.
+    return controller.LeaseHealth();
   }, oo);
   if (absl::Status s = ops.Start(); !s.ok()) return fail("cannot serve /metrics", s);
 

@@ -72,6 +72,35 @@ void LeaderElector::SetError(absl::Status s) {
   last_error_ = std::move(s);
 }
 
+void LeaderElector::NoteAttempt(absl::Time now, const absl::Status& failure) {
+  bool changed = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (failure.ok()) {
+      changed = !lease_error_.ok();
+      failing_since_ = absl::InfiniteFuture();
+    } else {
+      changed = lease_error_.ok() || lease_error_.code() != failure.code() ||
+                KubeReason(lease_error_) != KubeReason(failure);
+      if (lease_error_.ok()) failing_since_ = now;
+    }
+    lease_error_ = failure;
+  }
+  if (changed && callbacks_.on_lease_error) callbacks_.on_lease_error(failure);
+}
+
+absl::Status LeaderElector::LeaseHealth() const {
+  const absl::Time now = clock_->Now();
+  absl::MutexLock lock(&mu_);
+  if (lease_error_.ok()) return absl::OkStatus();
+  const bool refused =
+      absl::IsPermissionDenied(lease_error_) || absl::IsUnauthenticated(lease_error_);
+  if (!refused && now - failing_since_ < config_.renew_deadline) return absl::OkStatus();
+  return absl::Status(lease_error_.code(),
+                      absl::StrCat("leader election: cannot reach Lease ", config_.lease_namespace,
+                                   "/", config_.lease_name, ": ", lease_error_.message()));
+}
+
 void LeaderElector::Observe(const std::string& holder) {
   {
     absl::MutexLock lock(&mu_);
@@ -104,8 +133,11 @@ bool LeaderElector::TryAcquireOrRenew() {
     absl::StatusOr<json> created = client_->Create(kLeases, config_.lease_namespace, lease);
     if (!created.ok()) {  // AlreadyExists: a peer created it first
       SetError(created.status());
+      NoteAttempt(now, absl::IsAlreadyExists(created.status()) ? absl::OkStatus()
+                                                               : created.status());
       return false;
     }
+    NoteAttempt(now, absl::OkStatus());
     renewed_at_ = now;
     is_leader_ = true;
     Observe(config_.identity);
@@ -113,6 +145,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   }
   if (!got.ok()) {
     SetError(got.status());
+    NoteAttempt(now, got.status());
     return false;
   }
 
@@ -129,6 +162,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   const bool held_by_us = holder == config_.identity;
   const bool expired = renew_time + absl::Seconds(duration_seconds) < now;
   if (!held_by_us && !holder.empty() && !expired) {
+    NoteAttempt(now, absl::OkStatus());  // read, and rightly not written
     is_leader_ = false;
     lost_to_other_ = true;
     SetError(absl::FailedPreconditionError(absl::StrCat(
@@ -151,8 +185,10 @@ bool LeaderElector::TryAcquireOrRenew() {
   absl::StatusOr<json> updated = client_->Update(kLeases, config_.lease_namespace, lease);
   if (!updated.ok()) {
     SetError(updated.status());
+    NoteAttempt(now, IsConflict(updated.status()) ? absl::OkStatus() : updated.status());
     return false;
   }
+  NoteAttempt(now, absl::OkStatus());
   renewed_at_ = now;
   is_leader_ = true;
   Observe(config_.identity);

@@ -11,9 +11,13 @@
 //    takes over at its next try instead of waiting out the lease.
 //  - Every write carries the resourceVersion read just before (Update is a PUT with
 //    metadata.resourceVersion): of two replicas racing for the lease one gets a 409 and loses.
+//  - A replica that can't read or write the Lease at all (RBAC refuses it: 403; the API server
+//    is unreachable) can never lead, and says so: on_lease_error once per episode, and
+//    LeaseHealth() for /readyz. A lost race (409) or a lease another replica holds is no failure.
 // Expiry is judged from the lease's renewTime against this replica's Clock, so the replicas'
 // clocks must agree to well within lease_duration (NTP). Times are written as RFC 3339 micro time.
-// Thread-safety: Run() on one thread; IsLeader() / ObservedLeader() from any thread.
+// Thread-safety: Run() on one thread; IsLeader(), ObservedLeader(), last_error() and LeaseHealth()
+// from any thread.
 #ifndef TWINSCALE_CONTROLLER_KUBE_LEADER_ELECTION_H_
 #define TWINSCALE_CONTROLLER_KUBE_LEADER_ELECTION_H_
 
@@ -49,6 +53,11 @@ struct LeaderCallbacks {
   std::function<void()> on_stopped_leading;  // optional; stop acting as leader at once
   // The holder seen on the lease changed (another replica, or this one); optional.
   std::function<void(const std::string& identity)> on_new_leader;
+  // Reading or writing the Lease failed (with the API's error) where the attempt before had not,
+  // or failed with another error (code or Kubernetes reason) than the attempt before; then OK
+  // when an attempt reaches the Lease again. Once per change, not per attempt; optional. Called
+  // on the election thread.
+  std::function<void(const absl::Status& error)> on_lease_error;
 };
 
 class LeaderElector {
@@ -79,12 +88,19 @@ class LeaderElector {
   // The holderIdentity last read from the lease ("" when released or never read).
   std::string ObservedLeader() const;
   absl::Status last_error() const;
+  // OK unless this replica can't read or write its Lease: the last attempt's error, naming the
+  // Lease, when RBAC refused it (PermissionDenied, Unauthenticated: at once) or when attempts have
+  // kept failing for renew_deadline (anything else: a blip is not a failure). For /readyz.
+  absl::Status LeaseHealth() const;
 
  private:
   LeaderElector(KubeClient* client, const Clock* clock, LeaderElectionConfig config,
                 LeaderCallbacks callbacks, std::function<void(absl::Duration)> sleep);
   void Observe(const std::string& holder);
   void SetError(absl::Status s);
+  // The outcome of an attempt at `now`: OK when it reached the Lease (a lost race included),
+  // else the API's error. Tracks the episode and calls on_lease_error on a change.
+  void NoteAttempt(absl::Time now, const absl::Status& failure);
   absl::Duration Jittered(absl::Duration d);
 
   KubeClient* const client_;
@@ -103,6 +119,10 @@ class LeaderElector {
   mutable absl::Mutex mu_;
   std::string observed_leader_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  // The current episode of failing to reach the Lease: the last attempt's error (OK: no episode)
+  // and when the episode began.
+  absl::Status lease_error_ ABSL_GUARDED_BY(mu_);
+  absl::Time failing_since_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 };
 
 }  // namespace twinscale::kube

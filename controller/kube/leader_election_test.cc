@@ -175,6 +175,98 @@ TEST_F(LeaderElectionTest, ALeaderThatFindsAnotherHolderStepsDownAtOnce) {
   EXPECT_EQ(a->ObservedLeader(), "intruder");
 }
 
+// RBAC refuses the Lease (403 Forbidden), as a real API server does when the Role lacks
+// leases create/update. The error is told once per episode, not per retry; again when it
+// changes or after the Lease was written and the refusal comes back. LeaseHealth fails at once on
+// a refusal, and on any other error only once it has lasted the renew deadline (10 s).
+TEST_F(LeaderElectionTest, ARefusedLeaseIsToldOncePerEpisodeAndFailsHealthUntilWritten) {
+  std::vector<absl::Status> told;
+  LeaderCallbacks callbacks;
+  callbacks.on_lease_error = [&](const absl::Status& s) { told.push_back(s); };
+  auto a = Make("a", callbacks);
+  absl::Status refusal;  // what every create and update of the lease gets (OK: nothing)
+  fake_.SetInterceptor([&](const FakeKubeClient::Request& r) {
+    return r.verb == "create" || r.verb == "update" ? refusal : absl::OkStatus();
+  });
+  const absl::Status forbidden = KubeApiError(
+      403, "Forbidden",
+      "leases.coordination.k8s.io is forbidden: User \"system:serviceaccount:twinscale-system:"
+      "twinscale\" cannot create resource \"leases\"",
+      "creating lease");
+  const absl::Status unavailable = KubeApiError(503, "ServiceUnavailable", "etcd leader changed");
+  struct Step {
+    std::string name;
+    int at_s;
+    absl::Status refusal;
+    bool leads;
+    std::vector<absl::StatusCode> told;  // on_lease_error calls this attempt
+    absl::StatusCode health;
+  };
+  const std::vector<Step> steps = {
+      {"refused: told, unhealthy at once", 0, forbidden, false,
+       {absl::StatusCode::kPermissionDenied}, absl::StatusCode::kPermissionDenied},
+      {"refused again: not told again", 2, forbidden, false, {},
+       absl::StatusCode::kPermissionDenied},
+      {"the Role fixed: the Lease is written, told OK", 4, absl::OkStatus(), true,
+       {absl::StatusCode::kOk}, absl::StatusCode::kOk},
+      {"refused on renewal: a new episode, told", 6, forbidden, false,
+       {absl::StatusCode::kPermissionDenied}, absl::StatusCode::kPermissionDenied},
+      {"another error: told; an outage 2 s old is not yet unhealthy", 8, unavailable, false,
+       {absl::StatusCode::kUnavailable}, absl::StatusCode::kOk},
+      {"the same outage 8 s on: not told again, healthy still", 14, unavailable, false, {},
+       absl::StatusCode::kOk},
+      {"the outage lasts the renew deadline: unhealthy", 16, unavailable, false, {},
+       absl::StatusCode::kUnavailable},
+  };
+  for (const Step& step : steps) {
+    SCOPED_TRACE(step.name);
+    clock_.Set(kStart + absl::Seconds(step.at_s));
+    refusal = step.refusal;
+    told.clear();
+    EXPECT_EQ(a->TryAcquireOrRenew(), step.leads);
+    std::vector<absl::StatusCode> told_codes;
+    for (const absl::Status& s : told) told_codes.push_back(s.code());
+    EXPECT_EQ(told_codes, step.told);
+    const absl::Status health = a->LeaseHealth();
+    EXPECT_EQ(health.code(), step.health) << health;
+    if (!health.ok()) {
+      // Short, and it names the Lease and the API's reason.
+      EXPECT_NE(health.message().find("twinscale-system/twinscale-leader"), std::string::npos)
+          << health;
+      EXPECT_NE(health.message().find(step.refusal.code() == absl::StatusCode::kPermissionDenied
+                                          ? "Forbidden"
+                                          : "ServiceUnavailable"),
+                std::string::npos)
+          << health;
+    }
+  }
+}
+
+// Losing a race for the lease (409) and finding it held by a peer are how election works, not
+// failures: nothing is told and the follower is healthy.
+TEST_F(LeaderElectionTest, AFollowerAndALostRaceAreHealthy) {
+  int told = 0;
+  LeaderCallbacks callbacks;
+  callbacks.on_lease_error = [&](const absl::Status&) { ++told; };
+  auto a = Make("a");
+  auto b = Make("b", callbacks);
+  ASSERT_TRUE(a->TryAcquireOrRenew());
+  EXPECT_FALSE(b->TryAcquireOrRenew());  // held by a
+  EXPECT_TRUE(b->LeaseHealth().ok());
+  clock_.Advance(absl::Seconds(20));  // a's lease expired; a renews between b's read and write
+  fake_.SetInterceptor([&](const FakeKubeClient::Request& r) {
+    if (r.verb == "update") {
+      fake_.SetInterceptor(nullptr);
+      EXPECT_TRUE(a->TryAcquireOrRenew());
+    }
+    return absl::OkStatus();
+  });
+  EXPECT_FALSE(b->TryAcquireOrRenew());
+  EXPECT_TRUE(IsConflict(b->last_error())) << b->last_error();
+  EXPECT_TRUE(b->LeaseHealth().ok());
+  EXPECT_EQ(told, 0);
+}
+
 TEST_F(LeaderElectionTest, RunCampaignsUntilTheHolderLetsGo) {
   auto b = Make("b");
   ASSERT_TRUE(b->TryAcquireOrRenew());  // b holds it from kStart; b never renews

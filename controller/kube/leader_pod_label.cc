@@ -12,8 +12,11 @@
 namespace twinscale::kube {
 
 LeaderPodLabel::LeaderPodLabel(KubeClient* client, LeaderPodLabelOptions options,
-                               ErrorHandler on_error)
-    : client_(client), options_(std::move(options)), on_error_(std::move(on_error)) {}
+                               ErrorHandler on_error, WrittenHandler on_written)
+    : client_(client),
+      options_(std::move(options)),
+      on_error_(std::move(on_error)),
+      on_written_(std::move(on_written)) {}
 
 LeaderPodLabel::~LeaderPodLabel() { Stop(absl::ZeroDuration()).IgnoreError(); }
 
@@ -92,9 +95,15 @@ void LeaderPodLabel::Run() {
     if (!s.ok() && on_error_) on_error_(s);
     mu_.Lock();
     if (s.ok()) {
+      const bool changed = written_ != want;
       written_ = want;
       last_error_ = absl::OkStatus();
       backoff.Reset();
+      if (changed && on_written_) {
+        mu_.Unlock();
+        on_written_(want);
+        mu_.Lock();
+      }
       continue;
     }
     last_error_ = s;

@@ -45,9 +45,14 @@ class LeaderPodLabel {
  public:
   // Told about every failed write (from the writer thread); optional.
   using ErrorHandler = std::function<void(const absl::Status&)>;
+  // Told when a write lands that changes what the pod's label says (from the writer thread), with
+  // the state now on the pod: true once this pod is labelled as the leader, false once it no
+  // longer is (or, first, that it is not). Optional.
+  using WrittenHandler = std::function<void(bool leading)>;
 
   // `client` must outlive this object.
-  LeaderPodLabel(KubeClient* client, LeaderPodLabelOptions options, ErrorHandler on_error = {});
+  LeaderPodLabel(KubeClient* client, LeaderPodLabelOptions options, ErrorHandler on_error = {},
+                 WrittenHandler on_written = {});
   ~LeaderPodLabel();  // Stop(absl::ZeroDuration()) if still running
   LeaderPodLabel(const LeaderPodLabel&) = delete;
   LeaderPodLabel& operator=(const LeaderPodLabel&) = delete;
@@ -75,6 +80,7 @@ class LeaderPodLabel {
   KubeClient* const client_;
   const LeaderPodLabelOptions options_;
   const ErrorHandler on_error_;
+  const WrittenHandler on_written_;
   std::thread writer_;
 
   mutable absl::Mutex mu_;

@@ -9,6 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
 
 #include "controller/kube/resource_ref.h"
 #include "tests/fakes/fake_kube_client.h"
@@ -121,6 +124,61 @@ TEST_F(LeaderPodLabelTest, StopWaitsForTheLatestStateAndGivesUpWithTheError) {
   const absl::Status s = unlucky.Stop(absl::Milliseconds(200));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_FALSE(unlucky.written().has_value());
+}
+
+// What the label says is told when it lands on the pod, so a log line saying "labelled as the
+// leader" is true when written: a follower is told only "false"; a replica that leads is told
+// "true" once the write lands, not while the writes fail.
+TEST_F(LeaderPodLabelTest, TellsWhatLandedOnThePodWhenItLands) {
+  absl::Mutex mu;
+  std::vector<bool> told;
+  auto told_now = [&] {
+    absl::MutexLock lock(&mu);
+    return told;
+  };
+  auto record = [&](bool leading) {
+    absl::MutexLock lock(&mu);
+    told.push_back(leading);
+  };
+  auto wait_for = [&](size_t n) {
+    for (int i = 0; i < 500 && told_now().size() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return told_now().size() >= n;
+  };
+
+  {
+    LeaderPodLabel follower(&fake_, Options(), {}, record);
+    ASSERT_TRUE(follower.Start().ok());
+    ASSERT_TRUE(wait_for(1));
+    EXPECT_TRUE(follower.Stop(absl::Seconds(5)).ok());
+    EXPECT_EQ(told_now(), std::vector<bool>{false}) << "a follower is never told it leads";
+  }
+
+  std::atomic<bool> refuse{false};
+  fake_.SetInterceptor([&](const FakeKubeClient::Request& r) -> absl::Status {
+    return r.verb == "patch" && refuse.load()
+               ? absl::PermissionDeniedError("pods \"twinscale-controller-abc\" is forbidden")
+               : absl::OkStatus();
+  });
+  {
+    absl::MutexLock lock(&mu);
+    told.clear();
+  }
+  LeaderPodLabel leader(&fake_, Options(), {}, record);
+  ASSERT_TRUE(leader.Start().ok());
+  ASSERT_TRUE(wait_for(1));  // "false" first
+  refuse = true;
+  leader.Set(true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // several refused writes
+  EXPECT_EQ(told_now(), std::vector<bool>{false}) << "told it leads before the label landed";
+  refuse = false;
+  ASSERT_TRUE(wait_for(2));
+  EXPECT_EQ(Labels().value("twinscale.io/leader", ""), "true");
+  leader.Set(false);
+  ASSERT_TRUE(wait_for(3));
+  EXPECT_TRUE(leader.Stop(absl::Seconds(5)).ok());
+  EXPECT_EQ(told_now(), (std::vector<bool>{false, true, false}));
 }
 
 TEST_F(LeaderPodLabelTest, NeedsThePodsNameAndNamespace) {

@@ -4,8 +4,8 @@
 //                 charset=utf-8" (what Prometheus expects of the 0.0.4 text format);
 //   GET /healthz  200 "ok" while the process serves at all (the liveness probe);
 //   GET /readyz   200 "ok" when the readiness check returns OK, else 503 "not ready: <reason>"
-//                 (the readiness probe; a follower of the leader election is "not ready", so
-//                 Services that select on readiness reach only the leader).
+//                 (the readiness probe; `twinscale controller` is not ready until it has
+//                 listed its objects, nor while its leader election can't write its Lease).
 // Any other path is 404; a method other than GET or HEAD on a known path is 405.
 //
 // The HTTP machinery (cpprestsdk's http_listener) lives in the .cc: this header carries no cpprest

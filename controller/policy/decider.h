@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 #include "controller/policy/decision.h"
 #include "controller/policy/spec.h"
@@ -31,6 +32,11 @@ class Decider {
  public:
   virtual ~Decider() = default;
   virtual Decision Decide(const state::ClusterView& view) = 0;
+  // The actuator changed the target's replica count from `from` to `to` at `at` (a /scale write
+  // that landed; replay's fleet set). The rate limits count only such changes and the ones a
+  // decision observes in view.spec_replicas (another autoscaler, a user), never a decision as
+  // such: in Recommend, KEDA and HPA modes twinscale's decisions change nothing by themselves.
+  virtual void NoteScaled(absl::Time at, int32_t from, int32_t to) = 0;
   // The snapshot the last Decide built (null before the first).
   virtual const state::FleetSnapshot* last_snapshot() const = 0;
   virtual CalibrationFactors calibration() const = 0;

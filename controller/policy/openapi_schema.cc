@@ -974,10 +974,23 @@ class StructuralChecker {
     for (const FieldError& e : std::move(v).Take()) Add(path, e.ToString());
   }
 
+  // The API server (apiextensions structural validation) lets the root's metadata say only
+  // `type: object` and restrict name and generateName: any other keyword, a description or a
+  // default included, is Forbidden ("must not specify anything other than name and
+  // generateName").
   void CheckMetadata(const Node& s, const std::string& path) {
+    for (const std::string& keyword : s.keywords) {
+      if (keyword != "type" && keyword != "properties") {
+        Add(path, absl::StrCat("metadata must not specify anything other than name and "
+                               "generateName (found ",
+                               keyword, ")"));
+      }
+    }
     for (const auto& [name, child] : s.properties) {
       if (name != "name" && name != "generateName") {
-        Add(path, absl::StrCat("metadata may only restrict name and generateName, not ", name));
+        Add(path, absl::StrCat("metadata must not specify anything other than name and "
+                               "generateName (found properties[",
+                               name, "])"));
       }
     }
   }
@@ -988,7 +1001,10 @@ class StructuralChecker {
 void Undocumented(const Node& s, const std::string& path, std::vector<std::string>& out) {
   for (const auto& [name, child] : s.properties) {
     const std::string child_path = path.empty() ? name : absl::StrCat(path, ".", name);
-    if (child->description.empty()) out.push_back(child_path);
+    // The root's metadata may carry no description (see CheckMetadata): ObjectMeta is documented
+    // by Kubernetes.
+    const bool root_metadata = path.empty() && name == "metadata";
+    if (child->description.empty() && !root_metadata) out.push_back(child_path);
     Undocumented(*child, child_path, out);
   }
   if (s.items) Undocumented(*s.items, path + "[*]", out);

@@ -140,7 +140,8 @@ class OpenApiSchema {
   //  - every `required` name is a declared property;
   //  - defaults: not null unless nullable, valid against their own node, none under metadata;
   //  - enum values valid against their node; list-map keys declared, scalar, and required or
-  //    defaulted; metadata restricts at most name and generateName.
+  //    defaulted; the root's metadata says only `type: object` and limits on name and
+  //    generateName (a description or a default there is Forbidden by the API server).
   absl::Status CheckStructural() const;
 
   // Paths ("spec.slo.ttft.threshold") of properties without a description (list items and map

@@ -490,7 +490,15 @@ TEST(OpenApiSchemaStructural, BrokenSchemas) {
       {"metadata restricting more than name",
        "type: object\nproperties: {metadata: {type: object, properties: {labels: {type: "
        "object}}}}",
-       "properties[metadata]: metadata may only restrict name and generateName, not labels"},
+       "properties[metadata]: metadata must not specify anything other than name and "
+       "generateName (found properties[labels])"},
+      // kube-apiserver v1.26 refuses this CRD: "spec.validation.openAPIV3Schema.properties[metadata]:
+      // Forbidden: must not specify anything other than name and generateName".
+      {"a description on the root's metadata",
+       "type: object\nproperties: {metadata: {type: object, description: Standard object "
+       "metadata.}}",
+       "properties[metadata]: metadata must not specify anything other than name and "
+       "generateName (found description)"},
       {"int32 format on a string", "type: object\nproperties: {a: {type: string, format: int32}}",
        "properties[a]: format int32 needs type integer"},
   };

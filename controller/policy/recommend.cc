@@ -466,7 +466,6 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
   h.last_missed_at = d.missed_at;
   h.last_admission_rate = d.admission.active ? std::optional<double>(d.admission.max_arrival_rate)
                                              : std::nullopt;
-  if (d.replicas != d.current) h.scale_events.emplace_back(d.at, d.replicas - d.current);
   absl::Duration keep = std::max(c.scale_down.stabilization_window, c.scale_up.stabilization_window);
   for (const auto& p : c.scale_up.policies) keep = std::max(keep, p.period);
   for (const auto& p : c.scale_down.policies) keep = std::max(keep, p.period);
@@ -478,19 +477,23 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
   }
   if (d.served_requests > 0) h.served.push_back({d.at, d.served_requests, d.served_met});
   while (!h.served.empty() && d.at - h.served.front().at > c.surplus_window) h.served.pop_front();
-  // Draws at another size say nothing of the scale-in questions the next decisions ask.
+  // Draws at another size say nothing of the scale-in questions the next decisions ask (a change
+  // of size drops them all: RecordScaleEvent).
   const int32_t base = BaseSize(d.current, c);
-  if (d.replicas != d.current) h.margin_draws.clear();
   std::erase_if(h.margin_draws, [&](const PolicyHistory::MarginDraw& m) {
     return m.base != base || d.at - m.at > c.scale_down.stabilization_window;
   });
-  if (d.replicas == d.current) {
-    for (const MarginForecast& f : d.scale_in_forecasts) {
-      h.margin_draws.push_back({d.at, base, c.safety_margin, c.ttft_threshold,
-                                c.ttft_per_prompt_token, f,
-                                static_cast<int32_t>(d.not_counted.size())});
-    }
+  for (const MarginForecast& f : d.scale_in_forecasts) {
+    h.margin_draws.push_back({d.at, base, c.safety_margin, c.ttft_threshold,
+                              c.ttft_per_prompt_token, f,
+                              static_cast<int32_t>(d.not_counted.size())});
   }
+}
+
+void RecordScaleEvent(absl::Time at, int32_t from, int32_t to, PolicyHistory& h) {
+  if (from == to) return;
+  h.scale_events.emplace_back(at, to - from);
+  h.margin_draws.clear();
 }
 
 }  // namespace twinscale::policy

@@ -114,7 +114,7 @@ struct PolicyConfig {
 
 struct PolicyHistory {
   std::deque<std::pair<absl::Time, int32_t>> recommendations;  // for stabilization windows
-  std::deque<std::pair<absl::Time, int32_t>> scale_events;     // (time, change) for rate limits
+  std::deque<std::pair<absl::Time, int32_t>> scale_events;     // (time, change) that happened
   int32_t last_missed_at = 0;  // the size the last decision's forecast missed at (0: it did not)
   // The last decision's advisory admission rate, if it advised one: where the next one's search
   // starts (admission_search.h).
@@ -165,8 +165,18 @@ struct SurplusOnRecord {
 SurplusOnRecord EarnedSurplus(const PolicyHistory& history, const PolicyConfig& config,
                               absl::Time now);
 
-// Remembers the decision's recommendation and scale change; forgets what no window needs.
+// Remembers the decision's recommendation (and its scale-in draws); forgets what no window needs.
+// A decision is not a scale event: whether it changes the fleet is the actuator's business
+// (RecordScaleEvent).
 void RecordDecision(const Decision& decision, const PolicyConfig& config, PolicyHistory& history);
+
+// Remembers that the target's replica count changed from `from` to `to` at `at`, for the rate
+// limits: twinscale's own write of /scale, or a change it observed (KEDA's HPA, the HPA, a user).
+// Only changes that happened count: the HPA's rate limits are over the fleet's actual changes, so
+// a decision nobody carried out (Recommend mode, KEDA and HPA modes, a failed write) would
+// otherwise hold the next decision back from a change that never began. The scale-in draws go
+// with the old size. No change (from == to) records nothing.
+void RecordScaleEvent(absl::Time at, int32_t from, int32_t to, PolicyHistory& history);
 
 }  // namespace twinscale::policy
 

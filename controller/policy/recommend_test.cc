@@ -547,17 +547,84 @@ TEST(RecommendTest, TheNextDecisionsAdviceStartsFromThisOnes) {
 TEST(RecommendTest, RecordDecisionKeepsOnlyWhatTheWindowsNeed) {
   PolicyConfig c = Config();
   PolicyHistory h;
+  RecordScaleEvent(T(0), 5, 4, h);
   for (int s = 0; s <= 900; s += 15) {
+    if (s == 900) RecordScaleEvent(T(s), 4, 3, h);
     Decision d;
     d.at = T(s);
     d.current = 4;
     d.recommendation = d.replicas = (s == 900 ? 3 : 4);
     RecordDecision(d, c, h);
   }
-  // Longest window or period: 300 s -> 21 recommendations (0, 15, ..., 300 s back).
+  // Longest window or period: 300 s -> 21 recommendations (0, 15, ..., 300 s back); of the two
+  // scale events, the one 900 s back is forgotten.
   EXPECT_EQ(h.recommendations.size(), 21u);
   ASSERT_EQ(h.scale_events.size(), 1u);
-  EXPECT_EQ(h.scale_events.back().second, -1);
+  EXPECT_EQ(h.scale_events.back(), std::make_pair(T(900), -1));
+}
+
+TEST(RecommendTest, OnlyChangesThatHappenedAreScaleEvents) {
+  // A decision at T(0) for 6 on a fleet of 2, then what the actuator did about it.
+  const PolicyConfig c = Config();
+  struct Case {
+    std::string name;
+    std::vector<std::tuple<int, int, int>> scaled;  // (at s, from, to) recorded after it
+    std::vector<std::pair<absl::Time, int32_t>> want;
+  };
+  const std::vector<Case> cases = {
+      {"a decision nobody carried out (Recommend, KEDA, HPA, a failed write) is no event", {}, {}},
+      {"the write of the decision is one event of +4", {{0, 2, 6}}, {{T(0), 4}}},
+      {"a scale-in by someone else is an event of -1 at its time", {{7, 2, 1}}, {{T(7), -1}}},
+      {"a write that changes nothing is no event", {{0, 2, 2}}, {}},
+      {"each change is its own event", {{0, 2, 4}, {5, 4, 3}}, {{T(0), 2}, {T(5), -1}}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    PolicyHistory h;
+    Decision d;
+    d.at = T(0);
+    d.current = 2;
+    d.recommendation = d.replicas = 6;
+    RecordDecision(d, c, h);
+    for (const auto& [at, from, to] : tc.scaled) RecordScaleEvent(T(at), from, to, h);
+    using Events = std::vector<std::pair<absl::Time, int32_t>>;
+    EXPECT_EQ(Events(h.scale_events.begin(), h.scale_events.end()), tc.want);
+  }
+}
+
+TEST(RecommendTest, ADecisionNobodyCarriedOutDoesNotHoldTheNextBack) {
+  // 2 replicas at 100 req/s, 10 per replica: 10 wanted (new replicas warm up in 15 s, within half
+  // the 30 s horizon, so they count). Scale-up is limited to 1 pod a minute: 3 now. Recommend
+  // mode: nothing is scaled, so 15 s later the fleet is still 2 and the limit still allows 3.
+  // Had the first decision been carried out (2 -> 3), the minute's one pod is spent: 3 holds.
+  PolicyConfig c = Config();
+  c.warmup_expected = absl::Seconds(15);
+  c.scale_up.policies = {{ScalingPolicy::Type::kPods, 1, absl::Seconds(60)}};
+  CapacityForecaster f(10);
+  struct Case {
+    std::string name;
+    bool carried_out;
+    int32_t fleet_then;
+    int want;
+  };
+  const std::vector<Case> cases = {
+      {"not carried out: the next decision is the same 3", false, 2, 3},
+      {"carried out: 3, held there for the rest of the minute", true, 3, 3},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    PolicyHistory h;
+    const Decision first = Recommend(Snap(2, 100, T(0)), c, f, T(0), h);
+    ASSERT_EQ(first.replicas, 3);
+    ASSERT_TRUE(HasReason(first, "ScaleUpLimit"));
+    RecordDecision(first, c, h);
+    if (tc.carried_out) RecordScaleEvent(T(0), 2, 3, h);
+    FleetSnapshot next = Snap(2, 100, T(15));
+    next.spec_replicas = tc.fleet_then;
+    const Decision second = Recommend(next, c, f, T(15), h);
+    EXPECT_EQ(second.replicas, tc.want);
+    EXPECT_TRUE(HasReason(second, "ScaleUpLimit"));
+  }
 }
 
 // A record of served windows every 15 s from `from_s` to `to_s` seconds before `now` (inclusive),
@@ -703,13 +770,17 @@ TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
   EXPECT_DOUBLE_EQ(h.margin_draws.back().safety_margin, c.safety_margin);
   EXPECT_EQ(h.margin_draws.back().forecast.replicas, 3);
 
-  // A decision that scales forgets them: they were draws for the fleet before the change.
+  // A decision to scale in changes nothing by itself: the fleet is still 4 and the draws still
+  // its own (2115 ... 2415 s: 21). The scale that carries it out forgets them: they were draws
+  // for the fleet before the change.
   Decision scaled;
   scaled.at = T(2415);
   scaled.current = 4;
   scaled.recommendation = scaled.replicas = 3;
   scaled.scale_in_forecasts = {{3, 0.97, 0.01, 500}};
   RecordDecision(scaled, c, h);
+  EXPECT_EQ(h.margin_draws.size(), 21u);
+  RecordScaleEvent(T(2415), 4, 3, h);
   EXPECT_TRUE(h.margin_draws.empty());
 
   // A decision pools only the draws at its own base and question.

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "controller/common/json_log.h"
+#include "controller/kube/api_errors.h"
 #include "controller/kube/cancellation.h"
 #include "controller/kube/informer.h"
 #include "controller/kube/kube_client.h"
@@ -82,6 +83,18 @@ absl::Status Controller::Start() {
     cb.on_stopped_leading = [this] { StopLeading(); };
     cb.on_new_leader = [this](const std::string& id) {
       if (log_) log_->Info("leader", "", {{"identity", id}});
+    };
+    // Once per episode (and per change of its error), not per retry.
+    cb.on_lease_error = [this](const absl::Status& s) {
+      if (!log_) return;
+      const std::string lease =
+          absl::StrCat(options_.lease.lease_namespace, "/", options_.lease.lease_name);
+      if (s.ok()) {
+        log_->Info("leader election Lease reachable again", "", {{"lease", lease}});
+      } else {
+        log_->Warning("cannot read or write the leader election Lease; this replica can't lead",
+                      "", {{"lease", lease}, {"reason", kube::KubeReason(s)}, {"error", s}});
+      }
     };
     auto elector = kube::LeaderElector::Create(client_, clock_, options_.lease, cb);
     if (!elector.ok()) return elector.status();
@@ -181,6 +194,10 @@ void Controller::StopLeading() {
 }
 
 bool Controller::Synced() const { return informer_ != nullptr && informer_->HasSynced(); }
+
+absl::Status Controller::LeaseHealth() const {
+  return elector_ != nullptr ? elector_->LeaseHealth() : absl::OkStatus();
+}
 
 void Controller::Stop() {
   {

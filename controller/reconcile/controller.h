@@ -67,6 +67,9 @@ class Controller {
 
   // For /readyz: the informer has listed once.
   bool Synced() const;
+  // For /readyz: OK unless leader election can't read or write its Lease (LeaderElector::
+  // LeaseHealth: refused by RBAC, or failing for the renew deadline); OK without leader election.
+  absl::Status LeaseHealth() const;
   bool IsLeader() const { return leading_.load(); }
 
  private:

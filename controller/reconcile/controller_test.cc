@@ -16,10 +16,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <streambuf>
+#include <string>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "controller/common/json_log.h"
 #include "controller/common/metrics_registry.h"
+#include "controller/kube/api_errors.h"
 #include "controller/kube/kube_time.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/outputs/decision_board.h"
@@ -74,6 +78,7 @@ class FixedDecider : public policy::Decider {
     d.reasons.push_back({"Fixed", "the test decides"});
     return d;
   }
+  void NoteScaled(absl::Time, int32_t, int32_t) override {}
   const state::FleetSnapshot* last_snapshot() const override { return nullptr; }
   policy::CalibrationFactors calibration() const override { return {}; }
   void RestoreCalibration(const policy::CalibrationFactors&) override {}
@@ -173,6 +178,40 @@ bool WaitFor(const std::function<bool()>& done, absl::Duration timeout) {
   }
   return true;
 }
+
+// A log sink a test can read while the controller's threads write to it.
+class LockedLog : public std::streambuf {
+ public:
+  std::string text() const {
+    absl::MutexLock lock(&mu_);
+    return text_;
+  }
+  // Lines containing `needle`.
+  int Count(std::string_view needle) const {
+    int n = 0;
+    const std::string all = text();
+    for (size_t at = all.find(needle); at != std::string::npos; at = all.find(needle, at + 1)) ++n;
+    return n;
+  }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    absl::MutexLock lock(&mu_);
+    text_.append(s, static_cast<size_t>(n));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) {
+      absl::MutexLock lock(&mu_);
+      text_.push_back(static_cast<char>(c));
+    }
+    return c;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::string text_ ABSL_GUARDED_BY(mu_);
+};
 
 class ControllerTest : public ::testing::Test {
  protected:
@@ -336,6 +375,50 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
   EXPECT_EQ(hooks(), (std::vector<bool>{true, false}));
   EXPECT_FALSE(board.serving());
   EXPECT_TRUE(board.List().empty());
+}
+
+// The Role lacks leases create/update (403 Forbidden): the replica can't lead, says so once (not
+// at every retry, 200 ms apart here) and is not ready (/readyz: 503) until the Lease is written.
+TEST_F(ControllerTest, ARefusedLeaseIsLoggedOnceAndMakesTheReplicaUnready) {
+  std::atomic<bool> refuse{true};
+  api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& r) {
+    const bool write = r.verb == "create" || r.verb == "update";
+    if (refuse.load() && r.resource == kube::kLeases && write) {
+      return kube::KubeApiError(403, "Forbidden",
+                                "leases.coordination.k8s.io is forbidden: User "
+                                "\"system:serviceaccount:llm:twinscale\" cannot create resource "
+                                "\"leases\" in API group \"coordination.k8s.io\"",
+                                "creating lease");
+    }
+    return absl::OkStatus();
+  });
+  LockedLog sink;
+  std::ostream out(&sink);
+  JsonLogger log(clock_, out);
+  Reconciler reconciler(deps_);
+  ControllerOptions options;
+  options.lease = {
+      "llm", "twinscale", "me", absl::Seconds(3), absl::Seconds(2), absl::Milliseconds(200)};
+  Controller controller(options, &api_, &reconciler, &pods_, &clock_, &log, nullptr);
+  ASSERT_TRUE(controller.Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return !controller.LeaseHealth().ok(); }, absl::Seconds(5)));
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // several more attempts, all refused
+  EXPECT_FALSE(controller.IsLeader());
+  const absl::Status health = controller.LeaseHealth();
+  EXPECT_EQ(health.code(), absl::StatusCode::kPermissionDenied) << health;
+  EXPECT_NE(health.message().find("llm/twinscale"), std::string::npos) << health;
+  EXPECT_NE(health.message().find("Forbidden"), std::string::npos) << health;
+  EXPECT_EQ(sink.Count("cannot read or write the leader election Lease"), 1) << sink.text();
+  EXPECT_EQ(sink.Count("\"level\":\"warning\",\"msg\":\"cannot read or write"), 1);
+  EXPECT_EQ(sink.Count("\"reason\":\"Forbidden\""), 1) << sink.text();
+
+  // The Role is fixed: the Lease is written, the replica leads and is ready again.
+  refuse = false;
+  EXPECT_TRUE(WaitFor([&] { return controller.IsLeader(); }, absl::Seconds(5)));
+  EXPECT_TRUE(controller.LeaseHealth().ok()) << controller.LeaseHealth();
+  EXPECT_EQ(sink.Count("leader election Lease reachable again"), 1) << sink.text();
+  controller.Stop();
+  EXPECT_EQ(sink.Count("cannot read or write the leader election Lease"), 1) << sink.text();
 }
 
 // A pod flapping between Ready and not Ready every 10 ms for 3 s — hundreds of watch events, each

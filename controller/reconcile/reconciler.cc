@@ -35,6 +35,9 @@ struct Reconciler::TargetState {
   bool status_read = false;                   // `written` holds what the object had at start
   int64_t invalid_event_generation = -1;      // the generation an InvalidSpec event was sent for
   std::string last_conflict;                  // the other autoscaler last reported
+  // The pods whose metrics the last read could not get, with why: the log says when this
+  // changes, not every pass.
+  std::map<std::string, std::string> unread_pods;
 };
 
 namespace {
@@ -346,13 +349,37 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
       count_error("metrics");
       source_error = std::string(results.status().message());
     } else {
+      std::map<std::string, std::string> failing;
       for (metrics::PodResult& r : *results) {
         if (r.reading.ok()) {
           readings.emplace(r.pod, *std::move(r.reading));
         } else {
           ++unread;
-          log(LogLevel::kInfo, "pod metrics unavailable", {{"pod", r.pod}, {"error", r.reading.status()}});
+          failing.emplace(r.pod, std::string(r.reading.status().message()));
         }
+      }
+      // One line when the failing pods (or their errors) change, not one per pod per pass.
+      if (failing != st.unread_pods) {
+        if (!failing.empty()) {
+          constexpr size_t kNamed = 3;
+          std::vector<std::string> named;
+          for (const auto& [pod, error] : failing) {
+            if (named.size() == kNamed) break;
+            named.push_back(absl::StrCat(pod, ": ", error));
+          }
+          std::string pods = absl::StrJoin(named, "; ");
+          if (failing.size() > kNamed) {
+            absl::StrAppend(&pods, "; and ", failing.size() - kNamed, " more");
+          }
+          log(LogLevel::kWarning, "pod metrics unavailable",
+              {{"failing", static_cast<int64_t>(failing.size())},
+               {"of", static_cast<int64_t>(targets.size())},
+               {"pods", pods}});
+        } else {
+          log(LogLevel::kInfo, "pod metrics recovered",
+              {{"pods", static_cast<int64_t>(st.unread_pods.size())}});
+        }
+        st.unread_pods = std::move(failing);
       }
     }
   }
@@ -471,6 +498,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
         }
       }
       if (act_status.ok() && current == decision.replicas && base != decision.replicas) {
+        // The write landed: a scale event for the rate limits (the decision alone is none).
+        st.decider->NoteScaled(now, base, decision.replicas);
         const bool up = decision.replicas > base;
         record(kube::EventType::kNormal, up ? "ScaledUp" : "ScaledDown",
                absl::StrCat("from ", base, " to ", decision.replicas, ": ", ReasonsText(decision)));
@@ -531,6 +560,14 @@ ReconcileResult Reconciler::Reconcile(const std::string& ns, const std::string& 
   } else {
     SetCondition(next, kMetricsFresh, "True", "Fresh",
                  absl::StrCat(fresh, " of ", readable, " Ready pods read fresh"), now, generation);
+  }
+  // Stale inputs: a Warning event when that begins (or its cause changes), not every pass.
+  if (const Condition* c = next.FindCondition(kMetricsFresh); c != nullptr && inputs_stale) {
+    const Condition* before = st.written.FindCondition(kMetricsFresh);
+    if (before == nullptr || before->status != "False" || before->reason != c->reason) {
+      record(kube::EventType::kWarning, c->reason, c->message);
+      log(LogLevel::kWarning, "metrics stale", {{"reason", c->reason}, {"detail", c->message}});
+    }
   }
   SetCondition(next, kSloAtRisk, decision.slo_at_risk ? "True" : "False",
                decision.slo_at_risk ? "ForecastMissesSlo" : "ForecastMeetsSlo",

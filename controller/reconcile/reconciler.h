@@ -8,20 +8,24 @@
 //   3. takes the target's pods from the pod informers (pod_informers.h: list then watch by the
 //      selector, no list per pass; pods not listed yet decide nothing) and reads their vLLM
 //      metrics through the spec's source (the pods' /metrics, or Prometheus); a pod that can't be
-//      read is Stale, which the policy treats as "hold": a failed read never scales in;
+//      read is Stale, which the policy treats as "hold": a failed read never scales in (the log
+//      names the failing pods when they change, not every pass);
 //   4. asks the target's Decider (the twin-backed policy) for the decision; starting pods the
 //      policy stopped counting as capacity (not Ready past the warm-up deadline, or
 //      unschedulable) show as PodsStalled=True with a Warning event when that begins;
 //   5. Direct: patches /scale with the read resourceVersion as precondition (a 409 re-reads and
 //      retries), after marking scale-in victims with controller.kubernetes.io/pod-deletion-cost on
-//      Deployments (their ReplicaSets honour it); records ScaledUp / ScaledDown events.
+//      Deployments (their ReplicaSets honour it); records ScaledUp / ScaledDown events, and the
+//      write that lands as the decider's scale event (Decider::NoteScaled: its rate limits count
+//      changes that happened, never a decision as such).
 //      Recommend, KEDA and HPA: the decision goes to status (and to the outputs) only;
 //      every mode's decision is published to the DecisionBoard when one is given (the KEDA
 //      scaler serves KEDA-mode targets from it, the admission API all of them), with the inputs
 //      marked stale when MetricsFresh is False (the outputs then publish "hold");
 //   6. writes status when it changed meaningfully (autoscaler_status.h) — a merge patch of the
 //      /status subresource, which bumps resourceVersion but not generation, so the watch that
-//      brings it back doesn't trigger another pass.
+//      brings it back doesn't trigger another pass. MetricsFresh=False (MetricsSourceFailed,
+//      ScrapesStale) gets a Warning event when it begins or its reason changes, not every pass.
 // Per-object state (the decider with its windows and calibration, the status last written)
 // lives here between passes; on the first pass after a start or failover the calibration is read
 // back from the status. Thread-safety: passes over different objects may run concurrently; one

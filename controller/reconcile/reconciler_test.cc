@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "absl/strings/str_split.h"
+#include "controller/common/json_log.h"
 #include "controller/kube/informer.h"
 #include "controller/kube/leader_election.h"
 #include "controller/kube/leader_pod_label.h"
@@ -41,9 +42,14 @@ const absl::Time kT0 = absl::FromUnixSeconds(1795251600);
 // Decides what the test says; records what it was shown.
 class ScriptedDecider : public policy::Decider {
  public:
+  // What NoteScaled was told: (at, from, to).
+  using Scaled = std::tuple<absl::Time, int32_t, int32_t>;
   explicit ScriptedDecider(std::deque<int32_t>* script, std::vector<state::ClusterView>* views,
-                           policy::CalibrationFactors* restored)
-      : script_(script), views_(views), restored_(restored) {}
+                           policy::CalibrationFactors* restored, std::vector<Scaled>* scaled)
+      : script_(script), views_(views), restored_(restored), scaled_(scaled) {}
+  void NoteScaled(absl::Time at, int32_t from, int32_t to) override {
+    scaled_->emplace_back(at, from, to);
+  }
   policy::Decision Decide(const state::ClusterView& view) override {
     views_->push_back(view);
     policy::Decision d;
@@ -66,6 +72,7 @@ class ScriptedDecider : public policy::Decider {
   std::deque<int32_t>* script_;
   std::vector<state::ClusterView>* views_;
   policy::CalibrationFactors* restored_;
+  std::vector<Scaled>* scaled_;
   policy::CalibrationFactors cal_;
 };
 
@@ -77,7 +84,7 @@ class ScriptedFactory : public policy::DeciderFactory {
     if (spec.model.profile == "no-such-profile") {
       return absl::InvalidArgumentError("spec.model.profile: unknown profile \"no-such-profile\"");
     }
-    return std::make_unique<ScriptedDecider>(&script, &views, &restored);
+    return std::make_unique<ScriptedDecider>(&script, &views, &restored, &scaled);
   }
   absl::Status Reconfigure(const policy::InferenceAutoscalerSpec&, policy::Decider&) override {
     ++reconfigured;
@@ -85,20 +92,27 @@ class ScriptedFactory : public policy::DeciderFactory {
   }
   std::deque<int32_t> script;
   std::vector<state::ClusterView> views;
+  std::vector<ScriptedDecider::Scaled> scaled;
   policy::CalibrationFactors restored;
   int created = 0, reconfigured = 0;
 };
 
-// Every pod reads fine with `running` requests in flight, unless failed.
+// Every pod reads fine with `running` requests in flight, unless failed: the whole read
+// (fail_all) or one pod's (failing: the pod's error).
 class ScriptedSource : public metrics::MetricsSource {
  public:
-  explicit ScriptedSource(const Clock* clock, std::map<std::string, double>* load, bool* fail_all)
-      : clock_(clock), load_(load), fail_all_(fail_all) {}
+  explicit ScriptedSource(const Clock* clock, std::map<std::string, double>* load, bool* fail_all,
+                          std::map<std::string, std::string>* failing)
+      : clock_(clock), load_(load), fail_all_(fail_all), failing_(failing) {}
   absl::StatusOr<std::vector<metrics::PodResult>> Read(
       const std::vector<metrics::PodTarget>& pods) const override {
     if (*fail_all_) return absl::UnavailableError("prometheus http://prom:9090 is down");
     std::vector<metrics::PodResult> out;
     for (const auto& p : pods) {
+      if (auto it = failing_->find(p.pod); it != failing_->end()) {
+        out.push_back({p.pod, absl::UnavailableError(it->second)});
+        continue;
+      }
       metrics::PodReading r;
       r.scraped_at = clock_->Now();
       metrics::EngineObservation e;
@@ -114,6 +128,7 @@ class ScriptedSource : public metrics::MetricsSource {
   const Clock* clock_;
   std::map<std::string, double>* load_;
   bool* fail_all_;
+  std::map<std::string, std::string>* failing_;
 };
 
 nlohmann::json Ias(const std::string& mode, const std::string& profile = "llama-3.1-8b-h100-sxm-tp1") {
@@ -164,7 +179,7 @@ class ReconcilerTest : public ::testing::Test {
     deps_.events = &events_;
     deps_.metrics_sources = [this](const policy::MetricsSpec&, const std::string&)
         -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
-      return std::make_unique<ScriptedSource>(&clock_, &load_, &fail_all_);
+      return std::make_unique<ScriptedSource>(&clock_, &load_, &fail_all_, &failing_);
     };
   }
   void SetUpFleet(const std::string& mode, int replicas) {
@@ -235,6 +250,7 @@ class ReconcilerTest : public ::testing::Test {
   ScriptedFactory factory_;
   std::map<std::string, double> load_;
   bool fail_all_ = false;
+  std::map<std::string, std::string> failing_;  // pod -> the error its read fails with
   ReconcilerDeps deps_;
 };
 
@@ -264,6 +280,24 @@ TEST_F(ReconcilerTest, DirectScalesUpThroughScaleAndSaysWhy) {
   }
   EXPECT_TRUE(scaled_event);
   EXPECT_EQ(Status()["measuredWarmup"], "1m10s");  // created 09:00:00, Ready 09:01:10
+  // The write that landed is the decider's scale event (its rate limits count it).
+  const std::vector<ScriptedDecider::Scaled> want_scaled = {{kT0 + absl::Minutes(10), 3, 5}};
+  EXPECT_EQ(factory_.scaled, want_scaled);
+}
+
+TEST_F(ReconcilerTest, AScaleWriteThatFailsIsNoScaleEvent) {
+  SetUpFleet("Direct", 3);
+  factory_.script = {5};
+  api_.SetInterceptor([](const fakes::FakeKubeClient::Request& req) {
+    if (req.verb == "patch" && req.subresource == "scale") {
+      return absl::PermissionDeniedError("deployments.apps \"vllm\" is forbidden");
+    }
+    return absl::OkStatus();
+  });
+  Reconciler r(deps_);
+  EXPECT_FALSE(r.Reconcile("llm", "llama").status.ok());
+  EXPECT_EQ(SpecReplicas(), 3);
+  EXPECT_TRUE(factory_.scaled.empty());
 }
 
 TEST_F(ReconcilerTest, AConflictOnScaleIsReReadAndRetried) {
@@ -279,6 +313,8 @@ TEST_F(ReconcilerTest, AConflictOnScaleIsReReadAndRetried) {
   Reconciler r(deps_);
   EXPECT_TRUE(r.Reconcile("llm", "llama").status.ok());
   EXPECT_EQ(SpecReplicas(), 6);
+  const std::vector<ScriptedDecider::Scaled> want_scaled = {{kT0 + absl::Minutes(10), 3, 6}};
+  EXPECT_EQ(factory_.scaled, want_scaled);
   EXPECT_EQ(Writes("patch", kube::kDeployments, "scale"), 2);
   EXPECT_EQ(Writes("get", kube::kDeployments, "scale"), 2);  // the first read and the re-read
 }
@@ -304,6 +340,7 @@ TEST_F(ReconcilerTest, AnotherAutoscalerOfTheTargetStopsDirectScaling) {
   EXPECT_THAT(Condition("ScalingActive")["message"].get<std::string>(),
               HasSubstr("HorizontalPodAutoscaler old-hpa"));
   EXPECT_EQ(Status()["desiredReplicas"], 8);  // still reported
+  EXPECT_TRUE(factory_.scaled.empty());
 }
 
 TEST_F(ReconcilerTest, AnInvalidSpecGetsAConditionAndOneEventPerGeneration) {
@@ -343,6 +380,7 @@ TEST_F(ReconcilerTest, RecommendReportsButNeverScales) {
   EXPECT_EQ(Writes("patch", kube::kDeployments, "scale"), 0);
   EXPECT_EQ(Status()["desiredReplicas"], 7);
   EXPECT_EQ(Status()["currentReplicas"], 3);
+  EXPECT_TRUE(factory_.scaled.empty()) << "a decision nobody carried out is no scale event";
 }
 
 TEST_F(ReconcilerTest, StatusIsWrittenOnlyWhenSomethingMeaningfulChanged) {
@@ -437,6 +475,107 @@ TEST_F(ReconcilerTest, AFailedMetricsSourceMarksInputsStaleAndSaysSo) {
   for (const auto& p : factory_.views[0].pods) EXPECT_FALSE(p.scrape_ok) << p.name;
   EXPECT_EQ(Condition("MetricsFresh")["status"], "False");
   EXPECT_THAT(Condition("MetricsFresh")["message"].get<std::string>(), HasSubstr("prom:9090"));
+}
+
+// Stale metrics are an episode: a Warning event when MetricsFresh turns False or its reason
+// changes, nothing while it stays so, another on the next episode after a recovery.
+TEST_F(ReconcilerTest, StaleMetricsRaiseOneWarningEventPerEpisode) {
+  SetUpFleet("Recommend", 3);
+  Reconciler r(deps_);
+  auto warnings = [&](const std::string& reason) {
+    int n = 0;
+    for (const auto& e : Events()) {
+      if (e["reason"] == reason && e["type"] == "Warning") n += e.value("count", 1);
+    }
+    return n;
+  };
+  const std::map<std::string, std::string> every_pod_fails = {
+      {"vllm-0", "connection refused"},
+      {"vllm-1", "connection refused"},
+      {"vllm-2", "connection refused"}};
+  struct Pass {
+    std::string name;
+    bool source_down;
+    std::map<std::string, std::string> failing;
+    std::string want_condition;  // MetricsFresh's reason
+    int want_source_failed, want_scrapes_stale;  // Warning events so far
+  };
+  const std::vector<Pass> passes = {
+      {"the source goes down: an event", true, {}, "MetricsSourceFailed", 1, 0},
+      {"still down: no more", true, {}, "MetricsSourceFailed", 1, 0},
+      {"still down a pass later: no more", true, {}, "MetricsSourceFailed", 1, 0},
+      {"the source is back but no pod reads: another cause, an event", false, every_pod_fails,
+       "ScrapesStale", 1, 1},
+      {"still no pod reads: no more", false, every_pod_fails, "ScrapesStale", 1, 1},
+      {"one pod of three reads again: fresh, nothing", false,
+       {{"vllm-0", "connection refused"}, {"vllm-1", "connection refused"}}, "Fresh", 1, 1},
+      {"every pod reads: nothing", false, {}, "Fresh", 1, 1},
+      {"the source goes down again: a new episode, an event", true, {}, "MetricsSourceFailed", 2,
+       1},
+  };
+  for (const Pass& p : passes) {
+    SCOPED_TRACE(p.name);
+    fail_all_ = p.source_down;
+    failing_ = p.failing;
+    r.Reconcile("llm", "llama");
+    EXPECT_EQ(Condition("MetricsFresh")["reason"], p.want_condition);
+    EXPECT_EQ(warnings("MetricsSourceFailed"), p.want_source_failed);
+    EXPECT_EQ(warnings("ScrapesStale"), p.want_scrapes_stale);
+    clock_.Advance(absl::Seconds(15));
+  }
+}
+
+// Failed pod reads are logged when the failing pods or their errors change, one Warning line
+// for all of them (how many, of how many, the first few by name with their errors), and one line
+// when they recover; not one line per pod per pass.
+TEST_F(ReconcilerTest, FailedPodReadsAreLoggedWhenTheyChangeNotEveryPass) {
+  SetUpFleet("Recommend", 3);
+  std::ostringstream out;
+  JsonLogger log(clock_, out);
+  deps_.log = &log;
+  Reconciler r(deps_);
+  auto lines = [&](const std::string& msg) {
+    std::vector<nlohmann::json> found;
+    std::istringstream in(out.str());
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      if (j["msg"] == msg) found.push_back(j);
+    }
+    return found;
+  };
+  struct Pass {
+    std::string name;
+    std::map<std::string, std::string> failing;
+    size_t want_unavailable, want_recovered;  // lines so far
+  };
+  const std::vector<Pass> passes = {
+      {"every pod reads: nothing", {}, 0, 0},
+      {"one pod fails: a line", {{"vllm-1", "connection refused"}}, 1, 0},
+      {"the same pod, the same error: no line", {{"vllm-1", "connection refused"}}, 1, 0},
+      {"another pod fails too: a line",
+       {{"vllm-1", "connection refused"}, {"vllm-2", "timed out after 5s"}}, 2, 0},
+      {"the same two: no line",
+       {{"vllm-1", "connection refused"}, {"vllm-2", "timed out after 5s"}}, 2, 0},
+      {"the first fails otherwise: a line",
+       {{"vllm-1", "HTTP 500"}, {"vllm-2", "timed out after 5s"}}, 3, 0},
+      {"all read again: recovered", {}, 3, 1},
+      {"still all read: nothing", {}, 3, 1},
+  };
+  for (const Pass& p : passes) {
+    SCOPED_TRACE(p.name);
+    failing_ = p.failing;
+    r.Reconcile("llm", "llama");
+    EXPECT_EQ(lines("pod metrics unavailable").size(), p.want_unavailable) << out.str();
+    EXPECT_EQ(lines("pod metrics recovered").size(), p.want_recovered) << out.str();
+    clock_.Advance(absl::Seconds(15));
+  }
+  const std::vector<nlohmann::json> unavailable = lines("pod metrics unavailable");
+  ASSERT_EQ(unavailable.size(), 3u);
+  EXPECT_EQ(unavailable[1]["level"], "warning");
+  EXPECT_EQ(unavailable[1]["failing"], 2);
+  EXPECT_EQ(unavailable[1]["of"], 3);
+  EXPECT_EQ(unavailable[1]["pods"], "vllm-1: connection refused; vllm-2: timed out after 5s");
+  EXPECT_EQ(lines("pod metrics recovered")[0]["pods"], 2);
 }
 
 TEST_F(ReconcilerTest, EachPassPublishesItsDecisionForTheOutputs) {

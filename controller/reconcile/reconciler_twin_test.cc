@@ -55,11 +55,13 @@ const absl::Time kT0 = absl::FromUnixSeconds(1795251600);  // 2026-11-21T09:00:0
 constexpr double kRate = 80;  // req/s: 2 replicas can't hold it (about 25 each at 512/256 tokens)
 
 // vLLM as the scraper would read it: every Ready pod's request counter grows at its share of
-// kRate (the fleet's traffic goes to the Ready pods only); a pod that is not Ready doesn't answer
-// /metrics yet (its server hasn't started), as a vLLM pod loading its weights.
+// the rate (kRate unless a test says otherwise; the fleet's traffic goes to the Ready pods only);
+// a pod that is not Ready doesn't answer /metrics yet (its server hasn't started), as a vLLM pod
+// loading its weights.
 class FleetSource : public metrics::MetricsSource {
  public:
-  FleetSource(const Clock* clock, fakes::FakeKubeClient* api) : clock_(clock), api_(api) {}
+  FleetSource(const Clock* clock, fakes::FakeKubeClient* api, const double* rate)
+      : clock_(clock), api_(api), rate_(rate) {}
   absl::StatusOr<std::vector<metrics::PodResult>> Read(
       const std::vector<metrics::PodTarget>& pods) const override {
     std::vector<std::string> ready;
@@ -80,7 +82,7 @@ class FleetSource : public metrics::MetricsSource {
       e.running = 0.0;
       e.waiting = 0.0;
       e.kv_cache_usage = 0.1;
-      e.requests_finished_total = kRate / static_cast<double>(ready.size()) * seconds;
+      e.requests_finished_total = *rate_ / static_cast<double>(ready.size()) * seconds;
       r.observation.engines.push_back(e);
       out.push_back({p.pod, r});
     }
@@ -98,6 +100,7 @@ class FleetSource : public metrics::MetricsSource {
   }
   const Clock* clock_;
   fakes::FakeKubeClient* api_;
+  const double* rate_;
 };
 
 json Autoscaler() {
@@ -111,6 +114,17 @@ json Autoscaler() {
             {"maxReplicas", 10},
             {"model", {{"profile", "llama-3.1-8b-h100-sxm-tp1"}}},
             {"warmup", {{"expected", "60s"}}}}}};
+}
+
+// Autoscaler() in `mode`, its scale-up limited to one pod a minute: at 80 req/s on 2 replicas the
+// twin wants more than one more, so each decision is held to the limit, and a scale event within
+// the last minute holds the next decisions where they are.
+json OnePodAMinute(const std::string& mode) {
+  json a = Autoscaler();
+  a["spec"]["mode"] = mode;
+  a["spec"]["scaleUp"] = {
+      {"policies", json::array({{{"type", "Pods"}, {"value", 1}, {"periodSeconds", 60}}})}};
+  return a;
 }
 
 json Deployment(int replicas) {
@@ -156,7 +170,7 @@ class ReconcilerTwinTest : public ::testing::Test {
     deps_.metrics_sources =
         [this](const policy::MetricsSpec&,
                const std::string&) -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
-      return std::make_unique<FleetSource>(&clock_, &api_);
+      return std::make_unique<FleetSource>(&clock_, &api_, &rate_);
     };
   }
 
@@ -214,7 +228,37 @@ class ReconcilerTwinTest : public ::testing::Test {
     return r.Reconcile("llm", "llama");
   }
 
+  // Two Ready pods under OnePodAMinute(mode), and the first pass at 09:10:00 (the first scrape:
+  // no rate yet, it holds). Returns false (with a failure) if that pass failed.
+  bool StartTwoReplicas(Reconciler& r, const std::string& mode) {
+    EXPECT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment(2)).ok());
+    EXPECT_TRUE(api_.Create(kube::kPods, "llm", Pod("vllm-0", 10, true)).ok());
+    EXPECT_TRUE(api_.Create(kube::kPods, "llm", Pod("vllm-1", 11, true)).ok());
+    EXPECT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", OnePodAMinute(mode)).ok());
+    clock_.Set(kT0 + absl::Minutes(10));
+    const ReconcileResult res = Pass(r);
+    EXPECT_TRUE(res.status.ok()) << res.status;
+    return res.status.ok();
+  }
+  // In a mode where twinscale doesn't scale, at constant overload with the target left at 2
+  // replicas: every decision from 09:10:15 on, 15 s apart for two minutes, is the same 3 (2 plus
+  // the one pod a minute allows). A decision is no scale event: were it counted as one, the
+  // decisions within the next minute would be held at 2.
+  void ExpectTheSameDecisionEveryPass(const std::string& mode) {
+    ASSERT_NE(profiles_, nullptr);
+    Reconciler r(deps_);
+    ASSERT_TRUE(StartTwoReplicas(r, mode));
+    for (int s = 15; s <= 135; s += 15) {
+      SCOPED_TRACE(absl::StrCat(mode, " at 09:10:00 + ", s, " s"));
+      clock_.Set(kT0 + absl::Minutes(10) + absl::Seconds(s));
+      ASSERT_TRUE(Pass(r).status.ok());
+      EXPECT_EQ(Status()["desiredReplicas"], 3) << Status()["lastDecision"].dump(2);
+      EXPECT_EQ(SpecReplicas(), 2);
+    }
+  }
+
   ManualClock clock_;
+  double rate_ = kRate;  // req/s, constant through a test
   fakes::FakeKubeClient api_;
   PodInformers pods_;
   kube::EventRecorder events_;
@@ -354,6 +398,66 @@ TEST_F(ReconcilerTwinTest, TheDecisionFollowsThePodsVllmFlagsAndSaysSo) {
   EXPECT_EQ(unreadable,
             "pod vllm-1 container vllm: vLLM flag --max-num-seqs: \"four\" is not an integer (the "
             "twin keeps the spec's engine)");
+}
+
+// Recommend, KEDA and HPA modes: twinscale decides, something else (a person, KEDA's HPA, the
+// HPA) scales. At constant overload with the target unchanged, the decision doesn't change either.
+TEST_F(ReconcilerTwinTest, RecommendModeDecidesTheSameEveryPassAtConstantLoad) {
+  ExpectTheSameDecisionEveryPass("Recommend");
+}
+TEST_F(ReconcilerTwinTest, KedaModeDecidesTheSameEveryPassAtConstantLoad) {
+  ExpectTheSameDecisionEveryPass("KEDA");
+}
+TEST_F(ReconcilerTwinTest, HpaModeDecidesTheSameEveryPassAtConstantLoad) {
+  ExpectTheSameDecisionEveryPass("HPA");
+}
+
+// KEDA mode: when KEDA's HPA does scale (2 -> 3 between passes), the pass that sees it records
+// the change at its own time: the next pod is allowed a minute after that pass, not before. At
+// 160 req/s 3 replicas are far from enough, so each decision asks for all the limit allows.
+TEST_F(ReconcilerTwinTest, AScaleSeenInTheTargetIsRateLimitedFromThePassThatSawIt) {
+  ASSERT_NE(profiles_, nullptr);
+  rate_ = 160;
+  Reconciler r(deps_);
+  ASSERT_TRUE(StartTwoReplicas(r, "KEDA"));
+  const absl::Time start = kT0 + absl::Minutes(10);
+  clock_.Set(start + absl::Seconds(15));
+  ASSERT_TRUE(Pass(r).status.ok());
+  ASSERT_EQ(Status()["desiredReplicas"], 3);
+  // 09:10:20: KEDA's HPA scales the target to 3.
+  clock_.Set(start + absl::Seconds(20));
+  ASSERT_TRUE(
+      api_.MergePatch(kube::kDeployments, "llm", "vllm", {{"spec", {{"replicas", 3}}}}, "scale")
+          .ok());
+  CreateMissingPods();
+  // Seen at 09:10:30: held at 3 until 09:11:30 (the event is then a minute old, out of the
+  // period), when one more is allowed.
+  for (int s = 30; s <= 90; s += 15) {
+    SCOPED_TRACE(absl::StrCat("09:10:00 + ", s, " s"));
+    clock_.Set(start + absl::Seconds(s));
+    ASSERT_TRUE(Pass(r).status.ok());
+    EXPECT_EQ(Status()["desiredReplicas"], s < 90 ? 3 : 4) << Status()["lastDecision"].dump(2);
+  }
+}
+
+// Direct mode: the write that lands is the scale event, at the time of its decision: 2 -> 3 at
+// 09:10:15, then held at 3 (at 160 req/s the twin wants more) until 09:11:15, a minute later,
+// then 4.
+TEST_F(ReconcilerTwinTest, DirectScaleUpsAreRateLimitedFromTheWriteThatLanded) {
+  ASSERT_NE(profiles_, nullptr);
+  rate_ = 160;
+  Reconciler r(deps_);
+  ASSERT_TRUE(StartTwoReplicas(r, "Direct"));
+  const absl::Time start = kT0 + absl::Minutes(10);
+  for (int s = 15; s <= 75; s += 15) {
+    SCOPED_TRACE(absl::StrCat("09:10:00 + ", s, " s"));
+    clock_.Set(start + absl::Seconds(s));
+    ASSERT_TRUE(Pass(r).status.ok());
+    const int want = s < 75 ? 3 : 4;
+    EXPECT_EQ(SpecReplicas(), want);
+    EXPECT_EQ(Status()["desiredReplicas"], want) << Status()["lastDecision"].dump(2);
+    CreateMissingPods();
+  }
 }
 
 }  // namespace

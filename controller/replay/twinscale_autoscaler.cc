@@ -26,6 +26,8 @@ int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
   decisions_.push_back(std::move(d));
   const int32_t decided = decisions_.back().replicas;
   const int32_t applied = output_.Apply(decided, view.spec_replicas, view.now);
+  // The driver sets the fleet to `applied` now: that, not the decision, is the scale event.
+  decider_.NoteScaled(view.now, view.spec_replicas, applied);
   if (applied != decided) {
     absl::StrAppend(&last_reason_, "; HPA ", output_.last_reason(), " (decided ", decided,
                     ", HPA set ", applied, ")");

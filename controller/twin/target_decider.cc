@@ -54,7 +54,18 @@ void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
   if (calibrate_) forecaster_.set_speed(s.speed);
 }
 
+void TargetDecider::NoteScaled(absl::Time at, int32_t from, int32_t to) {
+  // A count other than the one last known: someone else scaled in between.
+  if (known_replicas_.has_value()) policy::RecordScaleEvent(at, *known_replicas_, from, history_);
+  policy::RecordScaleEvent(at, from, to, history_);
+  known_replicas_ = to;
+}
+
 policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
+  if (known_replicas_.has_value()) {
+    policy::RecordScaleEvent(view.now, *known_replicas_, view.spec_replicas, history_);
+  }
+  known_replicas_ = view.spec_replicas;
   snapshot_ = snapshots_.Build(view);
   const state::FleetSnapshot& snap = *snapshot_;
   // The engine the pods run, before calibration fits its speed: a twin with the wrong batch or

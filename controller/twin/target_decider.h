@@ -2,11 +2,13 @@
 // reconciler and replay both run. Each decision: the ClusterView becomes a FleetSnapshot
 // (state::SnapshotBuilder), the calibrator folds the window's inter-token latency into the twin's
 // speed, Recommend asks the twin (TwinForecaster) its what-ifs, and the decision is recorded for
-// the stabilization windows. It also forecasts the coming window with the fleet as it stands, so
+// the stabilization windows; the changes of the target's size (NoteScaled, or seen in the view) are
+// recorded for the rate limits. It also forecasts the coming window with the fleet as it stands, so
 // the next decision can report the prediction error.
 #ifndef TWINSCALE_CONTROLLER_TWIN_TARGET_DECIDER_H_
 #define TWINSCALE_CONTROLLER_TWIN_TARGET_DECIDER_H_
 
+#include <cstdint>
 #include <optional>
 
 #include "controller/policy/decider.h"
@@ -25,7 +27,10 @@ class TargetDecider : public policy::Decider {
   TargetDecider(policy::PolicyConfig config, TwinOptions twin, absl::Duration stale_after,
                 StatedEngineSettings stated = {});
 
+  // A change of view.spec_replicas since the last decision or NoteScaled (someone else scaled) is
+  // recorded as a scale event at view.now.
   policy::Decision Decide(const state::ClusterView& view) override;
+  void NoteScaled(absl::Time at, int32_t from, int32_t to) override;
   const state::FleetSnapshot* last_snapshot() const override {
     return snapshot_.has_value() ? &*snapshot_ : nullptr;
   }
@@ -51,6 +56,9 @@ class TargetDecider : public policy::Decider {
   Calibrator calibrator_;
   bool calibrate_ = true;
   policy::PolicyHistory history_;
+  // The target's replica count as last seen or set (nullopt before the first decision): a view
+  // showing another count was scaled by someone else.
+  std::optional<int32_t> known_replicas_;
   std::optional<state::FleetSnapshot> snapshot_;
   std::optional<double> next_window_p90_ms_;  // forecast for the window after the last decision
   std::optional<double> prediction_error_ms_;

@@ -125,6 +125,8 @@ void ConfigureTls(boost::asio::ssl::context& ctx, const std::string& cert, const
 
 // Shared with the pplx continuations of in-flight requests, which may run after the
 // FakeApiServer is gone: each holds a reference until it has finished.
+constexpr std::string_view kCrdCollection = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
 struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
   struct Held {
     http::http_request request;
@@ -232,6 +234,10 @@ struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
         return;
       }
     }
+    if (api.path == kCrdCollection && api.method == "POST") {
+      Reply(request, CreateCrd(api));
+      return;
+    }
     auto host = api.headers.find("host");
     std::variant<ApiResponse, WatchPlan> routed;
     try {
@@ -247,6 +253,34 @@ struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
       return;
     }
     StartWatch(request, std::get<WatchPlan>(routed));
+  }
+
+  // POST of a CustomResourceDefinition (JSON, as kubectl sends it): the schema checks the real
+  // server makes (ResourceTypesFromCrd, CheckStructural) decide between 201 and 422 Invalid; on
+  // 201 (unless ?dryRun=All) the CRD's kinds are served from then on. The answer is the CRD as
+  // sent with the Established condition a real server reports once the kinds are served.
+  ApiResponse CreateCrd(const ApiRequest& api) {
+    nlohmann::json crd = nlohmann::json::parse(api.body, nullptr, /*allow_exceptions=*/false);
+    if (!crd.is_object()) {
+      return ErrorResponse(BadRequestError("the CustomResourceDefinition is not a JSON object"));
+    }
+    const std::string name = crd.value("metadata", nlohmann::json::object()).value("name", "");
+    auto types = ResourceTypesFromCrd(crd.dump(), "CustomResourceDefinition");
+    if (!types.ok()) {
+      return ErrorResponse(InvalidError("apiextensions.k8s.io", "CustomResourceDefinition", name,
+                                        {{"spec.validation.openAPIV3Schema",
+                                          std::string(types.status().message())}}));
+    }
+    if (ParseQuery(api.query).count("dryRun") == 0) {
+      for (ResourceType& t : *types) store.AddType(std::move(t));
+    }
+    crd["status"]["conditions"] = nlohmann::json::array(
+        {{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"}},
+         {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"}}});
+    ApiResponse r;
+    r.code = 201;
+    r.body = crd.dump();
+    return r;
   }
 
   void StartWatch(http::http_request& request, const WatchPlan& plan) {

@@ -43,6 +43,10 @@
 //     project's own engine (controller/policy/openapi_schema.h): 422 Invalid naming the field.
 //     Unknown fields are pruned with a `Warning: 299` header (fieldValidation=Warn, the default),
 //     dropped (Ignore), or refused with 400 "strict decoding error" (Strict, what kubectl sends).
+//     POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions serves a new CRD's kinds from
+//     then on, or answers 422 Invalid when its schema is not structural by the real server's
+//     rules (the root's metadata restricting anything but name and generateName included);
+//     tests/k8s/api_conformance_test.cc runs the same requests against a real kube-apiserver.
 //  5. /scale on deployments and statefulsets: autoscaling/v1 Scale {metadata {name, namespace,
 //     uid, resourceVersion, creationTimestamp}, spec {replicas, omitted when 0}, status {replicas,
 //     selector: spec.selector as a selector string, "app=web,tier in (a,b)"}}; PUT (409 on a

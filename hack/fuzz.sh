@@ -15,14 +15,15 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
-ninja -C "$BUILD_DIR" trace_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
+ninja -C "$BUILD_DIR" trace_reader_fuzz rate_curve_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
   spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz \
   scaler_target_fuzz external_metrics_request_fuzz engine_args_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine}
+mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
+for f in tests/data/traces/servegen_*.csv; do head -c 4000 "$f" >"$work/curves/$(basename "$f")"; done
 cp tests/data/fixtures/*.txt "$work/prom/"
 cp tests/data/fixtures/*.txt "$work/vllm/"
 # ...and each verbatim block of it alone (without the shell prompt and "..." elisions), so the
@@ -94,6 +95,7 @@ echo '{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVer
 echo '{"type":"ERROR","object":{"kind":"Status","reason":"Expired","code":410}}' >"$work/kubewire/expired.json"
 printf '%s' '{"kind":"Status","reason":"Conflict","message":"modified","code":409}' >"$work/kubewire/status.json"
 run trace_reader_fuzz "$work/traces"
+run rate_curve_reader_fuzz "$work/curves"
 run prometheus_text_fuzz "$work/prom"
 run vllm_observation_fuzz "$work/vllm"
 run profile_yaml_fuzz "$work/yaml"

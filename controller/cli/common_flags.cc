@@ -2,6 +2,9 @@
 #include "controller/cli/common_flags.h"
 
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 
 ABSL_FLAG(std::string, trace, "",
           "Request trace file (Azure CSV, Mooncake JSONL, BurstGPT CSV). replay: defaults to the "
@@ -9,7 +12,14 @@ ABSL_FLAG(std::string, trace, "",
 ABSL_FLAG(std::string, trace_format, "auto", "auto | azure | mooncake | burstgpt.");
 ABSL_FLAG(double, rate_scale, 1.0,
           "Multiply the trace's rate by superposing copies shifted by independent seeded offsets "
-          "(a fractional part by thinning).");
+          "(a fractional part by thinning); --rate-scale-mode says how far a copy moves.");
+ABSL_FLAG(std::string, rate_scale_mode, "jitter",
+          "jitter: each copy of --rate-scale shifted by at most --rate-scale-jitter, so the "
+          "scaled trace keeps the trace's rate curve | spread: shifted anywhere in the trace's "
+          "span, which flattens the curve to its mean.");
+ABSL_FLAG(absl::Duration, rate_scale_jitter, absl::Seconds(60),
+          "With --rate-scale-mode=jitter: the largest shift of a copy, either way (> 0); a copy's "
+          "arrivals pushed past one end of the trace re-enter at the other.");
 ABSL_FLAG(double, time_scale, 1.0,
           "Multiply every trace timestamp by this (0.5 replays twice as fast).");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed: the same seed gives byte-identical results.");
@@ -26,4 +36,23 @@ ABSL_FLAG(std::string, progress, "auto",
 
 namespace twinscale::cli {
 const char kCommonFlagsFile[] = "common_flags.cc";
+
+absl::StatusOr<sim::RateScaleOptions> RateScaleOptionsFromFlags() {
+  sim::RateScaleOptions o;
+  const std::string mode = absl::GetFlag(FLAGS_rate_scale_mode);
+  absl::StatusOr<sim::RateScaleMode> m = sim::ParseRateScaleMode(mode);
+  if (!m.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rate-scale-mode: \"", mode, "\" is not one of jitter, spread"));
+  }
+  o.mode = *m;
+  const absl::Duration jitter = absl::GetFlag(FLAGS_rate_scale_jitter);
+  if (jitter <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--rate-scale-jitter must be > 0 (copies need distinct shifts), got ",
+        absl::FormatDuration(jitter)));
+  }
+  o.jitter = sim::SimDuration::FromAbsl(jitter);
+  return o;
+}
 }  // namespace twinscale::cli

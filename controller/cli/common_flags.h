@@ -7,10 +7,15 @@
 #include <string>
 
 #include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "simulator/workload/trace.h"
 
 ABSL_DECLARE_FLAG(std::string, trace);
 ABSL_DECLARE_FLAG(std::string, trace_format);
 ABSL_DECLARE_FLAG(double, rate_scale);
+ABSL_DECLARE_FLAG(std::string, rate_scale_mode);
+ABSL_DECLARE_FLAG(absl::Duration, rate_scale_jitter);
 ABSL_DECLARE_FLAG(double, time_scale);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(std::string, profile);
@@ -22,6 +27,10 @@ namespace twinscale::cli {
 extern const char kCommonFlagsFile[];
 constexpr char kDefaultProfile[] = "llama-3.1-8b-h100-sxm-tp1";
 constexpr double kDefaultTtftMs = 500;
+
+// --rate-scale-mode and --rate-scale-jitter as ScaleRate's options; InvalidArgument naming the
+// flag for an unknown mode or a jitter <= 0.
+absl::StatusOr<sim::RateScaleOptions> RateScaleOptionsFromFlags();
 }  // namespace twinscale::cli
 
 #endif  // TWINSCALE_CONTROLLER_CLI_COMMON_FLAGS_H_

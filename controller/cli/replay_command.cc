@@ -22,6 +22,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "controller/cli/common_flags.h"
@@ -97,6 +98,23 @@ ABSL_FLAG(absl::Duration, step, absl::Seconds(15),
           "With --from-prometheus: the resolution of the rate curve and of the dispersion "
           "estimate (at least the scrape interval).");
 
+// Replay a rate curve (simulator/workload/rate_curve.h).
+ABSL_FLAG(std::string, rate_curve, "",
+          "ServeGen aggregate rate CSV (window_start_s,aggregate_rate_rps,...): draw Poisson "
+          "arrivals following the curve (linear between window centres) instead of --trace; "
+          "token lengths from --lengths-from. --time-scale compresses it (0.125 plays 24 h in "
+          "3 h at 8x the rate, the request count kept).");
+ABSL_FLAG(std::string, lengths_from, "",
+          "With --rate-curve: the request trace (Azure CSV, Mooncake JSONL, BurstGPT CSV; "
+          "--trace-format) whose (prompt, output) pairs the arrivals draw, uniformly.");
+ABSL_FLAG(absl::Duration, curve_start, absl::ZeroDuration(),
+          "With --rate-curve: where in the curve to begin (e.g. 72h: the fourth day).");
+ABSL_FLAG(absl::Duration, curve_span, absl::ZeroDuration(),
+          "With --rate-curve: how much of the curve to play, before --time-scale (0: to its end).");
+ABSL_FLAG(double, peak_rate, 0,
+          "With --rate-curve: scale the rates so the played curve's peak is this many req/s, "
+          "after --time-scale (0: the curve's own rates).");
+
 namespace twinscale::cli {
 
 const char kReplayUsage[] =
@@ -108,6 +126,10 @@ const char kReplayUsage[] =
     "      --truth all --out /tmp/replay\n"
     "  twinscale replay --from-prometheus http://prometheus:9090 \\\n"
     "      --selector '{model_name=\"meta-llama/Llama-3.1-8B-Instruct\"}' --range 24h --policy static:4\n"
+    "  twinscale replay \\\n"
+    "      --rate-curve tests/data/traces/servegen_language_m-large_aggregate_rate.csv \\\n"
+    "      --lengths-from tests/data/traces/AzureLLMInferenceTrace_conv.csv --curve-start 240h \\\n"
+    "      --curve-span 24h --time-scale 0.125 --peak-rate 300 --policy static:30\n"
     "  twinscale replay --policy static:4,6,8 --truth efficiency\n";
 const char kReplayFlagsFile[] = "replay_command.cc";
 
@@ -164,6 +186,91 @@ absl::StatusOr<sim::Trace> LoadPrometheusTrace(std::string* description) {
       h->observed_requests, h->dispersion, h->cv, history.prompt.mean, history.output.mean);
   h->trace.source = *description;
   return std::move(h->trace);
+}
+
+// A flag's file as a user's input: a file that cannot be read is the flag's InvalidArgument.
+absl::Status AsFlagInput(absl::Status s, absl::string_view flag) {
+  if (s.ok() || s.code() == absl::StatusCode::kInvalidArgument) return s;
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", s.message()));
+}
+
+// --rate-curve: the curve's played span and the lengths trace -> a trace. Sets *description, and
+// *history to the traffic of the curve just before the span (up to --pre-roll of played time, at
+// the span's own scale and peak factor; empty when the span starts at the curve's start): what
+// the pre-roll plays, so every policy meets the span's first minute with the fleet the traffic
+// before it left, not the fleet the span's own first minutes would.
+absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Trace* history,
+                                             absl::Duration* history_span) {
+  const std::string path = absl::GetFlag(FLAGS_rate_curve);
+  const std::string lengths_path = absl::GetFlag(FLAGS_lengths_from);
+  if (!absl::GetFlag(FLAGS_trace).empty() || !absl::GetFlag(FLAGS_from_prometheus).empty()) {
+    return absl::InvalidArgumentError(
+        "--rate-curve replaces --trace and --from-prometheus: give one source of traffic");
+  }
+  if (lengths_path.empty()) {
+    return absl::InvalidArgumentError(
+        "--rate-curve needs --lengths-from TRACE (the request trace whose token lengths to draw)");
+  }
+  if (absl::GetFlag(FLAGS_rate_scale) != 1.0) {
+    return absl::InvalidArgumentError(
+        "--rate-scale applies to --trace; scale a --rate-curve with --peak-rate");
+  }
+  absl::StatusOr<sim::RecordedRateCurve> curve = sim::ReadRateCurveFile(path);
+  TS_RETURN_IF_ERROR(AsFlagInput(curve.status(), "rate-curve"));
+  sim::TraceReadOptions ro;
+  TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
+  ro.seed = absl::GetFlag(FLAGS_seed);
+  absl::StatusOr<sim::Trace> lengths = sim::ReadTraceFile(lengths_path, ro);
+  TS_RETURN_IF_ERROR(AsFlagInput(lengths.status(), "lengths-from"));
+  sim::RateCurvePlay play;
+  play.start = sim::SimDuration::FromAbsl(absl::GetFlag(FLAGS_curve_start));
+  play.span = sim::SimDuration::FromAbsl(absl::GetFlag(FLAGS_curve_span));
+  play.time_scale = absl::GetFlag(FLAGS_time_scale);
+  play.peak_rate = absl::GetFlag(FLAGS_peak_rate);
+  absl::StatusOr<sim::PlayedCurve> played = sim::PlanRateCurve(*curve, play);
+  if (!played.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--rate-curve ", path, " (--curve-start, --curve-span, --time-scale, --peak-rate): ",
+        played.status().message()));
+  }
+  // The span in curve time (before --time-scale), as the flags give it.
+  const absl::Duration curve_span = absl::Seconds(played->span_seconds() / play.time_scale);
+  *description =
+      absl::StrCat(path, " from ", absl::FormatDuration(absl::GetFlag(FLAGS_curve_start)), " for ",
+                   absl::FormatDuration(curve_span), " at time scale ", play.time_scale);
+  if (play.peak_rate > 0) absl::StrAppend(description, ", peak ", play.peak_rate, " req/s");
+  absl::StrAppend(description, ", lengths from ", lengths_path);
+  // The history: the same play over [start - before, start), its rates times the factor the
+  // span's peak rate set (the span's plan without --peak-rate gives the factor).
+  const sim::SimDuration before = std::min(
+      play.start, sim::SimDuration::FromSecondsF(
+                      absl::ToDoubleSeconds(absl::GetFlag(FLAGS_pre_roll)) / play.time_scale));
+  *history = sim::Trace{};
+  *history_span = absl::ZeroDuration();
+  if (before > sim::SimDuration::Zero()) {
+    sim::RateCurvePlay unscaled = play;
+    unscaled.peak_rate = 0;
+    absl::StatusOr<sim::PlayedCurve> own = sim::PlanRateCurve(*curve, unscaled);
+    sim::RateCurvePlay earlier = unscaled;
+    earlier.start = play.start - before;
+    earlier.span = before;
+    absl::StatusOr<sim::PlayedCurve> past = sim::PlanRateCurve(*curve, earlier);
+    if (own.ok() && past.ok()) {
+      double own_peak = 0, played_peak = 0;
+      for (double r : own->rate) own_peak = std::max(own_peak, r);
+      for (double r : played->rate) played_peak = std::max(played_peak, r);
+      const double factor = own_peak > 0 ? played_peak / own_peak : 1.0;
+      for (double& r : past->rate) r *= factor;
+      absl::StatusOr<sim::Trace> h = sim::GenerateRateCurveTrace(
+          *past, *lengths, sim::Mix64(absl::GetFlag(FLAGS_seed) ^ 0x68697374ULL),
+          *description + " (history)");
+      if (h.ok()) {
+        *history = *std::move(h);
+        *history_span = absl::Seconds(past->span_seconds());
+      }
+    }
+  }
+  return sim::GenerateRateCurveTrace(*played, *lengths, absl::GetFlag(FLAGS_seed), *description);
 }
 
 absl::Status Run() {
@@ -275,7 +382,26 @@ absl::Status Run() {
                                ? "tests/data/traces/AzureLLMInferenceTrace_conv.csv"
                                : absl::GetFlag(FLAGS_trace);
   sim::Trace trace;
-  if (!absl::GetFlag(FLAGS_from_prometheus).empty()) {
+  sim::Trace history;  // what the pre-roll plays when the source knows what came before
+  absl::Duration history_span = absl::ZeroDuration();
+  const bool rate_curve = !absl::GetFlag(FLAGS_rate_curve).empty();
+  if (!rate_curve) {
+    // The curve's flags have defaults; one changed from its default was meant for a curve.
+    for (const absl::CommandLineFlag* flag :
+         {&absl::GetFlagReflectionHandle(FLAGS_lengths_from),
+          &absl::GetFlagReflectionHandle(FLAGS_curve_start),
+          &absl::GetFlagReflectionHandle(FLAGS_curve_span),
+          &absl::GetFlagReflectionHandle(FLAGS_peak_rate)}) {
+      if (flag->CurrentValue() != flag->DefaultValue()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", absl::StrReplaceAll(flag->Name(), {{"_", "-"}}),
+                         " needs --rate-curve FILE"));
+      }
+    }
+  }
+  if (rate_curve) {
+    TS_ASSIGN_OR_RETURN(trace, LoadRateCurveTrace(&trace_path, &history, &history_span));
+  } else if (!absl::GetFlag(FLAGS_from_prometheus).empty()) {
     TS_ASSIGN_OR_RETURN(trace, LoadPrometheusTrace(&trace_path));
   } else {
     if (!absl::GetFlag(FLAGS_selector).empty()) {
@@ -296,14 +422,16 @@ absl::Status Run() {
     ro.seed = absl::GetFlag(FLAGS_seed);
     TS_ASSIGN_OR_RETURN(trace, sim::ReadTraceFile(trace_path, ro));
   }
-  if (absl::GetFlag(FLAGS_time_scale) != 1.0) {
+  if (absl::GetFlag(FLAGS_time_scale) != 1.0 && !rate_curve) {  // a curve is played compressed
     TS_ASSIGN_OR_RETURN(trace, sim::ScaleTime(trace, absl::GetFlag(FLAGS_time_scale)));
   }
+  TS_ASSIGN_OR_RETURN(const sim::RateScaleOptions rso, RateScaleOptionsFromFlags());
   if (absl::GetFlag(FLAGS_rate_scale) != 1.0) {
     TS_ASSIGN_OR_RETURN(trace, sim::ScaleRate(trace, absl::GetFlag(FLAGS_rate_scale),
-                                              absl::GetFlag(FLAGS_seed)));
+                                              absl::GetFlag(FLAGS_seed), rso));
   }
   auto shared_trace = std::make_shared<const sim::Trace>(std::move(trace));
+  auto shared_history = std::make_shared<const sim::Trace>(std::move(history));
   TS_ASSIGN_OR_RETURN(replay::Truth truth, replay::ParseTruth(absl::GetFlag(FLAGS_truth)));
 
   ProgressMode mode = ProgressMode::kAuto;
@@ -365,6 +493,10 @@ absl::Status Run() {
   for (PolicyEntry& p : policies) {
     replay::ReplayConfig rc;
     rc.trace = shared_trace;
+    if (!shared_history->requests.empty()) {
+      rc.history = shared_history;
+      rc.history_span = history_span;
+    }
     rc.deployment = deployment;
     rc.truth = truth;
     rc.router = p.router;
@@ -388,13 +520,15 @@ absl::Status Run() {
   }
 
   replay::ReportHeader header;
-  header.trace = absl::StrCat(trace_path, " x", absl::GetFlag(FLAGS_rate_scale));
+  header.trace = rate_curve ? trace_path
+                            : absl::StrCat(trace_path, " x", absl::GetFlag(FLAGS_rate_scale));
   header.requests = ts.requests;
   header.span_seconds = ts.span_seconds;
   header.deployment = deployment.name;
   header.truth = replay::Describe(truth);
   header.seed = absl::GetFlag(FLAGS_seed);
   header.pre_roll = absl::GetFlag(FLAGS_pre_roll);
+  header.pre_roll_from_history = !shared_history->requests.empty();
   header.slo = slo;
   const replay::OracleResult* oracle_ptr = oracle ? &*oracle : nullptr;
   std::cout << replay::FormatTable(header, summaries, oracle_ptr);
@@ -407,8 +541,10 @@ absl::Status Run() {
     TS_RETURN_IF_ERROR(replay::WriteTimelineCsv(out, results));
     std::cout << "\nwrote " << out << "/summary.json and " << out << "/timeline.csv\n";
     std::string decision_log;
-    for (const PolicyEntry& p : policies) {
-      if (p.twinscale != nullptr) decision_log += replay::DecisionLogJsonl(*p.twinscale);
+    for (size_t i = 0; i < policies.size(); ++i) {  // results[i] is policies[i]'s run
+      if (policies[i].twinscale == nullptr) continue;
+      decision_log += replay::DecisionLogJsonl(*policies[i].twinscale, absl::UnixEpoch(),
+                                               &results[i].twin_checks);
     }
     if (!decision_log.empty()) {
       TS_RETURN_IF_ERROR(

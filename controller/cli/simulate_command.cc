@@ -213,9 +213,10 @@ absl::StatusOr<Workload> BuildWorkload() {
     if (absl::GetFlag(FLAGS_time_scale) != 1.0) {
       TS_ASSIGN_OR_RETURN(t, sim::ScaleTime(t, absl::GetFlag(FLAGS_time_scale)));
     }
+    TS_ASSIGN_OR_RETURN(const sim::RateScaleOptions rso, RateScaleOptionsFromFlags());
     if (absl::GetFlag(FLAGS_rate_scale) != 1.0) {
       TS_ASSIGN_OR_RETURN(t, sim::ScaleRate(t, absl::GetFlag(FLAGS_rate_scale),
-                                            absl::GetFlag(FLAGS_seed)));
+                                            absl::GetFlag(FLAGS_seed), rso));
     }
     if (t.requests.empty()) return absl::InvalidArgumentError(absl::StrCat(trace_path, ": no requests"));
     const sim::TraceSummary ts = sim::Summarize(t);

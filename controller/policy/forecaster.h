@@ -96,6 +96,9 @@ struct Forecast {
   // inter-token latency histogram averages it (0: no gaps); what calibration matches.
   double itl_mean_ms = 0;
   int64_t requests = 0;            // requests the forecast judged
+  // Requests waiting (queued in the engines, not yet scheduled) fleet-wide at the horizon: the
+  // simulated replicas' mean times candidate_replicas.
+  double waiting_at_horizon = 0;
   bool meets_slo = true;
   // The forecast's own noise: the standard error of `attainment` (0: not estimated, as from a
   // single simulation), and whether the verdict stands clear of it (|attainment - target| at

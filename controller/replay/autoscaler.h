@@ -7,9 +7,11 @@
 #define TWINSCALE_CONTROLLER_REPLAY_AUTOSCALER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
+#include "controller/replay/twin_error.h"
 #include "controller/state/cluster_view.h"
 #include "simulator/model/fleet.h"
 
@@ -33,6 +35,10 @@ class Autoscaler {
   // default; twinscale's policy: its decision's AdmissionAdvice while active). Replay enforces
   // them only when asked to (ReplayConfig::enforce_admission).
   virtual sim::AdmissionLimits Admission() const { return {}; }
+  // What its twin forecast at its last Decide for the fleet that decision left in place
+  // (twin_error.h), for replay to check against the truth; nullopt for a policy without a twin,
+  // or when the decision asked none (no usable arrival rate). The driver sets `at`.
+  virtual std::optional<TwinPrediction> LastPrediction() const { return std::nullopt; }
 };
 
 }  // namespace twinscale::replay

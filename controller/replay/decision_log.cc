@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <optional>
 
 #include "controller/replay/report.h"
 #include "nlohmann/json.hpp"
@@ -23,17 +24,45 @@ ordered_json ForecastJson(const policy::Forecast& f) {
   return j;
 }
 
+template <typename T>
+ordered_json OrNull(const std::optional<T>& v, int digits) {
+  return v.has_value() ? ordered_json(RoundForPeople(static_cast<double>(*v), digits))
+                       : ordered_json(nullptr);
+}
+
+ordered_json CheckJson(const CheckedPrediction& c) {
+  ordered_json j;
+  j["replicas"] = c.predicted.replicas;
+  j["judge_from_s"] = RoundForPeople(absl::ToDoubleSeconds(c.predicted.judge_from), 3);
+  j["horizon_s"] = RoundForPeople(absl::ToDoubleSeconds(c.predicted.horizon), 3);
+  j["counted"] = c.counted;
+  j["cut"] = c.cut;
+  j["predicted"] = {{"attainment", RoundForPeople(c.predicted.attainment, 4)},
+                    {"ttft_p90_ms", RoundForPeople(c.predicted.ttft_p90_ms, 1)},
+                    {"waiting", RoundForPeople(c.predicted.waiting_at_end, 1)}};
+  ordered_json observed;
+  observed["requests"] = c.requests;
+  observed["attainment"] =
+      c.requests > 0 ? ordered_json(RoundForPeople(c.observed_attainment, 4)) : nullptr;
+  observed["ttft_p90_ms"] = OrNull(c.observed_ttft_p90_ms, 1);
+  observed["waiting"] = OrNull(c.observed_waiting, 0);
+  j["observed"] = std::move(observed);
+  return j;
+}
+
 }  // namespace
 
-std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler, absl::Time origin) {
+std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler, absl::Time origin,
+                             const std::vector<CheckedPrediction>* checks) {
   return DecisionLogJsonl(autoscaler.Name(), autoscaler.decisions(), autoscaler.speed_history(),
-                          autoscaler.prediction_error_ms(), origin);
+                          autoscaler.prediction_error_ms(), origin, checks);
 }
 
 std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::Decision>& decisions,
                              const std::vector<double>& speed, const std::vector<double>& error,
-                             absl::Time origin) {
+                             absl::Time origin, const std::vector<CheckedPrediction>* checks) {
   std::string out;
+  size_t next_check = 0;  // both in time order
   for (size_t i = 0; i < decisions.size(); ++i) {
     const policy::Decision& d = decisions[i];
     ordered_json j;
@@ -64,6 +93,13 @@ std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::
     j["prediction_error_ms"] = i < error.size() && std::isfinite(error[i])
                                    ? ordered_json(RoundForPeople(error[i], 1))
                                    : ordered_json(nullptr);
+    if (checks != nullptr) {
+      const absl::Duration at = d.at - origin;
+      while (next_check < checks->size() && (*checks)[next_check].predicted.at < at) ++next_check;
+      if (next_check < checks->size() && (*checks)[next_check].predicted.at == at) {
+        j["twin_check"] = CheckJson((*checks)[next_check]);
+      }
+    }
     ordered_json reasons = ordered_json::array();
     for (const policy::Reason& r : d.reasons) {
       reasons.push_back({{"code", r.code}, {"message", r.message}});

@@ -12,13 +12,21 @@
 //                            "meets_slo": false, "verdict_clear": true},
 //    "forecast_at_decision": {...}, "slo_at_risk": false, "speed": 0.81,
 //    "prediction_error_ms": 12.5,
+//    "twin_check": {"replicas": 24, "judge_from_s": 60, "horizon_s": 120, "counted": true,
+//                   "cut": false,
+//                   "predicted": {"attainment": 0.962, "ttft_p90_ms": 388.1, "waiting": 3.2},
+//                   "observed": {"requests": 27810, "attainment": 0.957, "ttft_p90_ms": 401.7,
+//                                "waiting": 5}},
 //    "reasons": [{"code": "ForecastMissesSlo", "message": "at 23 replicas the twin ..."}]}
 // "aim" is the attainment (percent) the forecasts had to show, "aim_lowered_by" the points a
 // surplus on record took off it (SurplusSpent; negative: the points a shortfall on record added,
 // ShortfallOnRecord), "scale_in_evidence" the earlier decisions' scale-in
 // draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT forecast for
 // the interval just ended minus the observed p90 (null when either is unknown); "speed" the
-// calibrated decode speed factor after the decision.
+// calibrated decode speed factor after the decision. "twin_check" (twin_error.h) is the twin's
+// forecast for the fleet the decision left, over the span [time_s + judge_from_s, time_s +
+// horizon_s), beside what the truth served over it ("counted": in the run's bias and MAE; an
+// unknown observed value is null); absent for a decision replay did not check (the pre-roll's).
 //
 // Pure: DecisionLogJsonl builds the text; replay's command writes it with WriteReportFile.
 #ifndef TWINSCALE_CONTROLLER_REPLAY_DECISION_LOG_H_
@@ -30,20 +38,24 @@
 
 #include "absl/time/time.h"
 #include "controller/policy/decision.h"
+#include "controller/replay/twin_error.h"
 #include "controller/replay/twinscale_autoscaler.h"
 
 namespace twinscale::replay {
 
 // One line per decision of `decisions`, in order, as `policy` took them; speed[i] and
 // prediction_error_ms[i] (NaN: unknown) go with decisions[i] (missing entries are null).
-// `origin` is the absl::Time of the trace's first arrival (ReplayConfig::start).
+// `origin` is the absl::Time of the trace's first arrival (ReplayConfig::start). `checks`
+// (ReplayResult::twin_checks; may be null) go with the decisions at their times.
 std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::Decision>& decisions,
                              const std::vector<double>& speed,
                              const std::vector<double>& prediction_error_ms,
-                             absl::Time origin = absl::UnixEpoch());
+                             absl::Time origin = absl::UnixEpoch(),
+                             const std::vector<CheckedPrediction>* checks = nullptr);
 // The same for every decision `autoscaler` took.
 std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler,
-                             absl::Time origin = absl::UnixEpoch());
+                             absl::Time origin = absl::UnixEpoch(),
+                             const std::vector<CheckedPrediction>* checks = nullptr);
 
 }  // namespace twinscale::replay
 

@@ -133,6 +133,10 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
       requests->requests.push_back(std::move(r));
     }
     minute.requests = static_cast<int64_t>(requests->requests.size());
+    if (m == n_minutes - 1) {  // ends at the trace's last arrival
+      minute.weight = static_cast<double>((trace.requests.back().arrival - from).nanos()) /
+                      static_cast<double>(kMinute.nanos());
+    }
     minute_requests[static_cast<size_t>(m)] = std::move(requests);
     if (minute.requests == 0) {
       minute.replicas = options.min_replicas;
@@ -155,8 +159,10 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
     guess = n;
   }
   double replica_minutes = 0;
+  std::vector<double> weights;
   for (const OracleMinute& minute : result.minutes) {
-    replica_minutes += minute.replicas;
+    weights.push_back(minute.weight);
+    replica_minutes += minute.replicas * minute.weight;
     result.max_replicas = std::max(result.max_replicas, minute.replicas);
   }
   result.gpu_hours = replica_minutes * deployment.tensor_parallel / 60.0;
@@ -184,7 +190,7 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
       OracleMinute& minute = result.minutes[m];
       minute.share_replicas = a.replicas[m];
       minute.share_attainment = minute.requests == 0 ? 1.0 : run_minute(m, a.replicas[m]);
-      share_minutes += a.replicas[m];
+      share_minutes += a.replicas[m] * minute.weight;
       share.max_replicas = std::max(share.max_replicas, a.replicas[m]);
     }
     share.gpu_hours = a.reached ? share_minutes * deployment.tensor_parallel / 60.0 : 0;
@@ -193,7 +199,8 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
       share.late = FollowLate(
           requests, a.replicas, options.follower_lag_minutes, options.follower_max_margin, cap,
           options.request_share, options.minute_share, slo.percentile / 100.0,
-          deployment.tensor_parallel, [&](size_t m, int32_t n) { return run_minute(m, n); });
+          deployment.tensor_parallel, [&](size_t m, int32_t n) { return run_minute(m, n); },
+          weights);
     }
     result.for_share = share;
   }
@@ -204,29 +211,31 @@ LateFollower FollowLate(const std::vector<int64_t>& requests,
                         const std::vector<int32_t>& allocation, int32_t lag, int32_t max_margin,
                         int32_t max_replicas, double share, double minute_share,
                         double percentile, int32_t tensor_parallel,
-                        absl::FunctionRef<double(size_t, int32_t)> attainment) {
+                        absl::FunctionRef<double(size_t, int32_t)> attainment,
+                        const std::vector<double>& weights) {
   const size_t n = requests.size();
+  auto weight = [&](size_t m) { return m < weights.size() ? weights[m] : 1.0; };
   AskedOnce at(n, attainment);
   LateFollower out;
   out.lag_minutes = lag;
   for (int32_t margin = 0; margin <= std::max(0, max_margin); ++margin) {
     double total = 0, met = 0, replica_minutes = 0;
-    int64_t minutes = 0, minutes_met = 0;
+    double minutes = 0, minutes_met = 0;  // weighted
     for (size_t m = 0; m < n; ++m) {
       const size_t from = m >= static_cast<size_t>(lag) ? m - static_cast<size_t>(lag) : 0;
       const int32_t fleet = std::min(allocation[from] + margin, max_replicas);
-      replica_minutes += fleet;
+      replica_minutes += fleet * weight(m);
       if (requests[m] == 0) continue;
       const double a = at(m, fleet);
       total += static_cast<double>(requests[m]);
       met += static_cast<double>(requests[m]) * a;
-      ++minutes;
-      if (a + 1e-12 >= percentile) ++minutes_met;
+      minutes += weight(m);
+      if (a + 1e-12 >= percentile) minutes_met += weight(m);
     }
     out.margin = margin;
     out.gpu_hours = replica_minutes * tensor_parallel / 60.0;
     out.attainment = total > 0 ? met / total : 1;
-    out.minute_share = minutes > 0 ? static_cast<double>(minutes_met) / minutes : 1;
+    out.minute_share = minutes > 0 ? minutes_met / minutes : 1;
     out.reached = out.attainment + 1e-9 >= share && out.minute_share + 1e-9 >= minute_share;
     if (out.reached) break;
   }

@@ -16,8 +16,12 @@
 // A minute that even max_replicas can't bring to the percentile (a request whose prefill alone
 // exceeds the SLO, in a minute with few requests) takes the smallest N reaching the attainment
 // max_replicas reaches: more replicas would not help it. A minute without arrivals takes
-// min_replicas (the fleet never goes below it; v1alpha1 has no scale to zero). Every minute up to
-// the last arrival's counts whole: GPU-hours = sum of N x tensor_parallel x 60 s.
+// min_replicas (the fleet never goes below it; v1alpha1 has no scale to zero). The trace ends at
+// its last arrival, so its last minute is usually partial: it counts by the share of a minute it
+// covers (OracleMinute::weight), in GPU-hours = sum of N x weight x tensor_parallel x 60 s and in
+// the share of minutes meeting the percentile. A last "minute" of 2 s with 11 requests then costs
+// 2/60 of its fleet's replica-minute and counts as 2/60 of a minute met or missed, not a whole one
+// (which, on a long-prompt trace, made a third of the oracle's GPU-hours out of 2 seconds).
 //
 // The per-minute SLO is not the target a replay judges a policy by (DESIGN.md section 8: 95% of all
 // requests within the threshold as well as 95% of minutes at the percentile), and a fleet that
@@ -80,6 +84,9 @@ struct OracleMinute {
   // `replicas`, unless that exceeds share_max_replicas), and its attainment there.
   int32_t share_replicas = 0;
   double share_attainment = 1;
+  // The share of the minute the trace covers: 1, except the last minute's (last arrival - its
+  // start) / 60 s, which is 0 when the last arrival opens the minute.
+  double weight = 1;
 };
 
 // The share allocation followed late (FollowLate): a fleet that each minute holds what the
@@ -136,12 +143,14 @@ struct ShareAllocation {
 // reach `share` of all of them and the minutes with traffic whose attainment is at least
 // `percentile` (a fraction) reach `minute_share` of those minutes. attainment(m, n) as for
 // AllocateForShare (called at most once per pair; never for a minute without requests).
-// GPU-hours count every minute, at tensor_parallel GPUs per replica.
+// GPU-hours count every minute, at tensor_parallel GPUs per replica. `weights` (empty: every
+// minute whole) weighs each minute in GPU-hours and in the share of minutes (OracleMinute::weight).
 LateFollower FollowLate(const std::vector<int64_t>& requests,
                         const std::vector<int32_t>& allocation, int32_t lag, int32_t max_margin,
                         int32_t max_replicas, double share, double minute_share,
                         double percentile, int32_t tensor_parallel,
-                        absl::FunctionRef<double(size_t, int32_t)> attainment);
+                        absl::FunctionRef<double(size_t, int32_t)> attainment,
+                        const std::vector<double>& weights = {});
 
 ShareAllocation AllocateForShare(const std::vector<int64_t>& requests,
                                  const std::vector<int32_t>& start, int32_t max_replicas,

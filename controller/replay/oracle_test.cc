@@ -8,7 +8,9 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "simulator/whatif/capacity.h"
 #include "simulator/whatif/simulate.h"
@@ -80,8 +82,10 @@ TEST(OracleTest, ConstantRateNeedsWhatFindReplicasSaysEveryMinute) {
   }
   EXPECT_EQ(got->max_replicas, want->replicas);
   EXPECT_EQ(got->unmeetable_minutes, 0);
-  // TP 1, three whole minutes.
-  EXPECT_DOUBLE_EQ(got->gpu_hours, 3.0 * want->replicas / 60.0);
+  // TP 1, two whole minutes and the last one up to the last arrival, 1/60 s before 180 s.
+  const double last = (trace->requests.back().arrival.seconds() - 120) / 60;
+  EXPECT_NEAR(last, (60 - 1.0 / 60) / 60, 1e-9);
+  EXPECT_NEAR(got->gpu_hours, (2 + last) * want->replicas / 60.0, 1e-12);
 }
 
 TEST(OracleTest, QuietMinutesTakeTheMinimumAndBusyOnesMore) {
@@ -100,7 +104,9 @@ TEST(OracleTest, QuietMinutesTakeTheMinimumAndBusyOnesMore) {
   EXPECT_EQ(got->minutes[1].requests, 0);
   EXPECT_EQ(got->minutes[2].replicas, 2);
   EXPECT_EQ(got->minutes[2].requests, 1);
-  EXPECT_DOUBLE_EQ(got->gpu_hours, (got->minutes[0].replicas + 2 + 2) / 60.0);
+  // Minute 2 ends at its one request, 30 s in: half a minute.
+  EXPECT_DOUBLE_EQ(got->minutes[2].weight, 0.5);
+  EXPECT_DOUBLE_EQ(got->gpu_hours, (got->minutes[0].replicas + 2 + 2 * 0.5) / 60.0);
 }
 
 TEST(OracleTest, AnUnmeetableMinuteTakesTheSmallestFleetDoingAsWellAsAny) {
@@ -287,6 +293,63 @@ TEST(FollowLateTest, EmptyMinutesCostReplicasButAreNeverAsked) {
   for (const auto& [key, n] : t.calls) EXPECT_NE(key.first, 1u);
 }
 
+TEST(FollowLateTest, APartialLastMinuteCountsByItsLength) {
+  // Two whole minutes of 1,000 requests at 3 replicas (97% in time) and a last "minute" that
+  // holds 2 s of the trace: 11 requests at 146 replicas, half of them in time (under p90). Lag 0,
+  // no margin. Requests: 970 + 970 + 5.5 = 1,945.5 of 2,011 (96.7%) either way.
+  Tables t;
+  t.a = {{{0, 3}, 0.97}, {{1, 3}, 0.97}, {{2, 146}, 0.5}};
+  struct Case {
+    std::string name;
+    std::vector<double> weights;
+    bool want_reached;
+    double want_minute_share, want_gpu_hours;
+  };
+  const Case cases[] = {
+      // Weighted: minutes met 2 of 2 + 2/60 = 60/61 (98.4%); replica-minutes 3 + 3 + 146 x 2/60
+      // = 10.867, 0.1811 GPU-h at one GPU per replica.
+      {"weighted by its 2 s: meets the target", {1, 1, 2.0 / 60}, true, 60.0 / 61,
+       (6 + 146 * 2.0 / 60) / 60},
+      // Whole: 2 of 3 minutes (66.7%), and 152 replica-minutes (2.533 GPU-h), 146 of them from
+      // 2 seconds.
+      {"counted whole: misses on its minutes", {}, false, 2.0 / 3, 152 / 60.0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const LateFollower got = FollowLate({1000, 1000, 11}, {3, 3, 146}, 0, 0, 200, 0.95, 0.95,
+                                        0.90, 1, std::ref(t), c.weights);
+    EXPECT_EQ(got.reached, c.want_reached);
+    EXPECT_NEAR(got.attainment, 1945.5 / 2011, 1e-12);
+    EXPECT_NEAR(got.minute_share, c.want_minute_share, 1e-12);
+    EXPECT_NEAR(got.gpu_hours, c.want_gpu_hours, 1e-12);
+  }
+}
+
+TEST(OracleTest, TheLastMinuteWeighsByTheShareOfItTheTraceCovers) {
+  // A minute of Poisson arrivals at 20 req/s, then 11 requests in the next minute's first 2 s,
+  // the last at exactly 62 s: minute 1 covers 2 of its 60 s. GPU-hours: minute 0's fleet for
+  // 60 s plus minute 1's for 2 s.
+  auto trace = std::make_shared<sim::Trace>();
+  AddPoisson(*trace, 0, 60, 20, 3);
+  for (int i = 0; i < 11; ++i) {
+    sim::RequestSpec r;
+    r.id = trace->requests.size();
+    r.arrival = SimTime::FromSecondsF(60 + 0.2 * i);
+    r.prompt_tokens = 1024;
+    r.output_tokens = 128;
+    trace->requests.push_back(r);
+  }
+  trace->requests.back().arrival = SimTime::FromSecondsF(62);
+  absl::StatusOr<OracleResult> o = Oracle(*trace, Deployment(), Truth{}, sim::TtftSlo{}, 1);
+  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_EQ(o->minutes.size(), 2u);
+  EXPECT_DOUBLE_EQ(o->minutes[0].weight, 1);
+  EXPECT_NEAR(o->minutes[1].weight, 2.0 / 60, 1e-12);
+  EXPECT_EQ(o->minutes[1].requests, 11);
+  EXPECT_NEAR(o->gpu_hours, (o->minutes[0].replicas + o->minutes[1].replicas * 2.0 / 60) / 60,
+              1e-12);
+}
+
 TEST(OracleTest, ShareOracleAddsToThePerMinuteFleetsOnlyWhatTheShareNeeds) {
   // Three identical minutes of Poisson arrivals at 60 req/s, no truth perturbation: each
   // minute's attainment at N is what simulating that minute alone from N replicas gives (asked
@@ -337,7 +400,9 @@ TEST(OracleTest, ShareOracleAddsToThePerMinuteFleetsOnlyWhatTheShareNeeds) {
   EXPECT_EQ(got->minutes[1].share_replicas, n);
   EXPECT_EQ(got->minutes[2].share_replicas, n);
   EXPECT_DOUBLE_EQ(got->minutes[0].share_attainment, at_n1);
-  EXPECT_DOUBLE_EQ(got->for_share->gpu_hours, (3.0 * n + 1) / 60.0);
+  // The last minute ends at the last arrival: it weighs `last`, a little under 1.
+  const double last = (trace->requests.back().arrival.seconds() - 120) / 60;
+  EXPECT_NEAR(got->for_share->gpu_hours, ((n + 1) + n + n * last) / 60.0, 1e-12);
   EXPECT_EQ(got->for_share->max_replicas, n + 1);
 
   EXPECT_FALSE(got->for_share->late.has_value());  // not asked
@@ -350,7 +415,7 @@ TEST(OracleTest, ShareOracleAddsToThePerMinuteFleetsOnlyWhatTheShareNeeds) {
   EXPECT_TRUE(got->for_share->late->reached);
   EXPECT_EQ(got->for_share->late->margin, 0);
   EXPECT_NEAR(got->for_share->late->attainment, (at_n + 2 * at_n1) / 3, 1e-9);
-  EXPECT_DOUBLE_EQ(got->for_share->late->gpu_hours, (3.0 * n + 2) / 60.0);
+  EXPECT_NEAR(got->for_share->late->gpu_hours, ((n + 1) + (n + 1) + n * last) / 60.0, 1e-12);
 
   // Capped under the p90 fleets: out of reach, named with the cap.
   OracleOptions capped;

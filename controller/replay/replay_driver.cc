@@ -59,6 +59,32 @@ sim::Trace WithPreRoll(const sim::Trace& trace, SimDuration pre_roll) {
   return out;
 }
 
+sim::Trace WithPreRoll(const sim::Trace& trace, SimDuration pre_roll, const sim::Trace& history,
+                       SimDuration history_span) {
+  sim::Trace out;
+  out.source = trace.source;
+  if (pre_roll > SimDuration::Zero()) {
+    // History time h plays at h + (pre_roll - history_span): its end meets the trace's start.
+    const SimDuration shift = pre_roll - history_span;
+    for (const sim::RequestSpec& r : history.requests) {
+      const SimTime at = r.arrival + shift;
+      if (at < SimTime::Zero()) continue;
+      sim::RequestSpec copy = r;
+      copy.arrival = at;
+      for (uint64_t& id : copy.prefix_hashes) id = sim::Mix64(id ^ kPreRollPrefixSalt);
+      out.requests.push_back(std::move(copy));
+    }
+  }
+  out.requests.reserve(out.requests.size() + trace.requests.size());
+  for (const sim::RequestSpec& r : trace.requests) {
+    sim::RequestSpec shifted = r;
+    shifted.arrival = r.arrival + std::max(pre_roll, SimDuration::Zero());
+    out.requests.push_back(std::move(shifted));
+  }
+  for (size_t i = 0; i < out.requests.size(); ++i) out.requests[i].id = i;
+  return out;
+}
+
 bool MeetsTarget(const ReplaySummary& s, const AttainmentTarget& target) {
   // A hair of slack so that 0.95 computed as 19/20 meets 0.95.
   return s.attainment + 1e-12 >= target.requests && s.minute_share + 1e-12 >= target.minutes;
@@ -117,7 +143,10 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
                periods_covering(trace_last.nanos() + 1));
   std::shared_ptr<const sim::Trace> played = config.trace;
   if (pre > SimDuration::Zero()) {
-    played = std::make_shared<const sim::Trace>(WithPreRoll(trace, pre));
+    played = std::make_shared<const sim::Trace>(
+        config.history != nullptr
+            ? WithPreRoll(trace, pre, *config.history, SimDuration::FromAbsl(config.history_span))
+            : WithPreRoll(trace, pre));
   }
   const SimTime zero = SimTime::Zero() + pre;  // the trace's first arrival
 
@@ -167,9 +196,14 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
     s.max_replicas = desired;
     gpu_hours_before = cluster.GpuHours();
   }
+  std::vector<TwinPrediction> predictions;
   for (;;) {
     const int32_t want = sync_once();
     ++s.decisions;
+    if (std::optional<TwinPrediction> p = autoscaler.LastPrediction()) {
+      p->at = (t - zero).ToAbsl();
+      predictions.push_back(*p);
+    }
     if (want != desired) {
       ++s.scale_events;
       desired = want;
@@ -218,6 +252,8 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
     ++minute_arrivals[static_cast<size_t>(r.arrival.nanos() / kMinute.nanos())];
   }
   std::vector<std::vector<double>> interval_ttfts(n_rows);
+  std::vector<ServedRequest> record;  // for the predictions' check
+  if (!predictions.empty()) record.reserve(cluster.fates().size());
   std::vector<double> ttfts;
   ttfts.reserve(cluster.fates().size());
   int64_t met = 0, counted_fates = 0;
@@ -241,7 +277,13 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
       interval_ttfts[Bin(f.arrival + f.ttft, period, n_rows)].push_back(f.ttft.millis());
     }
     ++counted_fates;
-    if (MeetsSlo(f, config.slo)) {
+    const bool meets = MeetsSlo(f, config.slo);
+    if (!predictions.empty()) {
+      record.push_back({(f.arrival - SimTime::Zero()).ToAbsl(),
+                        f.ttft.nanos() >= 0 ? std::optional<double>(f.ttft.millis()) : std::nullopt,
+                        meets});
+    }
+    if (meets) {
       ++met;
       const int64_t m = f.arrival.nanos() / kMinute.nanos();
       if (m >= 0 && m < n_minutes) ++minute_met[static_cast<size_t>(m)];
@@ -273,6 +315,18 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   s.minute_share = s.minutes_with_traffic == 0
                        ? 1.0
                        : static_cast<double>(s.minutes_meeting_slo) / s.minutes_with_traffic;
+  if (!predictions.empty()) {
+    std::stable_sort(record.begin(), record.end(),
+                     [](const ServedRequest& a, const ServedRequest& b) {
+                       return a.arrival < b.arrival;
+                     });
+    std::vector<QueueSample> queue;
+    queue.reserve(n_rows);
+    for (const TimelineRow& row : rows) queue.push_back({row.time, row.waiting});
+    result.twin_checks =
+        CheckPredictions(predictions, record, queue, (trace_last - SimTime::Zero()).ToAbsl());
+    s.twin_error = SummarizeTwinError(result.twin_checks);
+  }
   s.gpu_hours = cluster.GpuHours() - gpu_hours_before;
   s.simulated_seconds = (t - zero).seconds();
   if (wall_clock != nullptr) s.wall_seconds = absl::ToDoubleSeconds(wall_clock->Now() - wall_start);

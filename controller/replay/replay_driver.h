@@ -42,6 +42,10 @@
 // TTFT p90 is over the requests whose first token came in the interval (emission time = arrival +
 // TTFT); rejections are counted at their arrival time.
 //
+// The twin's error: after each decision the autoscaler's LastPrediction, if any, is checked
+// against the truth's per-request record and its queue at each decision (twin_error.h says how);
+// requests still in the fleet when the drain limit stops the run are not in that record.
+//
 // Thread-safety: none inside; separate RunReplay calls (with separate autoscalers) may run on
 // separate threads.
 #ifndef TWINSCALE_CONTROLLER_REPLAY_REPLAY_DRIVER_H_
@@ -60,6 +64,7 @@
 #include "controller/common/clock.h"
 #include "controller/replay/autoscaler.h"
 #include "controller/replay/truth.h"
+#include "controller/replay/twin_error.h"
 #include "simulator/core/time.h"
 #include "simulator/model/deployment.h"
 #include "simulator/model/router.h"
@@ -89,6 +94,12 @@ struct ReplayConfig {
   // periods of the autoscaler, and at most the trace's span so rounded (a short trace is
   // pre-rolled once, whole).
   absl::Duration pre_roll = absl::ZeroDuration();
+  // What came before the trace, when the source knows it (a rate curve played from its middle):
+  // arrivals from 0, its last pre_roll played as the pre-roll in place of the trace's own first
+  // pre_roll, so the counted run starts with the fleet the earlier traffic left. Null: the trace's
+  // own start is pre-rolled.
+  std::shared_ptr<const sim::Trace> history;
+  absl::Duration history_span = absl::ZeroDuration();  // the history's length
   // Enforce the autoscaler's advisory admission limits (Autoscaler::Admission) at the simulated
   // gateway after every decision, the pre-roll's included: what admission would have done. Off
   // for the comparison of policies, whose rows admit everything.
@@ -139,11 +150,17 @@ struct ReplaySummary {
   bool admission_enforced = false;  // ReplayConfig::enforce_admission: not in the comparison
   double wall_seconds = 0;       // 0 without a clock
   int64_t decisions = 0;
+  // The twin's error over the run's settled decisions (twin_error.h); nullopt for a policy
+  // without a twin (Autoscaler::LastPrediction) or when no decision counts.
+  std::optional<TwinError> twin_error;
 };
 
 struct ReplayResult {
   ReplaySummary summary;
   std::vector<TimelineRow> timeline;
+  // Each counted decision's prediction beside the truth's record over its span (twin_error.h),
+  // in order; empty for a policy without a twin.
+  std::vector<CheckedPrediction> twin_checks;
 };
 
 // DESIGN.md section 8's quality target.
@@ -163,6 +180,10 @@ std::string PolicyFamily(std::string_view policy);
 // prefix cache for the same conversation in the trace), then every request of `trace` shifted by
 // `pre_roll`. So the requests arriving before `pre_roll` are exactly the pre-roll's.
 sim::Trace WithPreRoll(const sim::Trace& trace, sim::SimDuration pre_roll);
+// The same with `history` (arrivals from 0, spanning `history_span`) as the pre-roll: its last
+// `pre_roll` is played, ending where the trace begins.
+sim::Trace WithPreRoll(const sim::Trace& trace, sim::SimDuration pre_roll,
+                       const sim::Trace& history, sim::SimDuration history_span);
 
 // InvalidArgument for a missing trace, initial_replicas < 0, a non-positive SyncPeriod, a
 // pre_roll < 0 or max_drain < 0. `wall_clock` (may be null) times the run for wall_seconds.

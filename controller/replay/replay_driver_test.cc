@@ -311,6 +311,42 @@ TEST(ReplayDriverTest, WithPreRollPlaysTheTracesFirstMinutesWithIdsOfTheirOwnThe
   EXPECT_EQ(WithPreRoll(trace, SimDuration::Zero()).requests.size(), 4u);
 }
 
+TEST(ReplayDriverTest, WithAHistoryThePreRollPlaysItsLastStretchEndingWhereTheTraceBegins) {
+  // A history of 40 s with arrivals at 5, 20 and 35 s, and a 25 s pre-roll: history time h plays
+  // at h - 15 s, so 5 s falls before the pre-roll (dropped), 20 and 35 s play at 5 and 20 s; the
+  // trace (arrivals at 0 and 10 s) follows at 25 and 35 s.
+  sim::Trace history;
+  for (int i = 0; i < 3; ++i) {
+    sim::RequestSpec r = Req(i, 5000.0 + 15000.0 * i, 200 + i, 20 + i);
+    r.prefix_hashes = {static_cast<uint64_t>(300 + i)};
+    history.requests.push_back(r);
+  }
+  sim::Trace trace;
+  trace.source = "two";
+  trace.requests = {Req(0, 0, 100, 10), Req(1, 10000, 101, 11)};
+  const sim::Trace got =
+      WithPreRoll(trace, SimDuration::Seconds(25), history, SimDuration::Seconds(40));
+  EXPECT_EQ(got.source, "two");
+  ASSERT_EQ(got.requests.size(), 4u);
+  const double want_at_s[] = {5, 20, 25, 35};
+  const int want_prompt[] = {201, 202, 100, 101};
+  for (size_t i = 0; i < got.requests.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got.requests[i].id, i);
+    EXPECT_EQ(got.requests[i].arrival, SimTime::FromSecondsF(want_at_s[i]));
+    EXPECT_EQ(got.requests[i].prompt_tokens, want_prompt[i]);
+  }
+  // The history's prefix ids are its own, as the trace's own pre-roll's are.
+  EXPECT_NE(got.requests[0].prefix_hashes, history.requests[1].prefix_hashes);
+  // A history shorter than the pre-roll starts late: 40 s of history in a 60 s pre-roll plays
+  // from 20 s on (5 s -> 25 s).
+  const sim::Trace longer =
+      WithPreRoll(trace, SimDuration::Seconds(60), history, SimDuration::Seconds(40));
+  ASSERT_EQ(longer.requests.size(), 5u);
+  EXPECT_EQ(longer.requests[0].arrival, SimTime::FromSecondsF(25));
+  EXPECT_EQ(longer.requests[3].arrival, SimTime::FromSecondsF(60));
+}
+
 TEST(ReplayDriverTest, APreRollOnAnIdleStartChangesNothingCounted) {
   // The serial engine of AttainmentMinutesAndTimelineOnASerialEngine, with a 60 s pre-roll: it
   // plays minute 0's ten requests (done by 9.1 s), and the trace starts on an idle replica at

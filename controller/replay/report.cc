@@ -78,8 +78,12 @@ std::vector<FamilyBest> CheapestPerFamily(const std::vector<ReplaySummary>& summ
   return out;
 }
 
-std::string PreRollText(absl::Duration pre_roll) {
+std::string PreRollText(absl::Duration pre_roll, bool from_history) {
   if (pre_roll <= absl::ZeroDuration()) return "no pre-roll (every policy starts cold)";
+  if (from_history) {
+    return absl::StrCat("pre-roll ", absl::FormatDuration(pre_roll),
+                        " (the traffic just before the trace played first, not counted)");
+  }
   return absl::StrCat("pre-roll ", absl::FormatDuration(pre_roll),
                       " (the trace's first ", absl::FormatDuration(pre_roll),
                       " played before it, not counted)");
@@ -91,7 +95,8 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
   absl::StrAppendFormat(&out, "twinscale replay: %s, %d requests over %.0f s\n", h.trace,
                         h.requests, h.span_seconds);
   absl::StrAppendFormat(&out, "deployment %s, truth %s, seed %d, SLO %s, %s\n", h.deployment,
-                        h.truth, h.seed, SloText(h.slo), PreRollText(h.pre_roll));
+                        h.truth, h.seed, SloText(h.slo),
+                        PreRollText(h.pre_roll, h.pre_roll_from_history));
   absl::StrAppendFormat(&out,
                         "target: >= %.0f%% of requests within the SLO and >= %.0f%% of minutes "
                         "with traffic meeting it\n\n",
@@ -110,6 +115,22 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
         s.policy, s.gpu_hours, s.served, s.rejected, s.ttft_p50_ms, s.ttft_p90_ms, s.ttft_p99_ms,
         s.attainment * 100, minutes, s.scale_events, s.max_replicas, s.wall_seconds,
         MeetsTarget(s, h.target) ? "met" : "missed");
+  }
+  bool any_twin = false;
+  for (const ReplaySummary& s : summaries) {
+    if (!s.twin_error) continue;
+    if (!any_twin) out += "\n";
+    any_twin = true;
+    const TwinError& e = *s.twin_error;
+    absl::StrAppendFormat(&out,
+                          "%-*s twin error: attainment bias %+.1f pts, MAE %.1f pts over %d "
+                          "decisions; p90 TTFT bias %+.0f ms, MAE %.0f ms\n",
+                          width, s.policy, e.attainment_bias_points, e.attainment_mae_points,
+                          e.decisions, e.ttft_p90_bias_ms, e.ttft_p90_mae_ms);
+  }
+  if (any_twin) {
+    out += "  (the twin's forecast for the fleet each decision left, minus what the truth served "
+           "over the same span, settled decisions only)\n";
   }
   out += "\ncheapest member of each family meeting the target:\n";
   for (const FamilyBest& f : CheapestPerFamily(summaries, h.target)) {
@@ -210,6 +231,17 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     p["pre_roll_seconds"] = RoundForPeople(s.pre_roll_seconds, 3);
     p["admission_enforced"] = s.admission_enforced;
     p["wall_seconds"] = RoundForPeople(s.wall_seconds, 3);
+    if (s.twin_error) {  // twin_error.h: predicted minus observed, settled decisions
+      const TwinError& e = *s.twin_error;
+      p["twin_error"] = {{"decisions", e.decisions},
+                         {"attainment_bias_points", RoundForPeople(e.attainment_bias_points, 2)},
+                         {"attainment_mae_points", RoundForPeople(e.attainment_mae_points, 2)},
+                         {"ttft_decisions", e.ttft_decisions},
+                         {"ttft_p90_bias_ms", RoundForPeople(e.ttft_p90_bias_ms, 1)},
+                         {"ttft_p90_mae_ms", RoundForPeople(e.ttft_p90_mae_ms, 1)}};
+    } else {
+      p["twin_error"] = nullptr;
+    }
     policies.push_back(std::move(p));
   }
   j["policies"] = std::move(policies);

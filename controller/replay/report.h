@@ -32,6 +32,8 @@ struct ReportHeader {
   AttainmentTarget target;
   // Played before the trace, not counted (ReplayConfig::pre_roll); zero: every policy starts cold.
   absl::Duration pre_roll = absl::ZeroDuration();
+  // The pre-roll played what came before the trace (ReplayConfig::history), not its own start.
+  bool pre_roll_from_history = false;
 };
 
 // One family's verdict: its cheapest member meeting the target, if any.
@@ -50,14 +52,17 @@ std::vector<FamilyBest> CheapestPerFamily(const std::vector<ReplaySummary>& summ
 
 // How the run started, for the report's headers: "pre-roll 10m (the trace's first 10m played
 // before it, not counted)", or that there was none.
-std::string PreRollText(absl::Duration pre_roll);
+std::string PreRollText(absl::Duration pre_roll, bool from_history = false);
 
-// The side-by-side table. `oracle` may be null (not computed).
+// The side-by-side table, then a line of the twin's error per policy that has one (twin_error.h).
+// `oracle` may be null (not computed).
 std::string FormatTable(const ReportHeader& header, const std::vector<ReplaySummary>& summaries,
                         const OracleResult* oracle);
 
 // summary.json's text: {"config": {...}, "policies": [...], "cheapest_meeting_target": [...],
-// "oracle": {...} or null}, keys in that order.
+// "oracle": {...} or null}, keys in that order. Each policy's "twin_error" is its
+// ReplaySummary::twin_error (twin_error.h: decisions, attainment_bias_points,
+// attainment_mae_points, ttft_decisions, ttft_p90_bias_ms, ttft_p90_mae_ms) or null.
 std::string SummaryJson(const ReportHeader& header, const std::vector<ReplaySummary>& summaries,
                         const OracleResult* oracle);
 

@@ -143,6 +143,21 @@ ordered_json ChartData(const ReportHeader& header, const std::vector<ReplaySumma
     t["ttft_p90_ms"] = std::move(ttft);
     t["rejected_rps"] = std::move(rejected);
     t["events"] = std::move(events);
+    // What the twin said and what happened (twin_error.h), at each counted decision's time:
+    // percentages of the span's requests within the SLO. Empty for a policy without a twin.
+    ordered_json twin_t = ordered_json::array(), said = ordered_json::array(),
+                 happened = ordered_json::array();
+    if (r != nullptr) {
+      for (const CheckedPrediction& c : r->twin_checks) {
+        if (!c.counted) continue;
+        twin_t.push_back(RoundForPeople(absl::ToDoubleSeconds(c.predicted.at), 3));
+        said.push_back(RoundForPeople(100 * c.predicted.attainment, 2));
+        happened.push_back(RoundForPeople(100 * c.observed_attainment, 2));
+      }
+    }
+    t["twin"] = {{"t", std::move(twin_t)},
+                 {"predicted", std::move(said)},
+                 {"observed", std::move(happened)}};
     timelines.push_back(std::move(t));
   }
   j["timelines"] = std::move(timelines);
@@ -259,7 +274,7 @@ std::string ConfigSection(const ReportHeader& h, const OracleResult* oracle,
                                 h.target.requests * 100, h.target.minutes * 100));
   row("truth", Html(h.truth));
   row("seed", absl::StrCat(h.seed));
-  row("start", Html(PreRollText(h.pre_roll)));
+  row("start", Html(PreRollText(h.pre_roll, h.pre_roll_from_history)));
   row("policies", absl::StrCat(summaries.size()));
   row("oracle", oracle != nullptr ? absl::StrFormat("computed (%d minutes)", oracle->minutes.size())
                                   : std::string("not computed"));
@@ -666,6 +681,17 @@ constexpr char kScript[] = R"js(
       { label: name(i), data: pts(tl.t, tl.waiting), borderColor: colors[i] },
     ]);
 
+    // What the twin said (solid) and what the truth served (dashed) over each decision's span.
+    if (document.getElementById('chart-twin')) {
+      seriesChart('chart-twin', 'attainment (% of the span\'s requests)', (tl, i) => tl.twin.t.length ? [
+        { label: name(i) + ': the twin said', data: pts(tl.twin.t, tl.twin.predicted), borderColor: colors[i] },
+        { label: name(i) + ': the truth served', data: pts(tl.twin.t, tl.twin.observed), borderColor: colors[i],
+          borderDash: [5, 4], borderWidth: 1.2 },
+      ] : [], { y: { suggestedMax: 100 }, digits: 1,
+                lines: [{ axis: 'y', value: cfg.slo.percentile, color: '#c0392b',
+                          label: 'SLO p' + cfg.slo.percentile }] });
+    }
+
     seriesChart('chart-rejected', 'rejected requests (req/s)', (tl, i) => [
       { label: name(i), data: pts(tl.t, tl.rejected_rps), borderColor: colors[i] },
     ], { y: { beginAtZero: true, suggestedMax: 1 }, digits: 2 });
@@ -744,7 +770,7 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
                                  header.target.requests * 100, header.target.minutes * 100));
   fact("truth", Html(header.truth));
   fact("seed", absl::StrCat(header.seed));
-  fact("start", Html(PreRollText(header.pre_roll)));
+  fact("start", Html(PreRollText(header.pre_roll, header.pre_roll_from_history)));
   if (oracle != nullptr) fact("oracle", absl::StrFormat("%.3f GPU-h", oracle->gpu_hours));
   if (oracle != nullptr && oracle->for_share && oracle->for_share->reached) {
     fact("oracle for the target", absl::StrFormat("%.3f GPU-h", oracle->for_share->gpu_hours));
@@ -794,8 +820,19 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
   for (const ReplaySummary& s : summaries) rejected += s.rejected;
   if (rejected == 0) out += "; no policy had any in this run";
   out +=
-      "</p><div class=\"chart\"><canvas id=\"chart-rejected\"></canvas></div></figure>\n"
-      "</div>\n</section>\n";
+      "</p><div class=\"chart\"><canvas id=\"chart-rejected\"></canvas></div></figure>\n";
+  bool any_twin = false;
+  for (const ReplayResult& r : results) any_twin = any_twin || r.summary.twin_error.has_value();
+  if (any_twin) {
+    out +=
+        "<figure><figcaption>What the twin said, what happened</figcaption><p class=\"caption\">"
+        "solid: the share of requests the twin forecast within the SLO, at each decision, for the "
+        "fleet the decision left, over the decision's horizon (from the warm-up on when it kept or "
+        "added capacity); dashed: the share the truth served over the same span; settled "
+        "decisions only</p>"
+        "<div class=\"chart\"><canvas id=\"chart-twin\"></canvas></div></figure>\n";
+  }
+  out += "</div>\n</section>\n";
 
   // Configuration.
   out += "<section id=\"config\">\n<h2>Configuration</h2>\n";

@@ -3,7 +3,9 @@
 // with the attainment target and the zero-lag oracle's GPU-hours as reference lines), the summary
 // table (the terminal table's content), plots over time for the policies the reader picks
 // (traffic, replicas ready and warming with the scale events, p90 TTFT against the SLO, KV use,
-// queue depth, rejections), the resolved configuration and the truth perturbations.
+// queue depth, rejections; for twinscale's policies, "what the twin said, what happened": the
+// attainment the twin forecast at each decision beside what the truth served over the same span,
+// twin_error.h), the resolved configuration and the truth perturbations.
 //
 // The page needs no network: Chart.js (Debian's libjs-chart.js, a single UMD file) and the data
 // are inlined. The data is one JSON document (summary.json's content plus the timelines, the

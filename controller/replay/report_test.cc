@@ -166,6 +166,34 @@ TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
   EXPECT_NE(SummaryJson(h, s, nullptr).find("\"gpu_hours\": 14.123,"), std::string::npos);
 }
 
+TEST(ReportTest, TheTwinsErrorIsALineUnderTheTableAndAKeyPerPolicy) {
+  ReportHeader h;
+  std::vector<ReplaySummary> rows = Sample();
+  TwinError e;
+  e.decisions = 40;
+  e.attainment_bias_points = 1.46;
+  e.attainment_mae_points = 2.04;
+  e.ttft_decisions = 38;
+  e.ttft_p90_bias_ms = -12.3;
+  e.ttft_p90_mae_ms = 30.06;
+  rows.back().twin_error = e;  // twinscale's row
+  const std::string table = FormatTable(h, rows, nullptr);
+  EXPECT_NE(table.find("twinscale     twin error: attainment bias +1.5 pts, MAE 2.0 pts over 40 "
+                       "decisions; p90 TTFT bias -12 ms, MAE 30 ms\n"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("keda-queue-1  twin error"), std::string::npos);  // no twin, no line
+  const nlohmann::json j = nlohmann::json::parse(SummaryJson(h, rows, nullptr));
+  EXPECT_TRUE(j["policies"][0]["twin_error"].is_null());
+  const nlohmann::json& t = j["policies"][5]["twin_error"];
+  EXPECT_EQ(t["decisions"], 40);
+  EXPECT_DOUBLE_EQ(t["attainment_bias_points"].get<double>(), 1.46);
+  EXPECT_DOUBLE_EQ(t["attainment_mae_points"].get<double>(), 2.04);
+  EXPECT_EQ(t["ttft_decisions"], 38);
+  EXPECT_DOUBLE_EQ(t["ttft_p90_bias_ms"].get<double>(), -12.3);
+  EXPECT_DOUBLE_EQ(t["ttft_p90_mae_ms"].get<double>(), 30.1);
+}
+
 TEST(ReportTest, TimelineCsvHasAPolicyColumnAndQuotesReasons) {
   ReplayResult r;
   r.summary.policy = "keda-queue-5";

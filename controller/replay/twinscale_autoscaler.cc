@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "controller/policy/replica_search.h"
 
 namespace twinscale::replay {
 
@@ -13,6 +14,28 @@ TwinscaleAutoscaler::TwinscaleAutoscaler(std::string name, policy::PolicyConfig 
     : name_(std::move(name)),
       decider_(config, std::move(twin), absl::Seconds(45)),
       output_(mode, config.min_replicas, config.max_replicas) {}
+
+std::optional<TwinPrediction> TwinscaleAutoscaler::PredictionFor(const policy::Decision& d,
+                                                                 int32_t applied) const {
+  const policy::ForecastQuestion& q = d.question;
+  if (q.arrival_rate <= 0) return std::nullopt;  // a decision that forecast nothing
+  const policy::PolicyConfig& c = decider_.config();
+  // The size the decision's what-ifs grew or shrank from (recommend.cc's BaseSize): a count at or
+  // above it is judged after the warm-up, a smaller one from now.
+  const int32_t base = std::clamp(std::max(d.current, 1), c.min_replicas, c.max_replicas);
+  const policy::ForecastQuestion asked = policy::CandidateQuestion(
+      q, applied, base, static_cast<int32_t>(d.not_counted.size()), /*margin=*/1.0);
+  const policy::Forecast f = decider_.forecaster().Reading(asked);
+  TwinPrediction p;
+  p.judge_from = asked.judge_from;
+  p.horizon = asked.horizon;
+  p.replicas = applied;
+  p.attainment = f.attainment;
+  p.ttft_p90_ms = f.ttft_p90_ms;
+  p.waiting_at_end = f.waiting_at_horizon;
+  p.settled = !calibrate_ || decider_.calibration().updates >= kSettledCalibrationUpdates;
+  return p;
+}
 
 int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
   policy::Decision d = decider_.Decide(view);
@@ -32,6 +55,7 @@ int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
     absl::StrAppend(&last_reason_, "; HPA ", output_.last_reason(), " (decided ", decided,
                     ", HPA set ", applied, ")");
   }
+  last_prediction_ = PredictionFor(decisions_.back(), applied);
   return applied;
 }
 

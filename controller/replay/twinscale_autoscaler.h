@@ -29,6 +29,11 @@ class TwinscaleAutoscaler : public Autoscaler {
   // The last decision's advice while active: max_arrival_rate as the gateway's rate limit and
   // max_queue_per_replica as its limit on each replica's waiting requests.
   sim::AdmissionLimits Admission() const override;
+  // The twin's reading (TwinForecaster::Reading: its first batch, the decision's own seed) of the
+  // decision's question at the count applied, judged as the policy judges that count
+  // (policy::CandidateQuestion): the prediction twin_error.h checks. Settled after
+  // kSettledCalibrationUpdates calibration updates, or with calibration off.
+  std::optional<TwinPrediction> LastPrediction() const override { return last_prediction_; }
   // Every decision taken, in order (for reports and the decision corpus).
   const std::vector<policy::Decision>& decisions() const { return decisions_; }
   // The calibrated speed factor after each decision, and the prediction error of each window:
@@ -36,9 +41,14 @@ class TwinscaleAutoscaler : public Autoscaler {
   // as it stood) minus the observed p90 (ms; NaN when unknown).
   const std::vector<double>& speed_history() const { return speed_history_; }
   const std::vector<double>& prediction_error_ms() const { return prediction_error_ms_; }
-  void set_calibration(bool on) { decider_.set_calibration(on); }
+  void set_calibration(bool on) {
+    calibrate_ = on;
+    decider_.set_calibration(on);
+  }
 
  private:
+  std::optional<TwinPrediction> PredictionFor(const policy::Decision& d, int32_t applied) const;
+
   std::string name_;
   twin::TargetDecider decider_;
   ModeOutput output_;
@@ -46,6 +56,8 @@ class TwinscaleAutoscaler : public Autoscaler {
   std::vector<double> prediction_error_ms_;
   std::vector<policy::Decision> decisions_;
   std::string last_reason_;
+  bool calibrate_ = true;
+  std::optional<TwinPrediction> last_prediction_;
 };
 
 }  // namespace twinscale::replay

@@ -167,6 +167,7 @@ struct GroupResult {
   double itl_sum_ms = 0;  // inter-token gaps, summed per token
   int64_t itl_count = 0;
   int64_t itl_judged = 0, itl_over = 0;  // with an ITL objective: judged tokens, those over it
+  int64_t waiting_at_horizon = 0;        // over the group's replicas
 };
 
 // One simulation: replica i serves from serve_at[i] seconds on, seeded with *states[i] (null: it
@@ -263,6 +264,8 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   const double slack_s =
       absl::ToDoubleSeconds(q.ttft_threshold) +
       absl::ToDoubleSeconds(q.ttft_per_prompt_token) * MaxRequestTokens(options.deployment) + 1.0;
+  simulation.RunUntil(SimTime::FromSecondsF(horizon_s));
+  const int64_t waiting_at_horizon = fleet.waiting();
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s + slack_s));
   const sim::RunSummary s = stats.Summarize(0, 0);
   if (std::shared_ptr<const LengthDraws> more = lengths.extended()) {
@@ -280,6 +283,7 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   g.itl_sum_ms = s.itl_ms.mean * static_cast<double>(s.itl_ms.count);
   g.itl_judged = s.judged_itl_tokens;
   g.itl_over = s.judged_itl_over;
+  g.waiting_at_horizon = waiting_at_horizon;
   return g;
 }
 
@@ -393,6 +397,7 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
     sum.ttft_p90_ms += f.ttft_p90_ms / runs;
     sum.scheduling_delay_mean_ms += f.scheduling_delay_mean_ms / runs;
     sum.preemptions_per_s += f.preemptions_per_s / runs;
+    sum.waiting_at_horizon += f.waiting_at_horizon / runs;
     itl_tokens += f.itl_tokens;
     itl_over += std::llround((1.0 - f.itl_within) * static_cast<double>(f.itl_tokens));
   }
@@ -566,11 +571,12 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
 
   // Pooled: attainment over every judged request; the TTFT p90 and mean scheduling delay of the
   // units weighted by their requests (an approximation of the pooled quantile); preemptions per
-  // second of the simulated replicas.
+  // second of the simulated replicas; the queue at the horizon, per replica, times the fleet.
   policy::Forecast f;
   double p90 = 0, sched = 0, itl_sum = 0;
-  int64_t preemptions = 0, itl_count = 0, itl_judged = 0, itl_over = 0;
+  int64_t preemptions = 0, itl_count = 0, itl_judged = 0, itl_over = 0, waiting = 0;
   for (const GroupResult& g : units) {
+    waiting += g.waiting_at_horizon;
     itl_judged += g.itl_judged;
     itl_over += g.itl_over;
     f.requests += g.judged;
@@ -589,6 +595,9 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
       f.requests > 0 ? sched / judged : units.front().scheduling_delay_mean_ms;
   const double replicas_per_fleet =
       static_cast<double>(units.size()) * per_unit / (full_fleet ? candidate : k);
+  // The simulated replicas' mean queue, scaled to the candidate fleet.
+  f.waiting_at_horizon = static_cast<double>(waiting) * candidate /
+                         (static_cast<double>(units.size()) * per_unit);
   f.preemptions_per_s = horizon_s > 0 ? static_cast<double>(preemptions) / horizon_s /
                                             std::max(1.0, replicas_per_fleet)
                                       : 0;

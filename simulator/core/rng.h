@@ -21,6 +21,7 @@ enum class Stream : uint64_t {
   kTraceJitter = 6,
   kRateScale = 7,
   kStepNoise = 8,
+  kRateCurve = 9,
 };
 
 // SplitMix64 finalizer: a bijective mix used to derive independent seeds.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -69,10 +70,22 @@ void NormalizeTrace(Trace& trace) {
   RenumberIds(requests);
 }
 
-absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed) {
+absl::StatusOr<RateScaleMode> ParseRateScaleMode(std::string_view name) {
+  if (name == "jitter") return RateScaleMode::kJitter;
+  if (name == "spread") return RateScaleMode::kSpread;
+  return absl::InvalidArgumentError(
+      absl::StrCat("rate scale mode \"", std::string(name), "\" is not one of jitter, spread"));
+}
+
+absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed,
+                                const RateScaleOptions& options) {
   if (!(k > 0) || k > kMaxRateScale) {
     return absl::InvalidArgumentError(
         absl::StrCat("rate scale must be in (0, ", kMaxRateScale, "], got ", k));
+  }
+  if (options.jitter < SimDuration::Zero()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rate scale jitter must be >= 0, got ", options.jitter.nanos(), " ns"));
   }
   Trace out;
   out.source = trace.source;
@@ -89,11 +102,16 @@ absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed) {
   const int64_t whole = static_cast<int64_t>(std::floor(k));
   const double fraction = k - static_cast<double>(whole);
   const int64_t copies = whole + (fraction > 0 ? 1 : 0);
-  // Copies 1.. need distinct offsets in [1, span].
-  if (copies - 1 > span) {
-    return absl::InvalidArgumentError(absl::StrCat("rate scale ", k, ": trace spans ", span,
-                                                   " ns, too short for ", copies,
-                                                   " copies at distinct offsets"));
+  // Copies 1.. need distinct nonzero offsets: in [1, span] (spread), or in [-reach, -1] u
+  // [1, reach] (jitter; a shift beyond the span would only wrap back inside it).
+  const bool spread = options.mode == RateScaleMode::kSpread;
+  const int64_t reach = spread ? span : std::min(span, options.jitter.nanos());
+  const int64_t choices = spread ? span : 2 * reach;
+  if (copies - 1 > choices) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rate scale ", k, ": trace spans ", span, " ns",
+        spread ? "" : absl::StrCat(" (jitter ", options.jitter.nanos(), " ns)"),
+        ", too short for ", copies, " copies at distinct offsets"));
   }
 
   std::vector<int64_t> offsets(static_cast<size_t>(copies), 0);
@@ -101,7 +119,9 @@ absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed) {
   for (size_t c = 1; c < offsets.size(); ++c) {
     int64_t o;
     do {
-      o = 1 + static_cast<int64_t>(offset_rng.UniformInt(static_cast<uint64_t>(span)));
+      o = static_cast<int64_t>(offset_rng.UniformInt(static_cast<uint64_t>(choices)));
+      // spread: [0, span) -> [1, span]; jitter: [0, 2 reach) -> [-reach, -1] u [1, reach].
+      o = spread ? o + 1 : (o < reach ? o - reach : o - reach + 1);
     } while (std::find(offsets.begin(), offsets.begin() + static_cast<std::ptrdiff_t>(c), o) !=
              offsets.begin() + static_cast<std::ptrdiff_t>(c));
     offsets[c] = o;
@@ -118,7 +138,9 @@ absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed) {
     for (const RequestSpec& r : in) {
       if (thinned && !(thin_rng.Uniform01() < fraction)) continue;
       RequestSpec copy = r;
-      copy.arrival = SimTime::FromNanos(first + (r.arrival.nanos() - first + offset) % circle);
+      // offset > -circle, so the sum is non-negative before the modulo.
+      copy.arrival =
+          SimTime::FromNanos(first + (r.arrival.nanos() - first + offset + circle) % circle);
       if (c > 0) {
         for (uint64_t& id : copy.prefix_hashes) id = CopyPrefixId(id, static_cast<uint64_t>(c));
       }

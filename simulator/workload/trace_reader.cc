@@ -575,7 +575,9 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, std::string_view name,
   return absl::InvalidArgumentError(absl::StrCat(Absl(name), ": unknown trace format"));
 }
 
-absl::StatusOr<Trace> ReadTraceFile(const std::string& path, const TraceReadOptions& options) {
+namespace {
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (file == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", path));
   std::string text;
@@ -588,7 +590,93 @@ absl::StatusOr<Trace> ReadTraceFile(const std::string& path, const TraceReadOpti
   if (std::ferror(file.get())) {
     return absl::ErrnoToStatus(errno, absl::StrCat("cannot read ", path));
   }
-  return ParseTrace(text, path, options);
+  return text;
+}
+
+// Rates above this (req/s) are taken for a corrupt file rather than traffic.
+constexpr double kMaxCurveRate = 1e9;
+// Window starts may drift from the grid by this much (seconds) before a row is refused.
+constexpr double kGridSlackSeconds = 1e-3;
+
+absl::StatusOr<RecordedRateCurve> ParseServeGenRateImpl(absl::string_view text,
+                                                        absl::string_view name) {
+  Lines lines(text);
+  absl::string_view line;
+  int64_t number = 0;
+  std::vector<absl::string_view> fields;
+  if (!lines.Next(line, number)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": no windows"));
+  }
+  if (!SplitCsv(line, fields) || fields.size() < 2 || fields[0] != "window_start_s" ||
+      fields[1] != "aggregate_rate_rps") {
+    return LineError(name, number,
+                     absl::StrCat("want the header window_start_s,aggregate_rate_rps[,...], got ",
+                                  Quote(line)));
+  }
+  RecordedRateCurve curve;
+  curve.source = std::string(name);
+  double first = 0, window = 0;
+  while (lines.Next(line, number)) {
+    if (!SplitCsv(line, fields) || fields.size() < 2) {
+      return LineError(name, number,
+                       absl::StrCat("want window_start_s,aggregate_rate_rps, got ", Quote(line)));
+    }
+    double start = 0, rate = 0;
+    if (!absl::SimpleAtod(fields[0], &start) || !std::isfinite(start) || start < 0 ||
+        start > kMaxRelativeSeconds) {
+      return LineError(name, number,
+                       absl::StrCat("window_start_s ", Quote(fields[0]),
+                                    " is not a number of seconds in [0, 1e9]"));
+    }
+    if (!absl::SimpleAtod(fields[1], &rate) || !std::isfinite(rate) || rate < 0 ||
+        rate > kMaxCurveRate) {
+      return LineError(name, number,
+                       absl::StrCat("aggregate_rate_rps ", Quote(fields[1]),
+                                    " is not a rate in [0, 1e9] req/s"));
+    }
+    const size_t i = curve.rates.size();
+    if (i == 0) {
+      first = start;
+    } else if (i == 1) {
+      window = start - first;
+      if (!(window >= 1e-3)) {
+        return LineError(name, number,
+                         absl::StrCat("window_start_s ", Quote(fields[0]),
+                                      " does not follow the previous window's start"));
+      }
+    } else if (std::abs(start - (first + window * static_cast<double>(i))) > kGridSlackSeconds) {
+      return LineError(name, number,
+                       absl::StrCat("window_start_s ", Quote(fields[0]), " is off the ", window,
+                                    "-s grid (want ", first + window * static_cast<double>(i),
+                                    "): windows must be consecutive"));
+    }
+    curve.rates.push_back(rate);
+  }
+  if (curve.rates.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": need at least two windows (the window length is their spacing)"));
+  }
+  curve.window = SimDuration::Nanos(std::llround(window * 1e9));
+  return curve;
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> ReadTraceFile(const std::string& path, const TraceReadOptions& options) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  return ParseTrace(*text, path, options);
+}
+
+absl::StatusOr<RecordedRateCurve> ParseServeGenRateCsv(std::string_view text,
+                                                       std::string_view name) {
+  return ParseServeGenRateImpl(Absl(text), Absl(name));
+}
+
+absl::StatusOr<RecordedRateCurve> ReadRateCurveFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  return ParseServeGenRateCsv(*text, path);
 }
 
 }  // namespace twinscale::sim

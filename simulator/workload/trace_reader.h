@@ -1,6 +1,8 @@
 // Readers for public LLM-serving request traces: the Azure LLM inference traces (2023 and 2024
-// releases, CSV), Mooncake's FAST'25 traces (JSON lines) and BurstGPT (CSV). One of the simulator's
-// two I/O edges (a separate target, ts_sim_trace_io); everything downstream sees only a Trace.
+// releases, CSV), Mooncake's FAST'25 traces (JSON lines) and BurstGPT (CSV); and for ServeGen's
+// per-window aggregate request rates (CSV, a RecordedRateCurve for rate_curve.h). One of the
+// simulator's two I/O edges (a separate target, ts_sim_trace_io); everything downstream sees only
+// a Trace (or a curve).
 //
 // Every parser returns a normalised Trace (trace.h: stably sorted by arrival, ids 0..n-1, first
 // arrival at t = 0; rows need not be in time order) or InvalidArgument whose message reads
@@ -40,6 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "simulator/core/time.h"
+#include "simulator/workload/rate_curve.h"
 #include "simulator/workload/trace.h"
 
 namespace twinscale::sim {
@@ -72,6 +75,16 @@ absl::StatusOr<Trace> ParseBurstGptCsv(std::string_view text, std::string_view n
 // Parses `text` in options.format, detecting it first when that is kAuto.
 absl::StatusOr<Trace> ParseTrace(std::string_view text, std::string_view name,
                                  const TraceReadOptions& options);
+
+// ServeGen's aggregate rate CSV (a RecordedRateCurve, not a Trace): a header starting
+// "window_start_s,aggregate_rate_rps" (further columns, such as active_clients, are ignored), then
+// one row per window: its start in seconds and its rate in req/s (a decimal in [0, 1e9]). The
+// windows must be consecutive: the first two rows' starts give the window length (> 1 ms), and
+// row i must start at first + i x window (within 1 ms). At least two rows. Errors as the trace
+// parsers' ("<name>:<line>: <what is wrong>").
+absl::StatusOr<RecordedRateCurve> ParseServeGenRateCsv(std::string_view text,
+                                                       std::string_view name);
+absl::StatusOr<RecordedRateCurve> ReadRateCurveFile(const std::string& path);
 
 }  // namespace twinscale::sim
 

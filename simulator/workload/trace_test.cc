@@ -71,9 +71,10 @@ TEST(NormalizeTrace, SortsStablyShiftsToZeroAndRenumbers) {
 
 // ---- ScaleRate ------------------------------------------------------------------------------
 
-TEST(ScaleRate, ThreeCopiesTripleTheRequestsOverTheSameSpan) {
+TEST(ScaleRate, SpreadModeThreeCopiesTripleTheRequestsOverTheSameSpan) {
   const Trace in = UniformTrace(1000);  // span 999 s
-  absl::StatusOr<Trace> out = ScaleRate(in, 3, 17);
+  absl::StatusOr<Trace> out =
+      ScaleRate(in, 3, 17, RateScaleOptions{.mode = RateScaleMode::kSpread});
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->requests.size(), 3000u);
   ExpectNormalised(*out);
@@ -175,6 +176,140 @@ TEST(ScaleRate, SameSeedSameTraceDifferentSeedDifferent) {
   };
   EXPECT_EQ(arrivals(*a), arrivals(*b));
   EXPECT_NE(arrivals(*a), arrivals(*c));
+}
+
+// A ramp: minute m (0..29) holds 10 + 4 m requests, evenly spaced inside it (request j of minute m
+// at 60 m + 60 j / n_m seconds). 30 minutes, 2,040 requests.
+Trace RampTrace() {
+  Trace t;
+  t.source = "ramp";
+  for (int m = 0; m < 30; ++m) {
+    const int n = 10 + 4 * m;
+    for (int j = 0; j < n; ++j) {
+      RequestSpec r;
+      r.arrival = SimTime::FromNanos(60 * kSecond * m + 60 * kSecond * j / n);
+      r.prompt_tokens = 100;
+      r.output_tokens = 10;
+      t.requests.push_back(r);
+    }
+  }
+  NormalizeTrace(t);
+  return t;
+}
+
+std::vector<int> PerMinute(const Trace& t) {
+  std::vector<int> n(30, 0);
+  for (const RequestSpec& r : t.requests) {
+    ++n[static_cast<size_t>(std::min<int64_t>(29, r.arrival.nanos() / (60 * kSecond)))];
+  }
+  return n;
+}
+
+TEST(ScaleRate, JitterModeKeepsTheRateCurve) {
+  // x40 with the default 60 s jitter. Minute m of the result should hold about 40 (10 + 4 m)
+  // requests. Bound: were the minute's count Poisson with that mean, its standard deviation
+  // would be sqrt(40 n_m) (20 at the first minute, 69 at the last); 4 sigma. The copies are
+  // less noisy than that (each copy moves a minute's count by at most the 4-request step to the
+  // neighbouring minute, and symmetric offsets cancel on a linear ramp), so the bound is loose
+  // for jitter but still rejects spread, whose every minute sits near 40 x the mean 68 = 2,720.
+  // The first and last minutes are excluded: the part of a copy shifted past one end re-enters
+  // at the other, so they mix the two ends of the ramp.
+  const Trace in = RampTrace();
+  for (const uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE(seed);
+    absl::StatusOr<Trace> out = ScaleRate(in, 40, seed);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->requests.size(), 40u * 2040u);
+    const std::vector<int> n = PerMinute(*out);
+    for (int m = 1; m < 29; ++m) {
+      const double want = 40.0 * (10 + 4 * m);
+      EXPECT_NEAR(n[static_cast<size_t>(m)], want, 4 * std::sqrt(want)) << "minute " << m;
+    }
+  }
+  // Spread flattens the same ramp: its first interior minute is far above 40 x 14 = 560 (the
+  // copies' mean is 2,720 a minute), outside the band the jitter mode meets.
+  absl::StatusOr<Trace> flat =
+      ScaleRate(in, 40, 1, RateScaleOptions{.mode = RateScaleMode::kSpread});
+  ASSERT_TRUE(flat.ok());
+  EXPECT_GT(PerMinute(*flat)[1], 560 + 4 * std::sqrt(560.0));
+}
+
+TEST(ScaleRate, JitteredCopiesWrapInsideTheSpan) {
+  // A trace from 5 s to 104 s (100 requests one second apart, shifted), jitter 30 s and 60 min
+  // (beyond the span, so capped at it): every arrival of every copy stays in [5 s, 104 s], the
+  // input's own first and last arrivals.
+  Trace in = UniformTrace(100);
+  for (RequestSpec& r : in.requests) r.arrival = r.arrival + SimDuration::Seconds(5);
+  for (const int64_t jitter_s : {30, 3600}) {
+    SCOPED_TRACE(jitter_s);
+    absl::StatusOr<Trace> out =
+        ScaleRate(in, 7.5, 9, RateScaleOptions{.jitter = SimDuration::Seconds(jitter_s)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNormalised(*out);
+    for (const RequestSpec& r : out->requests) {
+      EXPECT_GE(r.arrival.nanos(), 5 * kSecond);
+      EXPECT_LE(r.arrival.nanos(), 104 * kSecond);
+    }
+    std::set<std::tuple<int64_t, int32_t>> seen;  // never twice at one instant
+    for (const RequestSpec& r : out->requests) {
+      EXPECT_TRUE(seen.insert({r.arrival.nanos(), r.prompt_tokens}).second);
+    }
+  }
+  // With a 30 s jitter a copy's request moves by at most 30 s, or wraps to the other end: request
+  // i (prompt i + 1, at 5 + i s) lands within 30 s of 5 + i, or within 30 s of it around the
+  // circle of 99 s + 1 ns.
+  absl::StatusOr<Trace> out =
+      ScaleRate(in, 7, 9, RateScaleOptions{.jitter = SimDuration::Seconds(30)});
+  ASSERT_TRUE(out.ok());
+  for (const RequestSpec& r : out->requests) {
+    const double moved = std::abs(static_cast<double>(r.arrival.nanos()) / kSecond -
+                                  (5 + r.prompt_tokens - 1));
+    EXPECT_TRUE(moved <= 30 || moved >= 99 - 30) << "prompt " << r.prompt_tokens;
+  }
+}
+
+TEST(ScaleRate, JitterModeSameSeedSameTraceDifferentSeedDifferent) {
+  const Trace in = RampTrace();
+  absl::StatusOr<Trace> a = ScaleRate(in, 3.5, 4), b = ScaleRate(in, 3.5, 4),
+                        c = ScaleRate(in, 3.5, 5);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  auto arrivals = [](const Trace& t) {
+    std::vector<int64_t> v;
+    for (const RequestSpec& r : t.requests) v.push_back(r.arrival.nanos());
+    return v;
+  };
+  EXPECT_EQ(arrivals(*a), arrivals(*b));
+  EXPECT_NE(arrivals(*a), arrivals(*c));
+}
+
+TEST(ScaleRate, RejectsBadJitter) {
+  const Trace in = UniformTrace(10);  // spans 9 s
+  struct Case {
+    std::string name;
+    double k;
+    RateScaleOptions options;
+  };
+  const Case bad[] = {
+      {"negative jitter", 2, RateScaleOptions{.jitter = SimDuration::Seconds(-1)}},
+      {"zero jitter leaves no distinct offset for a second copy", 2,
+       RateScaleOptions{.jitter = SimDuration::Zero()}},
+      {"a 1 ns jitter has two offsets, too few for four copies", 4,
+       RateScaleOptions{.jitter = SimDuration::Nanos(1)}},
+  };
+  for (const Case& c : bad) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(ScaleRate(in, c.k, 1, c.options).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  // Zero jitter still thins (k < 1 shifts nothing), and a 1 ns jitter fits three copies (-1, +1).
+  EXPECT_TRUE(ScaleRate(in, 0.5, 1, RateScaleOptions{.jitter = SimDuration::Zero()}).ok());
+  EXPECT_TRUE(ScaleRate(in, 3, 1, RateScaleOptions{.jitter = SimDuration::Nanos(1)}).ok());
+}
+
+TEST(ParseRateScaleMode, NamesTheTwoModes) {
+  EXPECT_EQ(*ParseRateScaleMode("jitter"), RateScaleMode::kJitter);
+  EXPECT_EQ(*ParseRateScaleMode("spread"), RateScaleMode::kSpread);
+  EXPECT_EQ(ParseRateScaleMode("flat").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ScaleRate, RejectsBadFactorsAndSpansTooShortToShift) {

@@ -51,7 +51,7 @@ chrome --window-size=1400,3000 --dump-dom "$URL" >"$OUT/dom.html" 2>"$OUT/chromi
   || { tail -20 "$OUT/chromium_dom.log" >&2; fail "chromium --dump-dom failed"; }
 status=$(grep -o '<span id="render-status"[^>]*>[^<]*</span>' "$OUT/dom.html")
 echo "render status: $status"
-[[ $status == *'data-ok="true"'*'>rendered 7 charts<'* ]] || fail "page did not render: ${status:-no #render-status}"
+[[ $status == *'data-ok="true"'*'>rendered 8 charts<'* ]] || fail "page did not render: ${status:-no #render-status}"
 # Console errors and uncaught exceptions Chromium logged (the page also catches its own).
 if grep -E "CONSOLE.*(Uncaught|Error)|:ERROR:CONSOLE" "$OUT/chromium_dom.log"; then
   fail "console errors (see $OUT/chromium_dom.log)"

@@ -193,6 +193,38 @@ TEST(ReplayCliTest, HistoryFlagsWithoutFromPrometheusAreRefusedByName) {
   EXPECT_NE(s.out.find("--selector needs --from-prometheus"), std::string::npos) << s.out;
 }
 
+// The rate-scale and rate-curve flags refuse bad values with exit 2 and one line naming the flag.
+TEST(ReplayCliTest, BadRateScaleAndRateCurveFlagsAreRefusedByName) {
+  const std::string curve =
+      "--rate-curve tests/data/traces/servegen_language_m-large_aggregate_rate.csv ";
+  const std::string lengths = "--lengths-from tests/data/traces/AzureLLMInferenceTrace_conv.csv ";
+  struct Case {
+    std::string name, args, want_message;
+  };
+  const Case cases[] = {
+      {"a negative jitter", "--rate-scale 2 --rate-scale-jitter=-1s", "--rate-scale-jitter"},
+      {"a zero jitter leaves copies no distinct shift", "--rate-scale 2 --rate-scale-jitter=0s",
+       "--rate-scale-jitter"},
+      {"an unknown mode", "--rate-scale 2 --rate-scale-mode=flat", "--rate-scale-mode"},
+      {"a curve without lengths", curve, "--lengths-from"},
+      {"a curve and a trace",
+       curve + lengths + "--trace tests/data/traces/AzureLLMInferenceTrace_conv.csv",
+       "--rate-curve replaces --trace"},
+      {"a curve start past the curve's 336 h", curve + lengths + "--curve-start 400h",
+       "--curve-start"},
+      {"a missing curve file", "--rate-curve /nonexistent.csv " + lengths, "/nonexistent.csv"},
+      {"a peak rate without a curve", "--peak-rate 5", "--peak-rate needs --rate-curve"},
+      {"a rate scale on a curve", curve + lengths + "--rate-scale 2", "--peak-rate"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Result r = RunTwinscale("replay --policy static:2 --oracle=false --progress never " +
+                                  c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(c.want_message), std::string::npos) << r.out;
+  }
+}
+
 // A manifest with spec.admission.enabled gets a second, "+admission" row: the same policy with its
 // advice enforced at the gateway, left out of the family comparison; --admission-effect=false drops it.
 TEST(ReplayCliTest, AnAdmissionManifestGetsAnAdmissionRowBesideTheComparison) {
@@ -312,7 +344,8 @@ TEST(ReplayCliTest, WithoutTheOracleEveryPolicyStillStartsFromItsFirstMinute) {
   const std::string& dir = scratch.path;
   const std::string args =
       "replay --policy keda-queue:1 --pre-roll 0 --truth all --progress never --trace "
-      "tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 4 ";
+      "tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 4 "
+      "--rate-scale-mode=spread ";  // the hour's mean from the first minute: more than 1 replica
   const Result with = RunTwinscale(args + "--out " + dir + "/with");
   ASSERT_EQ(with.exit_code, 0) << with.out;
   std::ifstream summary_file(dir + "/with/summary.json");

@@ -1,0 +1,75 @@
+// The twin's own error per decision and per run: see twin_error.h.
+#include "controller/replay/twin_error.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "simulator/model/run_stats.h"
+
+namespace twinscale::replay {
+
+std::vector<CheckedPrediction> CheckPredictions(const std::vector<TwinPrediction>& predictions,
+                                                const std::vector<ServedRequest>& served,
+                                                const std::vector<QueueSample>& queue,
+                                                absl::Duration record_end) {
+  std::vector<CheckedPrediction> out;
+  out.reserve(predictions.size());
+  std::vector<double> ttfts;
+  for (const TwinPrediction& p : predictions) {
+    CheckedPrediction c;
+    c.predicted = p;
+    const absl::Duration from = p.at + p.judge_from;
+    const absl::Duration to = p.at + p.horizon;
+    c.cut = to > record_end;
+    auto first = std::lower_bound(
+        served.begin(), served.end(), from,
+        [](const ServedRequest& r, absl::Duration t) { return r.arrival < t; });
+    ttfts.clear();
+    int64_t met = 0;
+    for (auto it = first; it != served.end() && it->arrival < to; ++it) {
+      ++c.requests;
+      if (it->met) ++met;
+      if (it->ttft_ms.has_value()) ttfts.push_back(*it->ttft_ms);
+    }
+    if (c.requests > 0) {
+      c.observed_attainment = static_cast<double>(met) / static_cast<double>(c.requests);
+    }
+    if (!ttfts.empty()) c.observed_ttft_p90_ms = sim::Quantile(ttfts, 0.90);
+    auto sample = std::lower_bound(
+        queue.begin(), queue.end(), to,
+        [](const QueueSample& q, absl::Duration t) { return q.at < t; });
+    if (sample != queue.end()) c.observed_waiting = sample->waiting;
+    c.counted = c.requests > 0 && !c.cut && p.settled;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>& checks) {
+  TwinError e;
+  double bias = 0, abs_sum = 0, p90_bias = 0, p90_abs = 0;
+  for (const CheckedPrediction& c : checks) {
+    if (!c.counted) continue;
+    ++e.decisions;
+    const double d = c.predicted.attainment - c.observed_attainment;
+    bias += d;
+    abs_sum += std::fabs(d);
+    if (c.observed_ttft_p90_ms.has_value()) {
+      ++e.ttft_decisions;
+      const double dp = c.predicted.ttft_p90_ms - *c.observed_ttft_p90_ms;
+      p90_bias += dp;
+      p90_abs += std::fabs(dp);
+    }
+  }
+  if (e.decisions == 0) return std::nullopt;
+  const double n = static_cast<double>(e.decisions);
+  e.attainment_bias_points = 100 * bias / n;
+  e.attainment_mae_points = 100 * abs_sum / n;
+  if (e.ttft_decisions > 0) {
+    e.ttft_p90_bias_ms = p90_bias / static_cast<double>(e.ttft_decisions);
+    e.ttft_p90_mae_ms = p90_abs / static_cast<double>(e.ttft_decisions);
+  }
+  return e;
+}
+
+}  // namespace twinscale::replay

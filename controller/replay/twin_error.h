@@ -1,0 +1,106 @@
+// The twin's own error, measured on every decision of a replay: what the twin forecast for the
+// fleet each decision left in place, beside what the truth fleet then served over the same span;
+// per run, the bias and mean absolute error of the forecast attainment.
+//
+// The span. A decision asks its what-ifs over its question's horizon (ForecastQuestion::horizon:
+// the expected warm-up plus at least a minute) and judges the requests arriving from judge_from
+// on: after the warm-up for a fleet that keeps or adds capacity (a scale-up changes nothing
+// before its replicas are ready), from the decision on for one that removes some
+// (policy::CandidateQuestion). The prediction is that what-if asked for the replica count the
+// decision left the fleet at — for a decision that holds, the fleet then in place; for one that
+// scales, the fleet the truth then runs, its new replicas warming as the twin assumes. (Asking
+// the count before a scale-up would compare a fleet the truth never ran with one it did.) The
+// truth is judged on the same span, [t + judge_from, t + horizon) from the decision's time t:
+// - observed attainment: the share of the requests arriving in the span that met the TTFT SLO
+//   (rejected, aborted and never-served requests miss, as in the summary's attainment);
+// - observed p90 TTFT: over those of them that got a first token;
+// - observed queue: the truth fleet's waiting requests (engines' queues plus the gateway) at the
+//   first decision at or after t + horizon (decisions come every sync period; with the default
+//   15 s period and a horizon of whole periods, exactly at the span's end).
+// The twin's p90 TTFT is over every request its run served (twin_forecaster.h), from t on, not
+// only the span's: a p90 error also holds that difference. Its queue is at t + horizon.
+//
+// Which decisions count (CheckedPrediction::counted):
+// - the span had requests (no share to compare otherwise);
+// - the span ends by the end of the record (the trace's last arrival): a span cut short holds
+//   only its first part, and its end is after the traffic stopped, which the twin never assumed;
+// - calibration had settled: the decision comes after the pre-roll (replay counts nothing before
+//   it) and after at least kSettledCalibrationUpdates calibration updates (or calibration is off).
+//   Calibration folds each window in with weight 0.3 (calibration.h): after 10 updates, the
+//   profile's starting factor keeps 0.7^10 < 3% of its weight.
+// bias = mean(predicted - observed attainment) and MAE = mean |predicted - observed|, in
+// percentage points, over the counted decisions; the same for the p90 TTFT (ms, over counted
+// decisions whose span served a first token). A positive bias is an optimistic twin.
+//
+// Pure: no I/O. Thread-safe (no shared state).
+#ifndef TWINSCALE_CONTROLLER_REPLAY_TWIN_ERROR_H_
+#define TWINSCALE_CONTROLLER_REPLAY_TWIN_ERROR_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace twinscale::replay {
+
+inline constexpr int64_t kSettledCalibrationUpdates = 10;
+
+// What the twin said at one decision. Times are since the trace's first arrival.
+struct TwinPrediction {
+  absl::Duration at;                              // the decision's time
+  absl::Duration judge_from;                      // the span: [at + judge_from, at + horizon)
+  absl::Duration horizon;
+  int32_t replicas = 0;                           // the fleet it was asked about
+  double attainment = 1;                          // share of the span's requests within the SLO
+  double ttft_p90_ms = 0;
+  double waiting_at_end = 0;                      // fleet-wide, at at + horizon
+  bool settled = true;                            // calibration settled (see above)
+};
+
+// One request as the truth served it.
+struct ServedRequest {
+  absl::Duration arrival;            // since the first arrival
+  std::optional<double> ttft_ms;     // none: no first token (rejected, aborted, unserved)
+  bool met = false;                  // within the TTFT SLO
+};
+
+// The truth fleet's waiting requests at a decision's time.
+struct QueueSample {
+  absl::Duration at;
+  int64_t waiting = 0;
+};
+
+struct CheckedPrediction {
+  TwinPrediction predicted;
+  int64_t requests = 0;                      // arriving in the span
+  double observed_attainment = 1;            // 1 when none arrived
+  std::optional<double> observed_ttft_p90_ms;
+  std::optional<int64_t> observed_waiting;   // none when no sample is at or after the span's end
+  bool cut = false;                          // the span ends after the record's end
+  bool counted = false;                      // in the run's bias and MAE (see above)
+};
+
+struct TwinError {
+  int64_t decisions = 0;                   // counted
+  double attainment_bias_points = 0;       // mean of predicted - observed, x100
+  double attainment_mae_points = 0;
+  int64_t ttft_decisions = 0;              // counted, with an observed p90
+  double ttft_p90_bias_ms = 0;
+  double ttft_p90_mae_ms = 0;
+};
+
+// Pairs each prediction with the truth's record over its span. `served` must be sorted by
+// arrival; `queue` by time. `record_end`: the trace's last arrival (spans ending after it are
+// cut). Linear in the predictions' spans' requests.
+std::vector<CheckedPrediction> CheckPredictions(const std::vector<TwinPrediction>& predictions,
+                                                const std::vector<ServedRequest>& served,
+                                                const std::vector<QueueSample>& queue,
+                                                absl::Duration record_end);
+
+// Bias and MAE over the counted checks; nullopt when none counts.
+std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>& checks);
+
+}  // namespace twinscale::replay
+
+#endif  // TWINSCALE_CONTROLLER_REPLAY_TWIN_ERROR_H_

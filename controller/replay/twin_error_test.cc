@@ -1,0 +1,114 @@
+// The twin's error: each prediction paired with the requests arriving in its span, the queue at
+// its end, and the run's bias and MAE over the decisions that count, on a hand-worked record.
+#include "controller/replay/twin_error.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace twinscale::replay {
+namespace {
+
+absl::Duration S(double s) { return absl::Seconds(s); }
+
+// Six requests (arrival s, TTFT ms, met): 0.5 100 met, 1 200 met, 2 700 miss, 3 rejected (no
+// first token, a miss), 12 300 met, 13 400 met. The record ends at the last arrival, 13 s. The
+// truth's queue: 2 at 5 s, 7 at 10 s, 1 at 15 s.
+std::vector<ServedRequest> Record() {
+  return {{S(0.5), 100.0, true}, {S(1), 200.0, true},  {S(2), 700.0, false},
+          {S(3), std::nullopt, false}, {S(12), 300.0, true}, {S(13), 400.0, true}};
+}
+std::vector<QueueSample> Queue() { return {{S(5), 2}, {S(10), 7}, {S(15), 1}}; }
+
+TwinPrediction Predicted(double at, double judge_from, double horizon, double attainment,
+                         double p90_ms, bool settled = true) {
+  TwinPrediction p;
+  p.at = S(at);
+  p.judge_from = S(judge_from);
+  p.horizon = S(horizon);
+  p.replicas = 3;
+  p.attainment = attainment;
+  p.ttft_p90_ms = p90_ms;
+  p.waiting_at_end = 1.5;
+  p.settled = settled;
+  return p;
+}
+
+TEST(CheckPredictionsTest, PairsEachSpanWithItsRequestsAndTheQueueAtItsEnd) {
+  struct Case {
+    std::string name;
+    TwinPrediction predicted;
+    int64_t want_requests;
+    double want_attainment;
+    std::optional<double> want_p90_ms;
+    std::optional<int64_t> want_waiting;
+    bool want_cut, want_counted;
+  };
+  const std::vector<Case> cases = {
+      // [0, 5): 0.5, 1, 2, 3; 2 met of 4. TTFTs 100, 200, 700: p90 at rank 0.9 x 2 = 1.8, so
+      // 200 + 0.8 x 500 = 600. Queue at 5 s.
+      {"a span from the decision on", Predicted(0, 0, 5, 0.6, 500), 4, 0.5, 600.0, 2, false,
+       true},
+      // [1, 13): 1, 2, 3, 12 (13 is the span's end, excluded); 2 met of 4. TTFTs 200, 300, 700:
+      // 300 + 0.8 x 400 = 620. The first queue sample at or after 13 s is 15 s's.
+      {"a span judged from the warm-up on", Predicted(0, 1, 13, 0.3, 700), 4, 0.5, 620.0, 1,
+       false, true},
+      // [5, 10): nothing arrived, nothing to compare; the queue at 10 s is still read.
+      {"a span with no requests is excluded", Predicted(0, 5, 10, 0.9, 400), 0, 1.0, std::nullopt,
+       7, false, false},
+      // [10, 15) ends after the record's end (13 s): its requests (12 and 13 s) are reported,
+      // not counted.
+      {"a span the trace's end cuts is excluded", Predicted(5, 5, 10, 0.8, 300), 2, 1.0, 390.0, 1,
+       true, false},
+      // [14, 20): past the last queue sample as well.
+      {"a span beyond every queue sample has no observed queue", Predicted(10, 4, 10, 0.8, 300),
+       0, 1.0, std::nullopt, std::nullopt, true, false},
+      {"a decision before calibration settles is excluded", Predicted(0, 0, 5, 0.9, 500, false),
+       4, 0.5, 600.0, 2, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<CheckedPrediction> got =
+        CheckPredictions({c.predicted}, Record(), Queue(), S(13));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].requests, c.want_requests);
+    EXPECT_DOUBLE_EQ(got[0].observed_attainment, c.want_attainment);
+    ASSERT_EQ(got[0].observed_ttft_p90_ms.has_value(), c.want_p90_ms.has_value());
+    if (c.want_p90_ms) {
+      EXPECT_NEAR(*got[0].observed_ttft_p90_ms, *c.want_p90_ms, 1e-9);
+    }
+    EXPECT_EQ(got[0].observed_waiting, c.want_waiting);
+    EXPECT_EQ(got[0].cut, c.want_cut);
+    EXPECT_EQ(got[0].counted, c.want_counted);
+  }
+}
+
+TEST(SummarizeTwinErrorTest, BiasAndMaeOverTheCountedDecisionsOnly) {
+  // Counted: predicted 0.6 vs 0.5 (+10 points, p90 500 vs 600: -100 ms) and 0.3 vs 0.5 (-20
+  // points, 700 vs 620: +80 ms). Bias (10 - 20) / 2 = -5 points, MAE (10 + 20) / 2 = 15; p90
+  // bias (-100 + 80) / 2 = -10 ms, MAE 90 ms. The empty, cut and unsettled spans add nothing.
+  const std::vector<CheckedPrediction> checks = CheckPredictions(
+      {Predicted(0, 0, 5, 0.6, 500), Predicted(0, 5, 10, 0.9, 400), Predicted(0, 1, 13, 0.3, 700),
+       Predicted(5, 5, 10, 0.8, 300), Predicted(0, 0, 5, 0.9, 500, false)},
+      Record(), Queue(), S(13));
+  const std::optional<TwinError> e = SummarizeTwinError(checks);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->decisions, 2);
+  EXPECT_NEAR(e->attainment_bias_points, -5, 1e-9);
+  EXPECT_NEAR(e->attainment_mae_points, 15, 1e-9);
+  EXPECT_EQ(e->ttft_decisions, 2);
+  EXPECT_NEAR(e->ttft_p90_bias_ms, -10, 1e-9);
+  EXPECT_NEAR(e->ttft_p90_mae_ms, 90, 1e-9);
+}
+
+TEST(SummarizeTwinErrorTest, NothingCountedIsNoError) {
+  EXPECT_FALSE(SummarizeTwinError({}).has_value());
+  EXPECT_FALSE(SummarizeTwinError(CheckPredictions({Predicted(0, 5, 10, 0.9, 400)}, Record(),
+                                                   Queue(), S(13)))
+                   .has_value());
+}
+
+}  // namespace
+}  // namespace twinscale::replay

@@ -5,6 +5,7 @@
 # conversation lengths, truth `all`, over seeds. One line per (day, seed); the runs' outputs stay
 # in ${OUT:-/tmp/twinscale-daily}. About 100 s per line on one core; JOBS=2 runs two at once.
 #   hack/daily-results.sh [SEEDS...]      (default seeds: 1 2 3)
+#   SUMMARY_ONLY=1 hack/daily-results.sh  the table from the runs already in $OUT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hack/build.sh twinscale >/dev/null
@@ -30,6 +31,7 @@ run() {
     --truth all --seed "$seed" --progress never --out "$OUT/$name-$seed" >"$OUT/$name-$seed.txt" 2>&1
 }
 for d in "${days[@]}"; do
+  [[ -n ${SUMMARY_ONLY:-} ]] && break
   for s in "${seeds[@]}"; do
     while (($(jobs -r | wc -l) >= JOBS)); do sleep 1; done
     # shellcheck disable=SC2086
@@ -37,8 +39,8 @@ for d in "${days[@]}"; do
   done
 done
 wait
-printf '%-16s %4s %9s %8s %8s %-10s %9s %9s %8s %8s %s\n' day seed twinscale attain minutes \
-  best-static GPU-h late-fcst vs-static vs-late "twin bias/MAE"
+printf '%-16s %4s %9s %8s %8s %-7s %-10s %9s %9s %9s %8s %s\n' day seed twinscale attain minutes \
+  target best-static GPU-h late-fcst vs-static vs-late "twin bias/MAE"
 for d in "${days[@]}"; do
   name=${d%% *}
   for s in "${seeds[@]}"; do
@@ -51,9 +53,10 @@ best = min(statics, key=lambda p: p["gpu_hours"]) if statics else None
 late = s["oracle"]["for_target"]["late"]
 late_gpu = late["gpu_hours"] if isinstance(late, dict) and late.get("gpu_hours") else None
 te = ts.get("twin_error") or {}
-print("%-16s %4s %9.3f %7.2f%% %4d/%-3d %-10s %9s %9s %8s %8s %+.1f/%.1f" % (
+print("%-16s %4s %9.3f %7.2f%% %4d/%-3d %-7s %-10s %9s %9s %9s %8s %+.1f/%.1f" % (
     sys.argv[2], sys.argv[3], ts["gpu_hours"], 100 * ts["slo_attainment"],
     ts["minutes_meeting_slo"], ts["minutes_with_traffic"],
+    "met" if ts["meets_target"] else "MISSED",
     best["policy"] if best else "none", "%.3f" % best["gpu_hours"] if best else "-",
     "%.3f" % late_gpu if late_gpu else "-",
     "%+.1f%%" % (100 * (ts["gpu_hours"] / best["gpu_hours"] - 1)) if best else "-",

@@ -1,5 +1,5 @@
 // The HPA-mode examples in deploy/external-metrics/ keep the contract of DESIGN.md section 6 and
-// README.md ("HPA mode") and agree with each other and with the code: the InferenceAutoscaler
+// docs/usage.md ("HPA mode") and agree with each other and with the code: the InferenceAutoscaler
 // loads in mode HPA; the HPA follows it through the metric name the API serves and a selector
 // that, sent the way an HPA sends it, names that autoscaler; an AverageValue target of 1; no
 // stabilization and rate limits that let any decision land in one sync (the HPA's own

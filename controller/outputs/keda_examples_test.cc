@@ -1,4 +1,4 @@
-// The KEDA examples in deploy/keda/ keep the contract DESIGN.md section 6 and README.md set, and
+// The KEDA examples in deploy/keda/ keep the contract docs/usage.md sets, and
 // agree with each other: the InferenceAutoscaler loads (in mode KEDA); each ScaledObject follows it
 // by name, scales its target within its bounds, has minReplicaCount >= 1, fallback
 // currentReplicasIfHigher, scale-down stabilization 0, rate limits that let any decision land in

@@ -1,4 +1,4 @@
-// The metric twinscale publishes to KEDA for a replica count (README.md, "KEDA mode: the
+// The metric twinscale publishes to KEDA for a replica count (docs/usage.md, "KEDA mode: the
 // arithmetic"). Pure functions; no gRPC.
 //
 // KEDA turns an external scaler's metric into an HPA External metric with an AverageValue target

@@ -1,5 +1,5 @@
 // Reading the repository's manifests in tests: files, YAML documents, and the InferenceAutoscaler
-// manifests a file holds. Shared by the packaging tests (deploy/, charts/, README.md).
+// manifests a file holds. Shared by the packaging tests (deploy/, charts/, README.md and docs/).
 #ifndef TWINSCALE_TESTS_PACKAGING_MANIFEST_FILES_H_
 #define TWINSCALE_TESTS_PACKAGING_MANIFEST_FILES_H_
 

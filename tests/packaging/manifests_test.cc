@@ -224,19 +224,22 @@ TEST(Manifests, EveryShippedInferenceAutoscalerValidates) {
   EXPECT_GE(checked, 2) << "deploy/samples holds at least two";
 }
 
-TEST(Manifests, EveryInferenceAutoscalerInTheReadmeValidates) {
-  absl::StatusOr<std::string> readme = ReadFile("README.md");
-  ASSERT_TRUE(readme.ok()) << readme.status();
+TEST(Manifests, EveryInferenceAutoscalerInTheReadmeAndDocsValidates) {
   int checked = 0;
-  for (const YamlDocument& block : MarkdownYamlBlocks(*readme)) {
-    for (YamlDocument doc : SplitYamlDocuments(block.text)) {
-      doc.first_line += block.first_line - 1;
-      const std::string where = absl::StrCat("README.md:", doc.first_line);
-      absl::StatusOr<YAML::Node> node = ParseYamlDocument(doc, "README.md");
-      ASSERT_TRUE(node.ok()) << node.status();
-      if (!IsKind(*node, "InferenceAutoscaler")) continue;
-      ++checked;
-      EXPECT_TRUE(CheckInferenceAutoscaler(doc, where).ok()) << CheckInferenceAutoscaler(doc, where);
+  for (const char* file : {"README.md", "docs/usage.md", "docs/operations.md"}) {
+    absl::StatusOr<std::string> text = ReadFile(file);
+    ASSERT_TRUE(text.ok()) << text.status();
+    for (const YamlDocument& block : MarkdownYamlBlocks(*text)) {
+      for (YamlDocument doc : SplitYamlDocuments(block.text)) {
+        doc.first_line += block.first_line - 1;
+        const std::string where = absl::StrCat(file, ":", doc.first_line);
+        absl::StatusOr<YAML::Node> node = ParseYamlDocument(doc, file);
+        ASSERT_TRUE(node.ok()) << node.status();
+        if (!IsKind(*node, "InferenceAutoscaler")) continue;
+        ++checked;
+        EXPECT_TRUE(CheckInferenceAutoscaler(doc, where).ok())
+            << CheckInferenceAutoscaler(doc, where);
+      }
     }
   }
   EXPECT_GE(checked, 1) << "the handbook's tuning example";

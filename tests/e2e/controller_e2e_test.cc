@@ -234,7 +234,9 @@ void ControllerE2eTest::RunBurstScenario(const std::string& source) {
       << "no scale-up before the burst ended";
   const absl::Time scaled_up_at = clock.Now();
   EXPECT_GE(scaled_up_at, burst_start) << "scaled up during the quiet start";
-  EXPECT_FALSE(harness_->Events("llama", "ScaledUp").empty());
+  // The event follows the /scale write that the harness has just seen.
+  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return !harness_->Events("llama", "ScaledUp").empty(); },
+                                      absl::Seconds(5)));
 
   // After the burst: back to minReplicas. From at most 6 that takes the 10 s window plus 4 steps of
   // one pod per 5 s (decisions on a 2 s grid make each step 6 s): about 35 s. Seen: 57 to 67 s,
@@ -267,7 +269,8 @@ void ControllerE2eTest::RunBurstScenario(const std::string& source) {
     last_decrease = c.at;
   }
   EXPECT_GT(peak, 2);
-  EXPECT_FALSE(harness_->Events("llama", "ScaledDown").empty());
+  EXPECT_TRUE(ClusterHarness::WaitFor(
+      [&] { return !harness_->Events("llama", "ScaledDown").empty(); }, absl::Seconds(5)));
 
   // Status: healthy conditions, the decision, what was observed, the measured warm-up and the
   // calibration.

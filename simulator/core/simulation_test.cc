@@ -80,6 +80,45 @@ TEST(SimulationTest, StopEndsTheRun) {
   EXPECT_FALSE(sim.Empty());
 }
 
+// ScheduleAsIf (coalesced engine steps): among events at the same time, an event scheduled "as if"
+// at instant S fires after those scheduled before S and before those scheduled after S, whenever it
+// was really scheduled; CurrentEvent reports where the firing event sits; Horizon is RunUntil's.
+TEST(SimulationTest, ScheduleAsIfOrdersTiesByTheInstantGiven) {
+  struct Handler : EventHandler {
+    Simulation* sim = nullptr;
+    std::vector<uint64_t> fired;
+    std::vector<Simulation::Position> positions;
+    std::vector<int64_t> horizons;
+    void OnEvent(uint64_t tag, SimTime now) override {
+      fired.push_back(tag);
+      positions.push_back(sim->CurrentEvent());
+      horizons.push_back(sim->Horizon().nanos());
+      if (tag == 10) sim->Schedule(SimTime::FromNanos(100), this, 3);  // scheduled at 20
+    }
+  };
+  Simulation sim;
+  Handler h;
+  h.sim = &sim;
+  sim.Schedule(SimTime::FromNanos(100), &h, 1);                              // at 0
+  sim.Schedule(SimTime::FromNanos(20), &h, 10);                              // at 0
+  sim.ScheduleAsIf(SimTime::FromNanos(100), SimTime::FromNanos(50), &h, 2);  // as if at 50
+  sim.Schedule(SimTime::FromNanos(100), &h, 5, Simulation::Band::kLate);     // late band
+  EXPECT_FALSE(sim.CurrentEvent().in_event);
+  EXPECT_EQ(sim.Horizon().nanos(), 0);
+  sim.RunUntil(SimTime::FromNanos(100));
+  const std::vector<uint64_t> want = {10, 1, 3, 2, 5};
+  EXPECT_EQ(h.fired, want);
+  ASSERT_EQ(h.positions.size(), 5u);
+  EXPECT_EQ(h.positions[3].scheduled_at.nanos(), 50);
+  EXPECT_EQ(h.positions[2].scheduled_at.nanos(), 20);
+  EXPECT_TRUE(h.positions[3].in_event);
+  EXPECT_FALSE(h.positions[3].late);
+  EXPECT_TRUE(h.positions[4].late);
+  for (int64_t horizon : h.horizons) EXPECT_EQ(horizon, 100);
+  EXPECT_FALSE(sim.CurrentEvent().in_event);
+  EXPECT_EQ(sim.Horizon().nanos(), 100);  // Now() after RunUntil
+}
+
 TEST(SimulationDeathTest, SchedulingInThePastAborts) {
   Simulation sim;
   Recorder r;

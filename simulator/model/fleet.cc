@@ -48,6 +48,7 @@ int32_t Fleet::AddReplica(bool ready_now) {
   ro.model_name = options_.model_name;
   ro.step_noise_cv = options_.step_noise_cv;
   ro.vllm_metrics = options_.vllm_metrics;
+  ro.coalesce_steps = options_.coalesce_steps;
   ro.seed = options_.seed;
   ro.run = options_.run;
   auto r = std::make_unique<Replica>(sim_, ro);

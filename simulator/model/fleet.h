@@ -53,6 +53,7 @@ struct FleetOptions {
   std::string model_name = "meta-llama/Llama-3.1-8B-Instruct";
   double step_noise_cv = 0.0;
   bool vllm_metrics = true;  // ReplicaOptions::vllm_metrics for every replica
+  bool coalesce_steps = true;  // ReplicaOptions::coalesce_steps for every replica
   uint64_t seed = 1;
   uint64_t run = 0;
 };

@@ -30,6 +30,19 @@ namespace {
 
 bool IsEmpty(const BatchShape& s) { return s.decode_seqs <= 0 && s.prefill_tokens <= 0; }
 
+// DecodeStepTimes for a model class: its own StepTime, called without virtual dispatch so the
+// loop inlines it (the steps are independent, so their arithmetic overlaps).
+template <typename Model>
+void DecodeStepTimesOf(const Model& m, int64_t decode_seqs, int64_t context_tokens, int64_t count,
+                       SimDuration* out) {
+  BatchShape shape;
+  shape.decode_seqs = decode_seqs;
+  for (int64_t i = 0; i < count; ++i) {
+    shape.decode_context_tokens = context_tokens + i * decode_seqs;
+    out[i] = m.Model::StepTime(shape);
+  }
+}
+
 class RooflineModel final : public LatencyModel {
  public:
   RooflineModel(const DeploymentSpec& d, SpeedFactors speed) {
@@ -87,6 +100,10 @@ class RooflineModel final : public LatencyModel {
     return SimDuration::FromMicrosF(us);
   }
 
+  void DecodeStepTimes(int64_t decode_seqs, int64_t context_tokens, int64_t count,
+                       SimDuration* out) const override {
+    DecodeStepTimesOf(*this, decode_seqs, context_tokens, count, out);
+  }
   SimDuration FrontEndDelay(int32_t) const override { return front_end_delay_; }
   SimDuration TokenEmissionDelay() const override { return token_emission_delay_; }
 
@@ -117,6 +134,10 @@ class LinearModel final : public LatencyModel {
     return SimDuration::FromMicrosF(b0_us_ + b1_us_ * static_cast<double>(s.prefill_tokens) +
                                     b2_us_ * static_cast<double>(s.decode_seqs));
   }
+  void DecodeStepTimes(int64_t decode_seqs, int64_t context_tokens, int64_t count,
+                       SimDuration* out) const override {
+    DecodeStepTimesOf(*this, decode_seqs, context_tokens, count, out);
+  }
   SimDuration FrontEndDelay(int32_t prompt_tokens) const override {
     return SimDuration::FromMicrosF(a0_us_ + a1_us_ * prompt_tokens);
   }
@@ -129,6 +150,16 @@ class LinearModel final : public LatencyModel {
 };
 
 }  // namespace
+
+void LatencyModel::DecodeStepTimes(int64_t decode_seqs, int64_t context_tokens, int64_t count,
+                                   SimDuration* out) const {
+  BatchShape shape;
+  shape.decode_seqs = decode_seqs;
+  for (int64_t i = 0; i < count; ++i) {
+    shape.decode_context_tokens = context_tokens + i * decode_seqs;
+    out[i] = StepTime(shape);
+  }
+}
 
 std::unique_ptr<LatencyModel> MakeLatencyModel(const DeploymentSpec& deployment,
                                                SpeedFactors speed) {

@@ -49,6 +49,11 @@ class LatencyModel {
   virtual ~LatencyModel() = default;
   // GPU time of one step with this shape (> 0 when the shape is non-empty).
   virtual SimDuration StepTime(const BatchShape& shape) const = 0;
+  // StepTime of `count` consecutive steps of `decode_seqs` decodes and nothing else, the first with
+  // `context_tokens` of context and each next one with decode_seqs more, into out[0, count): the
+  // same durations as StepTime gives one by one, in one call (coalesced steps; replica.h).
+  virtual void DecodeStepTimes(int64_t decode_seqs, int64_t context_tokens, int64_t count,
+                               SimDuration* out) const;
   // Time in the API server before the request reaches the engine's waiting queue.
   virtual SimDuration FrontEndDelay(int32_t prompt_tokens) const = 0;
   // Delay between the end of a step and the emission of the token it produced.

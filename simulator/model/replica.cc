@@ -16,6 +16,10 @@ constexpr uint64_t kTagTransit = 1ULL << 62;
 constexpr uint64_t kTagKick = 2ULL << 62;
 constexpr uint64_t kTagKindMask = 3ULL << 62;
 
+// The most steps one event advances. Bounds the planning an outside change throws away (the steps
+// planned past it are planned again later); a longer run saves little more.
+constexpr int64_t kMaxCoalescedSteps = 1024;
+
 uint64_t TransitTag(int32_t slot, uint32_t epoch) {
   return kTagTransit | (static_cast<uint64_t>(epoch & 0x3fffffffu) << 32) |
          static_cast<uint32_t>(slot);
@@ -54,6 +58,7 @@ Replica::Replica(Simulation& sim, ReplicaOptions options)
 }
 
 void Replica::SetPhase(ReplicaPhase phase, SimTime now, bool slow_start) {
+  SyncRun();  // the slow start and kGone change the steps to come
   if (phase == ReplicaPhase::kReady && phase_ != ReplicaPhase::kReady) {
     slow_until_ = slow_start ? now + deployment_.lifecycle.slow_period : now;
   }
@@ -237,6 +242,7 @@ bool Replica::AdoptRunning(const RequestSpec& r, int32_t generated, SimTime now)
   generated = std::max(1, generated);
   const int64_t computed = static_cast<int64_t>(prompt) + generated - 1;
   const int64_t blocks = pool_.BlocksFor(computed);
+  SyncRun();
   if (num_running_ >= deployment_.engine.max_num_seqs || !pool_.TryAllocate(blocks)) return false;
   const int32_t slot = AllocFreshSeq();
   Seq& s = seqs_[slot];
@@ -264,6 +270,7 @@ bool Replica::AdoptRunning(const RequestSpec& r, int32_t generated, SimTime now)
 }
 
 void Replica::EnterWaiting(int32_t slot, SimTime now) {
+  SyncRun();  // the next step's admission sees this request
   Seq& s = seqs_[slot];
   s.state = SeqState::kWaiting;
   s.engine_arrival = now;
@@ -295,6 +302,7 @@ void Replica::OnEvent(uint64_t tag, SimTime now) {
   }
   // Step end; ignore a step that AbortAll cancelled.
   if (static_cast<uint32_t>(tag) != step_epoch_ || !busy_) return;
+  ApplyQuietSteps(run_ends_.size() - 1);
   EndStep(now);
   busy_ = false;
   MaybeStartStep(now);
@@ -472,20 +480,221 @@ void Replica::StartStep(SimTime now) {
     shape.prefill_attention_pairs +=
         static_cast<double>(c.tokens) * (static_cast<double>(s.computed) + (c.tokens + 1) / 2.0);
   }
-  SimDuration dt = latency_.StepTime(shape);
-  double factor = now < slow_until_ ? deployment_.lifecycle.slow_factor : 1.0;
-  if (options_.step_noise_cv > 0) {
-    const double k = 1.0 / (options_.step_noise_cv * options_.step_noise_cv);
-    factor *= SampleGamma(noise_rng_, k, 1.0 / k);
-  }
-  if (factor != 1.0) dt = SimDuration::FromSecondsF(dt.seconds() * factor);
-  if (dt <= SimDuration::Zero()) dt = SimDuration::Nanos(1);
+  const SimDuration dt = StepDuration(shape, now);
 
   stats_.OnKvUsage(pool_.Usage());
   stats_.OnStep(plan_decode_ + static_cast<int64_t>(plan_prefill_.size()));
   busy_ = true;
   step_start_ = now;
-  sim_.Schedule(now + dt, this, kTagStepEnd | step_epoch_);
+  run_start_ = now;
+  run_ends_.clear();
+  run_next_ = 0;
+  run_ends_.push_back(now + dt);
+  if (options_.coalesce_steps && plan_prefill_.empty() && prefilling_.empty()) {
+    PlanQuietSteps(shape);
+  }
+  const size_t n = run_ends_.size();
+  if (n == 1) {
+    sim_.Schedule(run_ends_[0], this, kTagStepEnd | step_epoch_);
+  } else {
+    sim_.ScheduleAsIf(run_ends_[n - 1], run_ends_[n - 2], this, kTagStepEnd | step_epoch_);
+  }
+}
+
+double Replica::NoiseFactor() {
+  const double k = 1.0 / (options_.step_noise_cv * options_.step_noise_cv);
+  return SampleGamma(noise_rng_, k, 1.0 / k);
+}
+
+SimDuration Replica::AdjustStepTime(SimDuration dt, SimTime start) {
+  double factor = start < slow_until_ ? deployment_.lifecycle.slow_factor : 1.0;
+  if (options_.step_noise_cv > 0) factor *= NoiseFactor();
+  if (factor != 1.0) dt = SimDuration::FromSecondsF(dt.seconds() * factor);
+  if (dt <= SimDuration::Zero()) dt = SimDuration::Nanos(1);
+  return dt;
+}
+
+SimDuration Replica::StepDuration(const BatchShape& shape, SimTime start) {
+  return AdjustStepTime(latency_.StepTime(shape), start);
+}
+
+bool Replica::AdmissionStaysBlocked() {
+  if (waiting_.empty()) return true;
+  const EngineLimits& lim = deployment_.engine;
+  const int64_t bs = lim.block_size;
+  // While only decodes run, the budget and the running count stay as they are, and the free blocks
+  // only shrink (each step takes the blocks its decodes open, nothing is released).
+  const int64_t budget = lim.max_num_batched_tokens - num_decode_;
+  if (budget <= 0 || num_running_ >= lim.max_num_seqs) return true;
+  const Seq& s = seqs_[waiting_.front()];
+  const int64_t free = pool_.free_blocks();
+  if (s.keyed_blocks > 0) {
+    if (free == 0) return true;
+    // With a prefix hit, the room the head needs plus the evictable hit blocks is what must be free.
+    // Evictions (the steps' allocations may evict cached blocks) can only shorten the hit, which
+    // never lowers that sum when the whole prompt's room is asked for (reserve_full_prompt, or a
+    // first chunk that is the whole rest of the prompt whatever the hit): then a refusal now is a
+    // refusal at every step to come. A capped first chunk with evictable hit blocks could be
+    // admitted once they are evicted: not coalesced.
+    const bool whole_prompt = lim.reserve_full_prompt ||
+                              (CapChunk(s.prefill_target) == s.prefill_target &&
+                               s.prefill_target <= budget);
+    if (!whole_prompt) return false;
+    hit_entries_.clear();
+    const int64_t cap = std::min(s.keyed_blocks, (s.prefill_target - 1) / bs);
+    const PrefixCache::Match hit =
+        prefix_cache_->Lookup(s.prefix_ids, cap, static_cast<int32_t>(bs), hit_entries_);
+    const int64_t start = hit.blocks * bs;
+    const int64_t chunk = std::min(CapChunk(s.prefill_target - start), budget);
+    const int64_t need = pool_.BlocksFor(start + chunk) - hit.blocks;
+    const int64_t room =
+        lim.reserve_full_prompt ? pool_.BlocksFor(s.prefill_target) - hit.blocks : need;
+    return room + hit.evictable > free;
+  }
+  const int64_t chunk = std::min(CapChunk(s.prefill_target), budget);
+  const int64_t room =
+      lim.reserve_full_prompt ? pool_.BlocksFor(s.prefill_target) : pool_.BlocksFor(chunk);
+  return room > free;
+}
+
+void Replica::PlanQuietSteps(const BatchShape& shape) {
+  const SimTime horizon = sim_.Horizon();
+  if (run_ends_[0] > horizon || !AdmissionStaysBlocked()) return;
+  // The step that produces the first completion ends the run (stale heap entries only end it
+  // early).
+  int64_t max_steps = kMaxCoalescedSteps;
+  if (!finish_heap_.empty()) {
+    max_steps = std::min(max_steps, finish_heap_.front().finish_step - step_index_ + 1);
+  }
+  if (max_steps <= 1) return;
+  // The steps whose blocks fit: step j takes the blocks of the decodes whose next token opens one,
+  // residue_hist_[due_key_ - j mod block_size], which repeats every block_size steps; the first
+  // step that doesn't fit preempts, so the run ends before it. run_need_ keeps one cycle's
+  // cumulative needs (RunNeed).
+  const int32_t bs = deployment_.engine.block_size;
+  run_need_.resize(static_cast<size_t>(bs) + 1);
+  run_need_[0] = 0;
+  for (int32_t i = 1; i <= bs; ++i) {
+    const int32_t key = static_cast<int32_t>(((due_key_ - i) % bs + bs) % bs);
+    run_need_[static_cast<size_t>(i)] = run_need_[static_cast<size_t>(i) - 1] + residue_hist_[key];
+  }
+  const int64_t free = pool_.free_blocks();
+  const int64_t per_cycle = run_need_[static_cast<size_t>(bs)];
+  if (per_cycle > 0 && free / per_cycle < max_steps / bs + 1) {
+    // The last step j with RunNeed(j) <= free.
+    const int64_t cycles = free / per_cycle;
+    const int64_t rest = free - cycles * per_cycle;
+    int32_t r = 0;
+    while (r + 1 < bs && run_need_[static_cast<size_t>(r) + 1] <= rest) ++r;
+    max_steps = std::min(max_steps, cycles * bs + r + 1);
+  }
+  if (max_steps <= 1) return;
+  // Their durations, then the slow start and noise of each in order, up to the horizon.
+  const int64_t n = plan_decode_;
+  const size_t more = static_cast<size_t>(max_steps - 1);
+  step_times_.resize(more);
+  latency_.DecodeStepTimes(n, shape.decode_context_tokens + n, static_cast<int64_t>(more),
+                           step_times_.data());
+  run_ends_.resize(more + 1);
+  SimTime end = run_ends_[0];
+  size_t j = 1;
+  const bool noisy = options_.step_noise_cv > 0;
+  if (!noisy && end >= slow_until_) {
+    // No factor on any of them (a later start is past the slow period too).
+    for (; j <= more; ++j) {
+      SimDuration dt = step_times_[j - 1];
+      if (dt <= SimDuration::Zero()) dt = SimDuration::Nanos(1);
+      if (end + dt > horizon) break;
+      end = end + dt;
+      run_ends_[j] = end;
+    }
+  } else {
+    if (noisy) run_rng_ = noise_rng_;
+    for (; j <= more; ++j) {
+      const SimDuration dt = AdjustStepTime(step_times_[j - 1], end);
+      if (end + dt > horizon) {
+        if (noisy) RewindNoise(static_cast<int64_t>(j) - 1);
+        break;
+      }
+      end = end + dt;
+      run_ends_[j] = end;
+    }
+  }
+  run_ends_.resize(j);
+}
+
+int64_t Replica::RunNeed(int64_t j) const {
+  const int64_t bs = deployment_.engine.block_size;
+  return j / bs * run_need_[static_cast<size_t>(bs)] + run_need_[static_cast<size_t>(j % bs)];
+}
+
+void Replica::RewindNoise(int64_t draws) {
+  noise_rng_ = *run_rng_;
+  for (int64_t i = 0; i < draws; ++i) NoiseFactor();
+}
+
+void Replica::ApplyQuietSteps(size_t upto) {
+  // What EndStep and StartStep do for steps of decodes only that finish nothing, each followed by
+  // a step that preempts and admits nothing (PlanQuietSteps checked both): the ends of steps
+  // [run_next_, upto) and the starts of the steps after them. Their effects are sums and maxima,
+  // taken at once, except the vLLM inter-token histogram, fed step by step in order.
+  if (run_next_ >= upto) return;
+  const size_t from = run_next_;
+  const int64_t count = static_cast<int64_t>(upto - from);
+  const int64_t n = plan_decode_;
+  const SimTime last_end = run_ends_[upto - 1];
+  stats_.OnDecodeSteps(&run_ends_[from], step_start_, count, n);
+  if (options_.vllm_metrics) {
+    SimTime start = step_start_;
+    for (size_t i = from; i < upto; ++i) {
+      metrics_.ObserveInterTokenLatency((run_ends_[i] - start).seconds(), n);
+      start = run_ends_[i];
+    }
+    metrics_.AddGenerationTokens(n * count);
+  }
+  stats_.OnEvent(last_end + emission_delay_);
+  // The blocks taken by the starts of steps from + 1 .. upto - 1, the gauges as the last end left
+  // them, then the blocks of step upto's start. Allocating in parts or at once evicts the same
+  // cached blocks.
+  const int64_t last = static_cast<int64_t>(upto);
+  bool ok = AllocateBlocks(RunNeed(last - 1) - RunNeed(static_cast<int64_t>(from)));
+  PublishGauges();
+  ok = AllocateBlocks(RunNeed(last) - RunNeed(last - 1)) && ok;
+  assert(ok);
+  (void)ok;
+  stats_.OnKvUsage(pool_.Usage());  // usage only grows during the run: the last is the peak
+  stats_.OnSteps(count, n);
+
+  const int64_t bs = deployment_.engine.block_size;
+  step_index_ += count;
+  due_key_ = static_cast<int32_t>(((due_key_ - count) % bs + bs) % bs);
+  decode_ctx_sum_ += n * count;
+  step_start_ = last_end;
+  run_next_ = upto;
+}
+
+void Replica::SyncRun() {
+  if (!busy_ || run_next_ + 1 >= run_ends_.size()) return;
+  // Step j's end event, stepping one by one, fires at run_ends_[j] and was scheduled when step j
+  // started; it comes before the current event when it is earlier in the kernel's order.
+  const Simulation::Position& p = sim_.CurrentEvent();
+  const size_t last = run_ends_.size() - 1;
+  size_t m = run_next_;
+  while (m < last) {
+    const SimTime end = run_ends_[m];
+    const SimTime start = m == 0 ? run_start_ : run_ends_[m - 1];
+    const bool before = !p.in_event  ? end <= sim_.Now()
+                        : end != p.at ? end < p.at
+                                      : p.late || start <= p.scheduled_at;
+    if (!before) break;
+    ++m;
+  }
+  ApplyQuietSteps(m);
+  if (m == last) return;
+  run_ends_.resize(m + 1);
+  ++step_epoch_;
+  sim_.ScheduleAsIf(run_ends_[m], step_start_, this, kTagStepEnd | step_epoch_);
+  if (options_.step_noise_cv > 0) RewindNoise(static_cast<int64_t>(m));
 }
 
 void Replica::EndStep(SimTime now) {
@@ -608,6 +817,7 @@ void Replica::ObserveFinished(const Seq& q, const RequestRecord& rec, SimTime la
 
 int64_t Replica::AbortAll(SimTime now) {
   int64_t aborted = 0;
+  SyncRun();
   // Cancel the step in flight (lazy: its end event no longer matches the epoch).
   if (busy_) {
     busy_ = false;

@@ -17,16 +17,16 @@ WeightedDurationHistogram::WeightedDurationHistogram() : buckets_(kBuckets, 0) {
 
 void WeightedDurationHistogram::Add(SimDuration d, int64_t weight) {
   if (weight <= 0) return;
-  const double ns = std::max<double>(1.0, static_cast<double>(d.nanos()));
-  int idx = static_cast<int>(std::log(ns) / kLogRatio);
+  const int64_t ns = std::max<int64_t>(1, d.nanos());
+  int idx = static_cast<int>(std::log(static_cast<double>(ns)) / kLogRatio);
   idx = std::clamp(idx, 0, kBuckets - 1);
   buckets_[idx] += weight;
   count_ += weight;
-  sum_ns_ += ns * static_cast<double>(weight);
+  sum_ns_ += ns * weight;
 }
 
 double WeightedDurationHistogram::MeanMillis() const {
-  return count_ == 0 ? 0.0 : sum_ns_ / static_cast<double>(count_) * 1e-6;
+  return count_ == 0 ? 0.0 : static_cast<double>(sum_ns_) / static_cast<double>(count_) * 1e-6;
 }
 
 double WeightedDurationHistogram::QuantileMillis(double q) const {
@@ -97,6 +97,33 @@ LatencySummary SummarizeLatencies(const std::vector<double>& millis) {
   return SummarizeWith(millis, /*p90_only=*/false);
 }
 
+void RunStats::OnDecodeSteps(const SimTime* ends, SimTime first_start, int64_t count,
+                             int64_t tokens) {
+  if (count <= 0 || tokens <= 0) return;
+  output_tokens_ += tokens * count;
+  if (itl_threshold_ > SimDuration::Zero()) {
+    SimTime start = first_start;
+    for (int64_t i = 0; i < count; ++i) {
+      if (ends[i] >= judge_from_) {
+        judged_itl_tokens_ += tokens;
+        if (ends[i] - start > itl_threshold_) judged_itl_over_ += tokens;
+      }
+      start = ends[i];
+    }
+  }
+  if (detail_ == StatsDetail::kFull) {
+    SimTime start = first_start;
+    for (int64_t i = 0; i < count; ++i) {
+      itl_.Add(ends[i] - start, tokens);
+      start = ends[i];
+    }
+  } else {
+    // Every step lasts at least 1 ns, so the gaps' sum is the span they cover.
+    itl_tokens_ += tokens * count;
+    itl_sum_ns_ += tokens * (ends[count - 1] - first_start).nanos();
+  }
+}
+
 void RunStats::OnInjected(SimTime arrival) {
   ++injected_;
   if (arrival >= judge_from_) ++judged_;
@@ -164,7 +191,7 @@ RunSummary RunStats::Summarize(int64_t queued_at_end, int64_t running_at_end) co
     s.itl_ms.p99 = itl_.QuantileMillis(0.99);
   } else if (itl_tokens_ > 0) {
     s.itl_ms.count = itl_tokens_;
-    s.itl_ms.mean = itl_sum_ns_ / static_cast<double>(itl_tokens_) * 1e-6;
+    s.itl_ms.mean = static_cast<double>(itl_sum_ns_) / static_cast<double>(itl_tokens_) * 1e-6;
   }
   s.preemptions = preemptions_;
   s.kv_peak_utilization = kv_peak_;

@@ -49,7 +49,8 @@ TEST(EmbeddedProfiles, EveryProfileLoadsAndEveryDeploymentValidates) {
   EXPECT_THAT(r.Names("deployments"),
               IsSupersetOf({"llama-3.1-8b-h100-sxm-tp1", "llama-3.1-70b-h100-sxm-tp4",
                             "llama-2-7b-h100-sxm-tp1", "llama-2-70b-h100-sxm-tp4",
-                            "blis-llama-3.1-8b-h100-tp2"}));
+                            "blis-llama-3.1-8b-h100-tp2", "llama-3.1-8b-h200-tp1",
+                            "llama-3.1-70b-h200-tp4"}));
   EXPECT_THAT(r.Names("deployments"), ::testing::Contains(std::string(kDefaultDeploymentProfile)));
   EXPECT_TRUE(r.Names("widgets").empty());
   for (const std::string& name : r.Names("deployments")) {
@@ -78,7 +79,7 @@ TEST(EmbeddedProfiles, KvCapacitiesMatchTheHandArithmeticAndTheLogs) {
   struct Case {
     std::string deployment;
     int64_t want;    // simulator/model/deployment_test.cc works these by hand
-    int64_t logged;  // vLLM's "GPU KV cache size" (REFERENCE.md), 0 if none
+    int64_t logged;  // vLLM's "GPU KV cache size" (docs/reference.md), 0 if none
   };
   const Case cases[] = {
       {"llama-2-7b-h100-sxm-tp1", 119040, 119408},   // -0.31%
@@ -88,6 +89,11 @@ TEST(EmbeddedProfiles, KvCapacitiesMatchTheHandArithmeticAndTheLogs) {
       // 76,968,728,985.6 - 35.3e9 (70.6e9 x 2 / 4) - 2 GiB (2,147,483,648) = 39,521,245,337.6
       // / 81,920 = 482,437.1 -> 30,152 blocks = 482,432.
       {"llama-3.1-70b-h100-sxm-tp4", 482432, 0},
+      // H200 (143,771 MiB): 0.9 x 143,771 x 1,048,576 = 135,679,338,086.4.
+      // - 16.06e9 - 1.5 GiB = 118,008,725,350.4 / 131,072 = 900,335.1 -> 56,270 blocks = 900,320.
+      {"llama-3.1-8b-h200-tp1", 900320, 0},
+      // - 35.3e9 - 2 GiB = 98,231,854,438.4 / 81,920 = 1,199,119.3 -> 74,944 blocks = 1,199,104.
+      {"llama-3.1-70b-h200-tp4", 1199104, 0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.deployment);
@@ -144,8 +150,9 @@ TEST(EmbeddedProfiles, DefaultProfileAgreesWithTheBuiltInDefaults) {
   EXPECT_EQ(p.roofline.mfu, b.roofline.mfu);
   EXPECT_EQ(p.roofline.attention_mfu, b.roofline.attention_mfu);
   EXPECT_EQ(p.roofline.per_step_overhead_us, b.roofline.per_step_overhead_us);
-  // vLLM V1's defaults (REFERENCE.md): prefix caching on; since PR #37307 a prompt is admitted only
-  // when all its blocks are free; no per-request cap on prefill tokens per step.
+  // vLLM V1's defaults (docs/reference.md "vLLM engine"): prefix caching on; since PR #37307 a
+  // prompt is admitted only when all its blocks are free; no per-request cap on prefill tokens per
+  // step.
   EXPECT_TRUE(p.engine.enable_prefix_caching);
   EXPECT_TRUE(p.engine.reserve_full_prompt);
   EXPECT_EQ(p.engine.long_prefill_token_threshold, 0);
@@ -154,7 +161,8 @@ TEST(EmbeddedProfiles, DefaultProfileAgreesWithTheBuiltInDefaults) {
 
 TEST(EmbeddedProfiles, LifecycleDelaysComeFromTheWarmUpFigures) {
   const ProfileRegistry r = Embedded();
-  // 8B: loading 20 s + warming 25 s = 45 s of medians, inside REFERENCE.md's 30-90 s.
+  // 8B: loading 20 s + warming 25 s = 45 s of medians, inside the 30-90 s of docs/reference.md
+  // "Warm-up lag".
   const DeploymentSpec small = MustResolve(r, "llama-3.1-8b-h100-sxm-tp1");
   EXPECT_EQ(small.lifecycle.provisioning.median, SimDuration::Zero());
   EXPECT_EQ(small.lifecycle.loading.median, SimDuration::Seconds(20));

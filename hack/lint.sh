@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Architecture checks that keep the code true to DESIGN.md; fails (exit 1) naming each violation.
+# Architecture checks that keep the code true to docs/architecture.md ("Components and data flow");
+# fails (exit 1) naming each violation.
 #  1. Wall time is read only by the Clock (controller/common/clock.h): the simulator and the policy
 #     run on simulated or injected time, so a stray absl::Now() would break determinism and replay.
 #  2. The simulator never includes controller headers, gRPC or cpprestsdk.
 #  3. policy/ and state/ do no I/O (no sockets, files, cpprest, grpc).
+#  4. Every reference resolves inside the repository: nothing outside docs/ and .ci/ cites the
+#     design notes kept beside the repository (its DESIGN, STYLE, REFERENCE and CPP_NOTES markdown
+#     files), which users of the repository do not have. Cite docs/architecture.md or
+#     docs/reference.md by section heading instead.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -25,6 +30,12 @@ if [[ -d controller/policy || -d controller/state ]]; then
     | grep -v 'spec_loader.cc:.*fstream')
   [[ -n $pure_io ]] && report "I/O in the pure policy/state code:"$'\n'"$pure_io"
 fi
+
+# The pattern is split so that this script does not match itself.
+outside_notes=$(grep -rnIE '(DESIGN|STYLE|REFERENCE|CPP_NOTES)[.]md' \
+  --exclude-dir='build*' --exclude-dir=.git --exclude-dir=docs --exclude-dir=.ci . \
+  | sed 's|^\./||')
+[[ -n $outside_notes ]] && report "citations of design notes outside the repository (cite docs/architecture.md or docs/reference.md by section instead):"$'\n'"$outside_notes"
 
 ((fail)) && exit 1
 echo "lint: ok"

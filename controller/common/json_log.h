@@ -1,4 +1,4 @@
-// Structured logs: one JSON object per line, for `kubectl logs` and log pipelines (DESIGN.md 6).
+// Structured logs: one JSON object per line, for `kubectl logs` and log pipelines.
 //
 //   {"ts":"2025-01-02T03:04:05.678Z","level":"info","msg":"scaled","key":"llm/llama-8b",
 //    "from":3,"to":5,"reason":"twin: p90 TTFT 0.62s > 0.5s"}

@@ -1,6 +1,6 @@
-// The controller's own metrics (DESIGN.md 6, "The controller's own /metrics"): counters, gauges
-// and histograms, each a family with a fixed set of label names, rendered in the Prometheus text
-// format 0.0.4 that controller/outputs/ops_server.h serves on /metrics.
+// The controller's own metrics (docs/architecture.md "Outputs and their contracts"): counters,
+// gauges and histograms, each a family with a fixed set of label names, rendered in the Prometheus
+// text format 0.0.4 that controller/outputs/ops_server.h serves on /metrics.
 //
 // Usage (at startup; registration fails only for a bad or conflicting name):
 //   MetricsRegistry registry;

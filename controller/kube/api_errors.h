@@ -1,7 +1,8 @@
 // Kubernetes API failures as absl::Status, with the meanings the rest of twinscale agrees on
-// (STYLE.md 5). The API server answers a failed request with an HTTP code and a `Status` object
-// ({"kind":"Status","reason":"NotFound","message":"pods \"x\" not found","code":404}); the reason
-// and message travel in the absl::Status (the reason as a payload, read back with KubeReason()).
+// (docs/architecture.md "Error codes"). The API server answers a failed request with an HTTP code
+// and a `Status` object ({"kind":"Status","reason":"NotFound","message":"pods \"x\" not
+// found","code":404}); the reason and message travel in the absl::Status (the reason as a payload,
+// read back with KubeReason()).
 //
 //   HTTP code (Status reason)     absl code            what the caller does
 //   404 (NotFound)                NotFound             the object is gone: stop

@@ -1,13 +1,13 @@
 // Where the API server is and how to authenticate to it: from kubeconfig files (local runs, as
 // kubectl reads them) or from the pod's service account (in the cluster).
 //
-// Kubeconfig support (DESIGN.md 7): several files (a KUBECONFIG list) merged by kubectl's rules;
-// paths inside a file relative to that file's directory; clusters with certificate-authority(-data)
-// and insecure-skip-tls-verify; users with token, tokenFile or client-certificate(-data) +
-// client-key(-data); the context's namespace. Users that authenticate through an `exec` credential
-// plugin, an `auth-provider`, a username/password or impersonation are refused with a message that
-// names the user and says what to use instead: twinscale runs unattended in the cluster and does
-// not run credential plugins.
+// Kubeconfig support (docs/architecture.md "Kubernetes plumbing"): several files (a KUBECONFIG
+// list) merged by kubectl's rules; paths inside a file relative to that file's directory; clusters
+// with certificate-authority(-data) and insecure-skip-tls-verify; users with token, tokenFile or
+// client-certificate(-data) + client-key(-data); the context's namespace. Users that authenticate
+// through an `exec` credential plugin, an `auth-provider`, a username/password or impersonation are
+// refused with a message that names the user and says what to use instead: twinscale runs
+// unattended in the cluster and does not run credential plugins.
 //
 // Errors: InvalidArgument "file:line: what" for a bad file (yaml-cpp's 0-based marks plus one),
 // NotFound when no file could be read or a named context/cluster/user is missing,

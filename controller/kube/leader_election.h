@@ -1,5 +1,5 @@
 // Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics, so that of the
-// controller's replicas exactly one decides and acts (DESIGN.md 6, 7):
+// controller's replicas exactly one decides and acts:
 //  - A replica takes the lease when it is absent (creates it), released (empty holderIdentity),
 //    expired (renewTime + leaseDurationSeconds < now), or already held by its own identity.
 //    Taking it from another holder bumps leaseTransitions and sets acquireTime.

@@ -1,9 +1,9 @@
 // LeaderPodLabel: keeps a label on this replica's own pod saying whether it holds the controller's
-// Lease (DESIGN.md 6, "High availability"), so the Services of the outputs (KEDA's gRPC scaler,
-// the external metrics API) select only the leader: `twinscale.io/leader: "true"` while leading,
-// "false" otherwise. The pod is named by the downward API (POD_NAME, POD_NAMESPACE in
-// deploy/controller/deployment.yaml); each write is a JSON merge patch of metadata.labels (RBAC:
-// pods patch in the pod's namespace).
+// Lease (docs/architecture.md "Outputs and their contracts", high availability), so the Services of
+// the outputs (KEDA's gRPC scaler, the external metrics API) select only the leader:
+// `twinscale.io/leader: "true"` while leading, "false" otherwise. The pod is named by the downward
+// API (POD_NAME, POD_NAMESPACE in deploy/controller/deployment.yaml); each write is a JSON merge
+// patch of metadata.labels (RBAC: pods patch in the pod's namespace).
 //
 // Level-based: Set() records the state and returns at once; a writer thread patches until the
 // pod says the latest state set, retrying failures with capped exponential backoff (retry_period

@@ -1,7 +1,7 @@
-// MetricsSource: where the live controller gets each pod's vLLM metrics (DESIGN.md 2, "metrics/").
+// MetricsSource: where the live controller gets each pod's vLLM metrics (docs/architecture.md
+// "Components and data flow", metrics in).
 // Two implementations give the policy the same inputs:
-//   PodScraper   (pod_scraper.h)    scrapes each pod's /metrics endpoint itself
-//   (spec.metrics.source
+//   PodScraper   (pod_scraper.h)    scrapes each pod's /metrics endpoint itself (source
 //                                   Pods);
 //   PromqlSource (promql_source.h)  asks a Prometheus server that scrapes the pods (source
 //                                   Prometheus).
@@ -9,13 +9,14 @@
 // same whichever way it was fetched; only `scraped_at` differs (when the pod's page was taken:
 // the scraper's own time, or Prometheus' sample timestamp).
 //
-// Error meanings (STYLE.md 5). Per pod, in PodResult::reading: Unavailable (connection refused,
-// HTTP error, body too large, Prometheus has no fresh samples for the pod), DeadlineExceeded (no
-// complete answer in time), InvalidArgument (the page does not parse: "line N: ..."; or its vLLM
-// values are unusable), FailedPrecondition (not a vLLM server). Whole-source errors, from Read
-// itself: Unavailable / DeadlineExceeded when Prometheus can't answer, InvalidArgument for a bad
-// configuration (a label matcher that is not a valid label name). The reconciler treats a pod
-// without a reading as Stale, which blocks scale-in and never scales anything down by itself.
+// Error meanings (docs/architecture.md "Error codes"). Per pod, in PodResult::reading: Unavailable
+// (connection refused, HTTP error, body too large, Prometheus has no fresh samples for the pod),
+// DeadlineExceeded (no complete answer in time), InvalidArgument (the page does not parse: "line N:
+// ..."; or its vLLM values are unusable), FailedPrecondition (not a vLLM server). Whole-source
+// errors, from Read itself: Unavailable / DeadlineExceeded when Prometheus can't answer,
+// InvalidArgument for a bad configuration (a label matcher that is not a valid label name). The
+// reconciler treats a pod without a reading as Stale, which blocks scale-in and never scales
+// anything down by itself.
 //
 // Thread-safety: implementations are immutable after construction; Read may be called from
 // several threads at once.

@@ -4,8 +4,9 @@
 // chunks up to the cap) that ends by filling a shared ScrapeState and notifying it. The calling
 // thread waits on that notification for at most `timeout` and cancels the chain when the time is
 // up, so the deadline holds whatever the pod does (cpprestsdk's own timeout is only an inactivity
-// timer). No continuation blocks (.get() only on tasks already finished), as CPP_NOTES.md asks:
-// the blocking wait happens on the caller's thread or on one of Read's worker threads.
+// timer). No continuation blocks (.get() only on tasks already finished): a blocking .get()
+// inside a pplx continuation can starve cpprestsdk's shared thread pool, so the blocking wait
+// happens on the caller's thread or on one of Read's worker threads.
 #include "controller/metrics/pod_scraper.h"
 
 #include <algorithm>

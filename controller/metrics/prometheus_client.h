@@ -4,12 +4,12 @@
 // JSON answers (pure, fuzzed: tests/fuzz/prometheus_response_fuzz.cc and
 // prometheus_query_fuzz.cc).
 //
-// Errors (DESIGN.md 5's meanings): Unavailable when Prometheus can't be reached or answers with an
-// error of its own (the message names the URL and quotes Prometheus' "error" text);
-// InvalidArgument when Prometheus rejects the query itself (errorType "bad_data": a bad selector);
-// DeadlineExceeded when no answer came within the timeout (cpprestsdk's timeout is an inactivity
-// timeout: no byte for that long). Ranges longer than Prometheus' 11,000 points per series are
-// split into several requests and joined.
+// Errors (the meanings of docs/architecture.md "Error codes"): Unavailable when Prometheus can't be
+// reached or answers with an error of its own (the message names the URL and quotes Prometheus'
+// "error" text); InvalidArgument when Prometheus rejects the query itself (errorType "bad_data": a
+// bad selector); DeadlineExceeded when no answer came within the timeout (cpprestsdk's timeout is
+// an inactivity timeout: no byte for that long). Ranges longer than Prometheus' 11,000 points per
+// series are split into several requests and joined.
 //
 // This header carries no cpprestsdk include (the HTTP machinery lives in the .cc), so light users
 // such as controller/replay/history_trace see only the plain types.
@@ -44,8 +44,8 @@ using PromMatrix = std::vector<PromSeries>;
 // Parses the body of a /api/v1/query_range answer. InvalidArgument, saying what was wrong, for
 // anything but {"status":"success","data":{"resultType":"matrix","result":[...]}} with well-formed
 // series ({"metric":{string:string}, "values":[[number, "number"], ...]}); Unavailable quoting
-// Prometheus' errorType and error for {"status":"error"} (InvalidArgument for errorType "bad_data").
-// Never throws, whatever the bytes.
+// Prometheus' errorType and error for {"status":"error"} (InvalidArgument for errorType
+// "bad_data"). Never throws, whatever the bytes.
 absl::StatusOr<PromMatrix> ParseQueryRangeResponse(std::string_view body);
 
 // The answer of an instant query (/api/v1/query), by its resultType:

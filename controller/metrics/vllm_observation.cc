@@ -447,8 +447,8 @@ struct Extraction {
 
 // ValidateHistogram's rules (cumulative_histogram.cc) as a yes or no; it must never pass what
 // ValidateHistogram refuses. ValidateHistogram formats every bucket's edge for its messages even
-// when nothing is wrong, which was a fifth of the extraction; only a histogram that fails here goes
-// through it, for the message.
+// when nothing is wrong, which would be a fifth of the extraction; only a histogram that fails here
+// goes through it, for the message.
 bool PassesValidation(const CumulativeHistogram& h) {
   if (h.cumulative.size() != h.upper_bounds.size() + 1) return false;
   for (size_t i = 0; i < h.upper_bounds.size(); ++i) {

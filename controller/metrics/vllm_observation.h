@@ -1,11 +1,12 @@
-// From a parsed vLLM /metrics page to the typed values twinscale uses (DESIGN.md 5, "Inputs").
+// From a parsed vLLM /metrics page to the typed values twinscale uses (docs/architecture.md
+// "Policy inputs").
 //
 // ExtractVllmObservation reads an Exposition (prometheus_text.h) of one pod and returns, per vLLM
 // engine, the scheduler gauges, the token / request / preemption / prefix-cache counters, the
 // latency and length histograms and the KV cache configuration. It reads raw values of ONE scrape;
 // differences between scrapes (rates, window histograms, counter resets) are histogram_window.h's.
 //
-// What it reads (vLLM 0.9-0.11 names, REFERENCE.md "vLLM metrics"; each by SAMPLE name, so the
+// What it reads (vLLM 0.9-0.11 names, docs/reference.md "vLLM metrics"; each by SAMPLE name, so the
 // same code reads prometheus_client's layout, an OpenMetrics-style "# TYPE x counter" family, and
 // excerpts without TYPE lines):
 //   gauges      vllm:num_requests_running, vllm:num_requests_waiting, vllm:kv_cache_usage_perc

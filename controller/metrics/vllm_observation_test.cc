@@ -27,7 +27,8 @@ using ::testing::HasSubstr;
 
 constexpr char kFixturePath[] = "tests/data/fixtures/vllm_metrics_excerpts.txt";
 
-// vLLM's edges (REFERENCE.md "vLLM metrics"), written out here rather than taken from the twin.
+// vLLM's edges (docs/reference.md "vLLM metrics"), written out here rather than taken from the
+// twin.
 const std::vector<double> kTtftEdges = {0.001, 0.005, 0.01, 0.02,  0.04,  0.06,  0.08, 0.1,
                                         0.25,  0.5,   0.75, 1.0,   2.5,   5.0,   7.5,  10.0,
                                         20.0,  40.0,  80.0, 160.0, 640.0, 2560.0};

@@ -1,7 +1,7 @@
-// twinscale's admission API (DESIGN.md 6): the gRPC service `twinscale.v1alpha1.AdmissionService`
-// (proto/twinscale/v1alpha1/admission.proto, which documents every field) serving the advisory
-// admission limits of each InferenceAutoscaler from the DecisionBoard, for a gateway or router to
-// enforce:
+// twinscale's admission API (docs/architecture.md "Outputs and their contracts"): the gRPC service
+// `twinscale.v1alpha1.AdmissionService` (proto/twinscale/v1alpha1/admission.proto, which documents
+// every field) serving the advisory admission limits of each InferenceAutoscaler from the
+// DecisionBoard, for a gateway or router to enforce:
 //   GetAdmissionLimits    one target; INVALID_ARGUMENT naming the field for a missing or malformed
 //                         target.namespace / target.name, NOT_FOUND when nothing is published
 //                         for it;

@@ -1,6 +1,6 @@
 // The server-streaming machinery the KEDA scaler and the admission API share: a gRPC callback-API
-// write reactor (CPP_NOTES.md: a synchronous stream waiting on a condition variable can hang
-// Server::Shutdown) driven by DecisionBoard change hints. Internal to controller/outputs (it
+// write reactor (in gRPC 1.51 a synchronous stream handler waiting on a condition variable can
+// hang Server::Shutdown) driven by DecisionBoard change hints. Internal to controller/outputs (it
 // includes gRPC headers); not for other folders.
 //
 // A stream subscribes to the board when it begins. On every hint it asks the derived class what

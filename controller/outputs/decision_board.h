@@ -8,7 +8,7 @@
 // about changes through listeners (Subscribe): a listener is told WHICH key changed, never what it
 // changed to; it reads the board again (level-based, so a missed or reordered hint loses nothing).
 //
-// Leadership: only the holder of the controller's Lease serves these outputs (DESIGN.md 6).
+// Leadership: only the holder of the controller's Lease serves these outputs.
 // SetServing(false) marks this replica a follower: the outputs answer UNAVAILABLE, and the board
 // drops its entries, so a new term of leadership publishes nothing until it has decided again (a
 // decision of an earlier term may be far from what the leader in between did).

@@ -1,4 +1,5 @@
-// The external metrics API's answers (DESIGN.md 6, "HPA external metrics API"): what twinscale
+// The external metrics API's answers (docs/architecture.md "Outputs and their contracts"; the
+// answers table in docs/usage.md "HPA mode: the external metrics API"): what twinscale
 // says to a request for external.metrics.k8s.io/v1beta1, as an HTTP status code and a JSON body,
 // read from the DecisionBoard. The HTTPS transport is ExternalMetricsServer
 // (external_metrics_server.h); this part is pure apart from reading the board, so every answer is

@@ -1,12 +1,12 @@
-// The HPA-mode examples in deploy/external-metrics/ keep the contract of DESIGN.md section 6 and
-// docs/usage.md ("HPA mode") and agree with each other and with the code: the InferenceAutoscaler
-// loads in mode HPA; the HPA follows it through the metric name the API serves and a selector
-// that, sent the way an HPA sends it, names that autoscaler; an AverageValue target of 1; no
-// stabilization and rate limits that let any decision land in one sync (the HPA's own
-// arithmetic); the APIService reaches the Service, which selects only the leader's pod and targets
-// the port the controller patch serves, with the certificate of certificates.yaml; the RBAC an
-// aggregated server and its HPA client need; and the controller's pod knows its own name and
-// namespace (the leader label).
+// The HPA-mode examples in deploy/external-metrics/ keep the contract of docs/architecture.md
+// ("Outputs and their contracts") and docs/usage.md ("HPA mode") and agree with each other and with
+// the code: the InferenceAutoscaler loads in mode HPA; the HPA follows it through the metric name
+// the API serves and a selector that, sent the way an HPA sends it, names that autoscaler; an
+// AverageValue target of 1; no stabilization and rate limits that let any decision land in one sync
+// (the HPA's own arithmetic); the APIService reaches the Service, which selects only the leader's
+// pod and targets the port the controller patch serves, with the certificate of certificates.yaml;
+// the RBAC an aggregated server and its HPA client need; and the controller's pod knows its own
+// name and namespace (the leader label).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// KEDA's external scaler (DESIGN.md 6): the gRPC service `externalscaler.ExternalScaler`
-// (proto/externalscaler.proto, wire-identical to KEDA's) answering from the DecisionBoard. A
-// ScaledObject's `external` or `external-push` trigger names the InferenceAutoscaler in its
-// metadata (`name`; `namespace`, which defaults to the ScaledObject's namespace), and KEDA's HPA
-// then lands on twinscale's decision (keda_metric.h has the arithmetic).
+// KEDA's external scaler (docs/architecture.md "Outputs and their contracts"): the gRPC service
+// `externalscaler.ExternalScaler` (proto/externalscaler.proto, wire-identical to KEDA's) answering
+// from the DecisionBoard. A ScaledObject's `external` or `external-push` trigger names the
+// InferenceAutoscaler in its metadata (`name`; `namespace`, which defaults to the ScaledObject's
+// namespace), and KEDA's HPA then lands on twinscale's decision (keda_metric.h has the arithmetic).
 //
 // Every RPC first resolves the target; errors, by gRPC code:
 //   INVALID_ARGUMENT     scalerMetadata lacks `name` (or a namespace: neither `namespace` nor the

@@ -1,5 +1,6 @@
-// The controller's own operational HTTP endpoints (DESIGN.md 6), on a plain-HTTP port apart from
-// the TLS endpoints (CPP_NOTES.md: probes and /metrics on a separate plain port):
+// The controller's own operational HTTP endpoints, on a plain-HTTP port apart from the TLS
+// endpoints, which may demand client certificates that kubelet's probes and Prometheus don't
+// present:
 //   GET /metrics  200, the MetricsRegistry's page, Content-Type "text/plain; version=0.0.4;
 //                 charset=utf-8" (what Prometheus expects of the 0.0.4 text format);
 //   GET /healthz  200 "ok" while the process serves at all (the liveness probe);

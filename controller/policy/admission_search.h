@@ -4,15 +4,15 @@
 // The answer is wanted to within 1/64 of the arriving rate (kAdmissionResolution), below the
 // largest rate that holds: six bisection steps over [0, arriving] give that. But the advice is
 // asked at every decision while capacity can't keep up, and where it is asked at all (a fleet at
-// maxReplicas under a load it can't serve: the Mooncake trace at x8, all hour) it was 6 of a
-// decision's 8.3 what-ifs, each a whole overloaded fleet. The serving fleet and its traffic change
-// little from one decision to the next, so the search starts at the previous decision's answer
-// and gallops from there (one resolution step, then twice as far each time) until the verdict
-// turns, then bisects to the same resolution: two what-ifs when the answer has not moved by a
-// step, and the advice the gateway enforces then stays exactly what it was instead of moving
-// with each decision's grid. With no previous answer, or one no longer below the arriving rate,
-// it bisects over [0, arriving] as before. (On that trace the backlog of 48 overloaded replicas
-// is such that no rate is held at all: each decision then asks one what-if, at one step.)
+// maxReplicas under a load it can't serve: the Mooncake trace at x8, all hour) a plain bisection
+// is 6 of a decision's 8.3 what-ifs, each a whole overloaded fleet. The serving fleet and its
+// traffic change little from one decision to the next, so the search starts at the previous
+// decision's answer and gallops from there (one resolution step, then twice as far each time) until
+// the verdict turns, then bisects to the same resolution: two what-ifs when the answer has not
+// moved by a step, and the advice the gateway enforces then stays exactly what it was instead of
+// moving with each decision's grid. With no previous answer, or one not below the arriving rate, it
+// bisects over [0, arriving]. (On that trace the backlog of 48 overloaded replicas is such that no
+// rate is held at all: each decision then asks one what-if, at one step.)
 //
 // Like the replica searches (replica_search.h) it assumes the verdict is monotone: a rate that
 // holds, every lower rate holds. The arriving rate itself is taken not to hold (the advice is

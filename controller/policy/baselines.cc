@@ -92,7 +92,7 @@ std::vector<BaselineSpec> BaselineFamily(BaselineKind kind, int32_t min_replicas
   std::vector<double> values;
   switch (kind) {
     case BaselineKind::kKedaQueue:
-      values = {1, 2, 3, 5, 10};  // waiting requests per replica (DESIGN.md section 5)
+      values = {1, 2, 3, 5, 10};  // waiting requests per replica (docs/architecture.md "Baselines")
       break;
     case BaselineKind::kHpaKv:
       values = {0.6, 0.7, 0.8, 0.9};  // target mean KV use

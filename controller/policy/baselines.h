@@ -1,5 +1,5 @@
 // The peers' scaling rules that `twinscale replay` runs side by side with twinscale's own policy
-// (DESIGN.md section 5, "Baselines"), each a pure function of what that autoscaler would observe at
+// (docs/architecture.md "Baselines"), each a pure function of what that autoscaler would observe at
 // a sync plus the HPA's memory, built on the one HPA implementation in hpa_algorithm.h:
 //
 //  - keda-queue-T: a KEDA ScaledObject with a Prometheus trigger on

@@ -24,11 +24,11 @@
 // noise of the target) is held, not acted on: question 2 is not asked. Near the target a sampled
 // forecast moves by about one replica's worth between draws (on the decision corpus's Azure
 // conversation entries, a standard deviation of 0.7-1 point of attainment between seeds, where
-// one replica more moves it by 0.5-1.2), so acting on every miss added a replica whenever a draw
-// fell short, and the scale-in margin, a stricter question, kept it: the flat conversation trace
-// at x40 ratcheted from 23 replicas to 26 (replay seed 3). (The scale-up search itself still
-// takes the smallest size whose forecast meets the target: stopping at the smallest one not
-// clearly short instead left that trace at 22 replicas, 94.7% of requests, on another seed.)
+// one replica more moves it by 0.5-1.2), so acting on every miss would add a replica whenever a
+// draw fell short, and the scale-in margin, a stricter question, would keep it: on the flat
+// conversation trace at x40 (replay seed 3) that climbs from 23 replicas to 26. The scale-up
+// search itself takes the smallest size whose forecast meets the target: stopping at the smallest
+// one not clearly short leaves that trace at 22 replicas, 94.7% of requests, on another seed.
 // A clear miss is still one draw: over an hour of decisions every 15 s, a draw two standard
 // errors short comes up several times on a load that does not change. So a clear miss that only
 // eats into the forecast headroom (its attainment still at or above the SLO's own percentile) is
@@ -36,10 +36,11 @@
 // decision draws its own random numbers): one interval later, and by one replica (the next
 // decision, at the new size, asks again). The size the search picks comes from this decision's
 // draw alone, and under common random numbers a pessimistic draw is pessimistic at every
-// candidate: on the Azure conversation trace at x40 a draw that put 22 replicas at 92.0% (the
-// decisions before it: 95-98%) had 23 and 24 short as well and asked for 25, which the stricter
-// scale-in question then held for the rest of the hour, where 23 served the SLO. A miss below the
-// SLO's percentile is not noise; it scales up at once, to the size the search found.
+// candidate: on the Azure conversation trace at x40 a draw can put 22 replicas at 92.0% where the
+// decisions around it say 95-98%, with 23 and 24 short as well; acted on at once it asks for 25,
+// which the stricter scale-in question then holds for the rest of the hour, where 23 serve the
+// SLO. A miss below the SLO's percentile is not noise; it scales up at once, to the size the
+// search found.
 //
 // The attainment target is capped just below what maxReplicas could reach (CeilingQuestion), so
 // that requests no fleet can serve in time (prompts too long to prefill within the threshold) are
@@ -50,7 +51,7 @@
 // before they are scheduled: ceiling_overloaded): then the shortfall is capacity, which every
 // added replica relieves, and a target cut to what the overloaded ceiling reaches would be met by
 // a smaller, even more overloaded fleet (at 160 req/s on engines that serve 3 each, 48 replicas
-// keep 2% of requests in time and 28 keep 1%: one point under the ceiling asked for 28). The
+// keep 2% of requests in time and 28 keep 1%: one point under the ceiling would ask for 28). The
 // target stands and the search runs up to maxReplicas (kMaxInsufficient).
 //
 // Pure: no I/O, no clock.
@@ -94,10 +95,10 @@ struct SizingBounds {
   // Earlier decisions' independent draws of the scale-in question at this base (same margin and
   // SLO), within the scale-down stabilization window. A scale-in waits out that window and moves
   // only if every decision in it recommended it, so a single draw's noise would veto it again and
-  // again: on the flat Azure conversation trace one draw in a few put N - 1 just short, and the
-  // fleet held a replica above what it needed for most of an hour. A decision's answer at the
-  // margin is therefore the inverse-variance pool of its own draw and these (unless its own draw
-  // is a clear miss, which stands): the window's evidence, judged as a whole.
+  // again: on the flat Azure conversation trace one draw in a few puts N - 1 just short, which
+  // alone would hold the fleet a replica above its need for most of an hour. A decision's answer
+  // at the margin is therefore the inverse-variance pool of its own draw and these (unless its own
+  // draw is a clear miss, which stands): the window's evidence, judged as a whole.
   std::vector<MarginForecast> scale_in_evidence;
 };
 
@@ -158,11 +159,11 @@ PooledDraws EvidenceAt(int32_t replicas, const std::vector<MarginForecast>& evid
 // draws asked at no less than kComparableRate x that rate: earlier passes at a lower load say
 // nothing against a miss at a higher one, but passes at the same or a higher load do (a what-if's
 // draw is one scenario of bursts, shared by every candidate size through common random numbers:
-// on the Azure code trace at x20 one draw in a few missed clearly at N - 1 on a load where the
-// window's other draws held at N - 5, and since the stabilization window takes the largest
-// recommendation, that one draw held the surplus for the next five minutes, and again at the next
-// such draw: 27 replicas for 18 minutes where 19-22 held the SLO). With none such, a clear miss is
-// returned as it is. `pooled` gets the number of earlier draws used.
+// on the Azure code trace at x20 one draw in a few misses clearly at N - 1 on a load where the
+// window's other draws hold at N - 5, and since the stabilization window takes the largest
+// recommendation, that one draw unpooled would hold the surplus for the next five minutes, and
+// again at the next such draw: 27 replicas for 18 minutes where 19-22 hold the SLO). With none
+// such, a clear miss is returned as it is. `pooled` gets the number of earlier draws used.
 inline constexpr double kComparableRate = 0.95;
 Forecast PoolMarginForecasts(const Forecast& own, int32_t replicas,
                              const std::vector<MarginForecast>& evidence, double target,

@@ -1,7 +1,8 @@
 // The Kubernetes HorizontalPodAutoscaler's replica arithmetic for one metric, as a pure function
 // whose memory (recent recommendations, recent scale events) is a value the caller owns and passes
 // back in. It drives the replay baselines (KEDA on the queue, an HPA on KV use), the KEDA and HPA
-// modes' replay, and it documents the HPA tolerance trap (DESIGN.md section 6) with numbers.
+// modes' replay, and it documents the HPA tolerance trap (docs/architecture.md "Outputs and their
+// contracts") with numbers.
 //
 // Source: kubernetes/kubernetes pkg/controller/podautoscaler (horizontal.go, replica_calculator.go,
 // metrics/utilization.go) and pkg/apis/autoscaling/v2/defaults.go, as of the releases with

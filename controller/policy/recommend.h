@@ -2,16 +2,16 @@
 // Pure: no I/O, no clock; the stabilization and rate-limit history is a value the caller owns and
 // updates with RecordDecision.
 //
-// The rules (DESIGN.md section 5):
+// The rules (docs/architecture.md "The policy's rules" has the overview):
 // - Capacity: Ready replicas serve now; starting pods count as future capacity with their remaining
-//   warm-up (E[T - age | T > age], approximated as max(expected - age, interval / 2)) until they are
-//   Unschedulable or older than the p99 warm-up, when they stop counting (SloAtRisk says so).
-// - Scale up: if the twin forecasts the SLO missed at the current size over the horizon (expected
-//   warm-up + interval), the smallest N that meets it (monotone search: doubling, then bisection).
-//   Limits (queue per replica, KV use) trigger scale-up only with enforceOnScaleUp. A miss the
-//   twin itself calls within its noise (Forecast::verdict_clear) holds instead (MissWithinNoise);
-//   so does a clear miss above the SLO's own percentile until the next decision's independent
-//   draw confirms it (MissUnconfirmed); fleet_sizing.h says why.
+//   warm-up (E[T - age | T > age], approximated as max(expected - age, interval / 2)) until they
+//   are Unschedulable or older than the p99 warm-up, when they stop counting (SloAtRisk says so).
+// - Scale up: if the twin forecasts the SLO missed at the current size over the horizon (the
+//   expected warm-up + max(4 intervals, 60 s)), the smallest N that meets it (monotone search:
+//   doubling, then bisection). Limits (queue per replica, KV use) trigger scale-up only with
+//   enforceOnScaleUp. A miss the twin itself calls within its noise (Forecast::verdict_clear) holds
+//   instead (MissWithinNoise); so does a clear miss above the SLO's own percentile until the next
+//   decision's independent draw confirms it (MissUnconfirmed); fleet_sizing.h says why.
 // - The twin's random numbers: one seed per decision (from the configured seed and the decision's
 //   time), shared by every candidate size, so the sizes are compared on the same traffic and
 //   successive decisions on independent draws.
@@ -53,14 +53,13 @@ struct PolicyConfig {
   absl::Duration ttft_per_prompt_token = absl::ZeroDuration();  // [0ms]
   double percentile = 90;                                   // spec.slo.ttft.percentile [90]
   // Percentage points of attainment the twin must show beyond `percentile` before the current
-  // size counts as enough. Capped at 99.5%. Two reasons. The SLO is judged per minute on real
-  // traffic and a forecast over a few minutes has sampling error, so aiming exactly at the
+  // size counts as enough; the aim is capped at 99.5%. Two reasons. The SLO is judged per minute
+  // on real traffic and a forecast over a few minutes has sampling error, so aiming exactly at the
   // percentile misses about half the minutes that sit on the edge. And the quality target a fleet
-  // is held to (DESIGN.md section 8: at least 95% of all requests within the threshold, and 95% of
-  // minutes at the percentile) asks more than a p90 objective: a twin that forecasts right and
-  // aims at 93% lands near 93-94% of requests (measured: 94.4% on the Azure conversation trace at
-  // x40). 5 points aims a p90 objective at that 95%. (It was 3 while calibration misread bursty
-  // fleets as about 12% slower than they were, which supplied the rest by accident.)
+  // is held to (docs/architecture.md "Quality target": at least 95% of all requests within the
+  // threshold, and 95% of minutes at the percentile) asks more than a p90 objective: a twin that
+  // forecasts right and aims at 93% lands near 93-94% of requests (94.4% on the Azure
+  // conversation trace at x40). 5 points aim a p90 objective at that 95%.
   double forecast_headroom = 5;
   // Spending a surplus, as an error budget is spent. The headroom above is for every horizon
   // alike, but the target is judged over all requests: a fleet that has served more than
@@ -69,22 +68,23 @@ struct PolicyConfig {
   // below percentile + min_forecast_headroom (so each horizon still aims above the SLO's own
   // percentile, which every minute is held to). Only after `surplus_min_record` of record. Where
   // bursts are shorter than the warm-up (the Azure code trace), meeting the aim in every horizon
-  // sizes the fleet for each burst; over the hour it then served about 98% where 95% was asked.
+  // sizes the fleet for each burst, and over an hour such a fleet serves about 98% where 95% is
+  // asked.
   // A shortfall is the same record read the other way: a fleet that served less than
   // percentile + forecast_headroom + surplus_cushion aims that much higher, by at most
   // `max_shortfall_raise` points (ShortfallOnRecord). The twin is checked against a truth it does
   // not model exactly (front-end time, step noise, a slower warm-up); where that makes its
   // forecasts a little optimistic, the served record shows it and the aim takes it up, as the
-  // surplus takes up a pessimistic twin. (With calibration right, the Azure code trace at x20
-  // served 94.4-95.0% on three seeds of six.) One set point, the target plus the cushion, both
-  // ways. The cushion is a point and a half: the hour is judged on its minutes as well as its
-  // requests, and with half a point two of eleven replays of the Azure traces (truth `all`)
-  // served 95.4-95.5% of requests but had 3 of 58 minutes over the threshold, one too many. With
-  // a point none did, until the twin stopped forecasting bursts to outlast the warm-up
-  // (state::RatePersistence): that saved the code trace about a GPU-hour an hour, but with a
-  // point (and with 1.25) two of its six seeds then served 94.8-95.0%; with 1.5, 95.1-95.6%.
-  // (A dead band, raising below 95.5% and spending above 96%, left four of six short.) The
-  // cushion costs the flat conversation trace about a replica for the first half hour.
+  // surplus takes up a pessimistic twin. (Even calibrated right, the twin is optimistic enough on
+  // the Azure code trace at x20 that three seeds of six serve 94.4-95.0% without the raise.) One
+  // set point, the target plus the cushion, both ways; a dead band instead (raising below 95.5%,
+  // spending above 96%) leaves four of those six seeds short.
+  // The cushion is a point and a half because the hour is judged on its minutes as well as its
+  // requests: a fleet held to barely 95% of requests can still have a minute too many over the
+  // threshold. On the Azure code trace at x20 (truth `all`), with the twin's forecast of how long
+  // a burst lasts (state::RatePersistence), a cushion of 1.5 serves 95.1-95.6% of requests on all
+  // six seeds, where 1 or 1.25 leaves two of them at 94.8-95.0%. The cushion costs the flat
+  // conversation trace about a replica for its first half hour.
   absl::Duration surplus_window = absl::Minutes(30);  // spec.slo.ttft.surplusWindow [30m]; 0: off
   absl::Duration surplus_min_record = absl::Minutes(10);  // or the whole window, if shorter
   double surplus_cushion = 1.5;

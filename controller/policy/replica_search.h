@@ -39,7 +39,7 @@ ForecastQuestion CandidateQuestion(const ForecastQuestion& base_question, int32_
 // kCeilingBelowTarget points, at most 100): a ceiling clearly above it is settled by its first
 // batch (ForecastQuestion::attainment_tolerance). On the Azure code trace at x20 the ceilings sat
 // at 96.4-100% (median 98.6%) against a 96% binding level, and growing each one to the tolerance
-// was a sixth of the twin's work.
+// would be a sixth of the twin's work.
 inline constexpr double kCeilingTolerance = 0.002;
 ForecastQuestion CeilingQuestion(const ForecastQuestion& base_question, int32_t max_replicas,
                                  double margin);

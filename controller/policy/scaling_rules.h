@@ -1,6 +1,6 @@
 // How fast a fleet may change size, in the HPA's own terms (autoscaling/v2 HPAScalingRules), shared
-// by the InferenceAutoscaler spec (scaleUp / scaleDown), the HPA algorithm used for the baselines and
-// the KEDA/HPA modes' replay, and twinscale's own policy. Plain values; no behaviour.
+// by the InferenceAutoscaler spec (scaleUp / scaleDown), the HPA algorithm used for the baselines
+// and the KEDA/HPA modes' replay, and twinscale's own policy. Plain values; no behaviour.
 #ifndef TWINSCALE_CONTROLLER_POLICY_SCALING_RULES_H_
 #define TWINSCALE_CONTROLLER_POLICY_SCALING_RULES_H_
 
@@ -46,8 +46,8 @@ inline ScalingRules HpaDefaultScaleDown() {
                       SelectPolicy::kMax};
 }
 
-// twinscale's conservative scale-in default (DESIGN.md section 3): a 300 s window, then at most
-// 10% of the fleet or 1 pod per 60 s, whichever allows more.
+// twinscale's conservative scale-in default (spec.scaleDown's CRD default): a 300 s window, then at
+// most 10% of the fleet or 1 pod per 60 s, whichever allows more.
 inline ScalingRules TwinscaleDefaultScaleDown() {
   return ScalingRules{absl::Seconds(300),
                       {{ScalingPolicy::Type::kPercent, 10, absl::Seconds(60)},

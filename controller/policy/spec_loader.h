@@ -1,5 +1,5 @@
 // Reads InferenceAutoscaler manifests (YAML) into typed specs, exactly as the API server would
-// accept and default them. The one loader of the spec (STYLE.md practice 4): the controller,
+// accept and default them. The one loader of the spec (one schema, validated once): the controller,
 // `twinscale replay` and the sample checks all come through here, so a file behaves the same
 // everywhere.
 //

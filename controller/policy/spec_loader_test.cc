@@ -150,7 +150,8 @@ TEST(SpecLoaderDefaults, MinimalManifestGetsTheSchemaDefaults) {
   EXPECT_EQ(ias->metadata.name, "test");
   EXPECT_EQ(ias->metadata.namespace_, "");
   EXPECT_EQ(s.max_replicas, 8);
-  // Expected values from the CRD's `default`s (DESIGN.md section 3).
+  // Expected values from the CRD's `default`s (docs/operations.md "Tuning the
+  // InferenceAutoscaler").
   EXPECT_EQ(s.mode, Mode::kRecommend);
   EXPECT_EQ(s.min_replicas, 1);
   EXPECT_EQ(s.routing, Routing::kRandom);

@@ -1,9 +1,10 @@
-// The InferenceAutoscaler's status (DESIGN.md section 3) as the controller keeps it: conditions
-// with honest transition times, current and desired replicas, admission limits, what was observed,
-// the measured warm-up, the calibration (which a new leader reads back, so it survives a
-// failover) and the last decision with its reasons. Also the two rules that keep status writes
-// rare and meaningful: a condition's lastTransitionTime moves only when its status flips, and a
-// status is written only when something a person or a peer would act on changed. Pure.
+// The InferenceAutoscaler's status (docs/architecture.md "The InferenceAutoscaler spec") as the
+// controller keeps it: conditions with honest transition times, current and desired replicas,
+// admission limits, what was observed, the measured warm-up, the calibration (which a new leader
+// reads back, so it survives a failover) and the last decision with its reasons. Also the two rules
+// that keep status writes rare and meaningful: a condition's lastTransitionTime moves only when its
+// status flips, and a status is written only when something a person or a peer would act on
+// changed. Pure.
 #ifndef TWINSCALE_CONTROLLER_RECONCILE_AUTOSCALER_STATUS_H_
 #define TWINSCALE_CONTROLLER_RECONCILE_AUTOSCALER_STATUS_H_
 
@@ -69,7 +70,8 @@ struct AutoscalerStatus {
 
 // Sets condition `type` to `status` ("True"/"False"/"Unknown") with reason and message. Its
 // lastTransitionTime becomes `now` only when the status differs from the one held (or the
-// condition is new): a reason or message change alone keeps the time, as Kubernetes conventions ask.
+// condition is new): a reason or message change alone keeps the time, as Kubernetes conventions
+// ask.
 void SetCondition(AutoscalerStatus& status, std::string_view type, std::string_view value,
                   std::string_view reason, std::string_view message, absl::Time now,
                   int64_t generation);

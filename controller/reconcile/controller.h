@@ -40,7 +40,7 @@ struct ControllerOptions {
   kube::LeaderElectionConfig lease;  // used when leader_election
   // Optional: told true when this replica starts leading (its workers start; without leader
   // election, at Start) and false when it stops (after its workers have ended, so nothing is
-  // published any more; also on Stop). The outputs serve only while leading (DESIGN.md 6). Runs
+  // published any more; also on Stop). The outputs serve only while leading. Runs
   // on the election thread or the caller of Start/Stop; must not call back into the Controller.
   std::function<void(bool leading)> on_leadership_change;
 };

@@ -1,5 +1,5 @@
 // PodInformers: the pods of the autoscalers' targets, kept up to date by list-then-watch instead of
-// being listed on every reconcile pass (DESIGN.md 7).
+// being listed on every reconcile pass (docs/architecture.md "Kubernetes plumbing").
 //
 // One kube::Informer per (namespace, label selector) that some InferenceAutoscaler's target
 // selects. The selector is the target's /scale status.selector, sent to the API server as the

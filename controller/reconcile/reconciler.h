@@ -1,5 +1,5 @@
 // The Reconciler: one pass over one InferenceAutoscaler — read -> snapshot -> decide -> act ->
-// status (DESIGN.md 2, 5, 6). A pass:
+// status (docs/architecture.md "Components and data flow"). A pass:
 //   1. reads the object; a spec that doesn't parse or resolve gets SpecValid=False naming the
 //      field, a Warning event (once per generation), and nothing else happens;
 //   2. reads the target's /scale (spec.replicas, status.selector) and, in Direct mode, looks for

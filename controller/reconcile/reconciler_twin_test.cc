@@ -3,7 +3,7 @@
 // manual clock. Scenarios whose outcome is the policy's rules seen from outside — in the
 // autoscaler's status, its events and the target's /scale — rather than a scripted decision.
 //
-// Pods that never become Ready (DESIGN.md 9, "pods that never become ready"): a Direct-mode
+// Pods that never become Ready (docs/architecture.md "Failure handling"): a Direct-mode
 // autoscaler scales up under load, and the new pods stay Ready=False (their containers never
 // start serving). The rule under test (controller/policy/recommend.h): a starting pod counts as
 // capacity arriving with its remaining warm-up until it is older than the p99 warm-up, then it
@@ -351,7 +351,7 @@ TEST_F(ReconcilerTwinTest, PodsThatNeverBecomeReadyStopCountingAtTheDeadlineAndN
               HasSubstr(absl::StrCat(all_stuck, " pods are not Ready 2m after creation")));
 }
 
-// The twin simulates the engine the pods run (DESIGN.md section 3; twin/running_engine.h), read
+// The twin simulates the engine the pods run (twin/running_engine.h), read
 // from the pod objects as the API server returns them: two Ready pods whose vLLM container runs
 // `vllm serve ... --max-num-seqs $(SEQS)` with SEQS=4 in its env. The decision, as the autoscaler's
 // status shows it, says which flag the twin followed; a pod whose flags vLLM would refuse is named.

@@ -1,9 +1,9 @@
 // Is the fast decision right? For each decision-corpus entry (decision_corpus.h) the decision is
 // taken twice from the same recorded inputs: "fast" with the twin as the controller runs it (the
 // default TwinOptions: a small sample of replicas, one seed) and "exact" with a full-fleet twin
-// (sample_replicas = 0) averaged over several seeds. DESIGN.md section 8 asks them to agree within
-// one replica on every snapshot; the report gives the share that do, the differences, and each
-// disagreement with its inputs.
+// (sample_replicas = 0) averaged over several seeds. They are to agree within one replica on every
+// snapshot (docs/architecture.md "Performance targets"); the report gives the share that do, the
+// differences, and each disagreement with its inputs.
 //
 // The decision is Recommend's recommendation from the forecasts (before stabilization windows and
 // rate limits, which do not depend on the twin): the attainment targets capped below what

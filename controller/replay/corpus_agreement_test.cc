@@ -1,8 +1,8 @@
-// DESIGN.md section 8: the fast decision (the twin as the controller runs it: a small sample of
-// replicas, more only where the verdict is uncertain, one seed) equals, within one replica, a
-// full-fleet, 5-seed what-if. Checked here on 20 entries of the committed corpus, evenly spaced
-// through it (so over every trace, rate and kind of moment); decision_bench's BM_CorpusAgreement
-// checks the whole corpus.
+// docs/architecture.md "Performance targets": the fast decision (the twin as the controller runs
+// it: a small sample of replicas, more only where the verdict is uncertain, one seed) equals,
+// within one replica, a full-fleet, 5-seed what-if. Checked here on 20 entries of the committed
+// corpus, evenly spaced through it (so over every trace, rate and kind of moment); decision_bench's
+// BM_CorpusAgreement checks the whole corpus.
 #include "controller/replay/corpus_agreement.h"
 
 #include <gtest/gtest.h>

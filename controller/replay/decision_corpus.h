@@ -2,7 +2,8 @@
 // object per line, each enough to ask the twin that decision's questions again offline. It proves
 // the fast reduction right (corpus_agreement.h): on every entry the decision taken with the default
 // twin (a small sample of replicas, grown only where a verdict is uncertain, one seed) must equal,
-// within one replica, the one taken with a full-fleet, multi-seed what-if (DESIGN.md section 8).
+// within one replica, the one taken with a full-fleet, multi-seed what-if (docs/architecture.md
+// "Performance targets").
 //
 // A line (every duration in seconds; keys in this order; unknown keys are an error):
 //   {"source": {"trace": "AzureLLMInferenceTrace_conv.csv", "rate_scale": 20, "truth": "none",

@@ -1,8 +1,8 @@
 // The decision corpus: its JSON lines round-trip, bad lines are refused with the field named, an
 // entry is built from a decision as Recommend recorded it, DecideEntry follows Recommend's branches
 // (checked with a forecaster whose answers are worked by hand), and the committed corpus
-// (tests/data/decisions/corpus.jsonl) is what DESIGN.md section 8 asks for: at least 50 snapshots,
-// from varied load, scale events included, small enough to commit.
+// (tests/data/decisions/corpus.jsonl) is what docs/architecture.md "Performance targets" asks for:
+// at least 50 snapshots, from varied load, scale events included, small enough to commit.
 #include "controller/replay/decision_corpus.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,8 @@
 // A request trace synthesised from a fleet's own Prometheus history, for
 // `twinscale replay --from-prometheus URL --selector '{...}' --range 24h [--end ...] [--step 15s]`.
 //
-// What is read (vLLM metric names, DESIGN.md 5), over [end - range, end] on a grid of `step`:
+// What is read (vLLM metric names, docs/reference.md "vLLM metrics"), over [end - range, end] on a
+// grid of `step`:
 // - Arrivals per step: the increase of every pod's vllm:request_prompt_tokens_count (counter resets
 //   and pods that start within the range handled per series, as increase() does, but without its
 //   extrapolation, so the steps add up to the total), plus the change in the fleet's waiting +

@@ -1,6 +1,7 @@
-// The zero-lag oracle: the lower bound of a replay report (DESIGN.md section 8). For every minute
-// of the trace it takes the smallest fleet that meets the TTFT SLO for that minute's arrivals as
-// if replicas appeared and vanished instantly, and sums those fleets into GPU-hours.
+// The zero-lag oracle: the lower bound of a replay report (docs/architecture.md "Quality target").
+// For every minute of the trace it takes the smallest fleet that meets the TTFT SLO for that
+// minute's arrivals as if replicas appeared and vanished instantly, and sums those fleets into
+// GPU-hours.
 //
 // Each minute [60k, 60k + 60) s is simulated on its own, from an empty fleet of N Ready replicas
 // (no warm-up, no slow start), with the truth fleet (the deployment perturbed as the replay's
@@ -21,14 +22,14 @@
 // covers (OracleMinute::weight), in GPU-hours = sum of N x weight x tensor_parallel x 60 s and in
 // the share of minutes meeting the percentile. A last "minute" of 2 s with 11 requests then costs
 // 2/60 of its fleet's replica-minute and counts as 2/60 of a minute met or missed, not a whole one
-// (which, on a long-prompt trace, made a third of the oracle's GPU-hours out of 2 seconds).
+// (which, on a long-prompt trace, would make a third of the oracle's GPU-hours out of 2 seconds).
 //
-// The per-minute SLO is not the target a replay judges a policy by (DESIGN.md section 8: 95% of all
-// requests within the threshold as well as 95% of minutes at the percentile), and a fleet that
-// just meets p90 every minute serves about 91% of requests (seed 1: 91.2% of the Azure
-// conversation trace at x40, 90.9% of the code trace at x20). So the oracle also answers for the
-// target (OracleOptions::request_share): the fewest replica-minutes, still with zero lag, in which
-// every minute keeps its p90 fleet or more and the hour's requests within the SLO reach that
+// The per-minute SLO is not the target a replay judges a policy by (docs/architecture.md "Quality
+// target": 95% of all requests within the threshold as well as 95% of minutes at the percentile),
+// and a fleet that just meets p90 every minute serves about 91% of requests (seed 1: 91.2% of the
+// Azure conversation trace at x40, 90.9% of the code trace at x20). So the oracle also answers for
+// the target (OracleOptions::request_share): the fewest replica-minutes, still with zero lag, in
+// which every minute keeps its p90 fleet or more and the hour's requests within the SLO reach that
 // share (AllocateForShare). That is the bound a policy meeting the target can be held to; the
 // per-minute one sits a few replicas under any fleet that does.
 //

@@ -163,7 +163,7 @@ struct ReplayResult {
   std::vector<CheckedPrediction> twin_checks;
 };
 
-// DESIGN.md section 8's quality target.
+// The quality target of docs/architecture.md "Quality target".
 struct AttainmentTarget {
   double requests = 0.95;  // share of requests within the TTFT SLO
   double minutes = 0.95;   // share of minutes with traffic whose p90 meets it

@@ -1,7 +1,8 @@
-// The truth perturbations of DESIGN.md section 8: ways in which the fleet replay treats as real
-// differs from the twin the policy consults, so a replay report measures a policy against a world
-// it does not model exactly. Each can be applied alone or with the others (`--truth` takes a comma
-// list); the twin itself is never perturbed, only the truth fleet that stands in for the cluster.
+// The truth perturbations (docs/architecture.md "Truth perturbations"): ways in which the fleet
+// replay treats as real differs from the twin the policy consults, so a replay report measures a
+// policy against a world it does not model exactly. Each can be applied alone or with the others
+// (`--truth` takes a comma list); the twin itself is never perturbed, only the truth fleet that
+// stands in for the cluster.
 //
 //   efficiency  compute and bandwidth efficiency x0.8 (SpeedFactors{0.8, 0.8}: every step's
 //               prefill and decode terms run at 80% of the profile's speed)
@@ -36,7 +37,8 @@ struct Truth {
   bool operator==(const Truth&) const = default;
 };
 
-// The sizes of the perturbations (DESIGN.md section 8; the warm-up tail factor is ours).
+// The sizes of the perturbations (docs/architecture.md "Truth perturbations"; the warm-up tail
+// factor is ours).
 inline constexpr double kTruthEfficiency = 0.8;
 inline constexpr double kTruthStepNoiseCv = 0.1;
 inline constexpr double kTruthWarmupMedianFactor = 1.5;

@@ -1,5 +1,6 @@
 // Truth perturbations: the --truth parsing table, what each perturbation does to a fleet's
-// options (DESIGN.md section 8's sizes, worked by hand), and the canonical description.
+// options (the sizes of docs/architecture.md "Truth perturbations", worked by hand), and the
+// canonical description.
 #include "controller/replay/truth.h"
 
 #include <gtest/gtest.h>

@@ -16,7 +16,8 @@
 namespace twinscale::state {
 namespace {
 
-// Debian's abseil keeps its own string_view type (CPP_NOTES.md): convert at the calls.
+// Debian's abseil (20220623) keeps its own string_view type, distinct from std::string_view:
+// convert at the calls.
 absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 std::string_view S(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 std::string_view Strip(std::string_view s) { return S(absl::StripAsciiWhitespace(A(s))); }

@@ -1,11 +1,13 @@
-// The vLLM engine settings a pod runs with, read from its container's command line. DESIGN.md
-// section 3: when pods are running, engine limits come from the pods' args, not from the spec or
-// the profile, so the twin simulates the engine that is actually serving (a fleet started with
-// --max-num-seqs 128 saturates long before the profile's 1,024 would).
+// The vLLM engine settings a pod runs with, read from its container's command line
+// (docs/architecture.md "The InferenceAutoscaler spec"): when pods are running, engine limits come
+// from the pods' args, not from the spec or the profile, so the twin simulates the engine that is
+// actually serving (a fleet started with --max-num-seqs 128 saturates long before the profile's
+// 1,024 would).
 //
 // Pure: words in, settings out; no I/O. The words are a Pod's container command + args as the
 // API server returns them; Kubernetes' $(VAR) references are expanded from the container's literal
-// env values, and a shell wrapper (`sh -c "vllm serve ... --max-model-len 8k"`) is split into words.
+// env values, and a shell wrapper (`sh -c "vllm serve ... --max-model-len 8k"`) is split into
+// words.
 #ifndef TWINSCALE_CONTROLLER_STATE_ENGINE_ARGS_H_
 #define TWINSCALE_CONTROLLER_STATE_ENGINE_ARGS_H_
 

@@ -1,9 +1,10 @@
 // FleetSnapshot: the policy's whole view of one target's fleet at one decision — per replica its
-// lifecycle stage, age, queue, running batch and KV use; fleet-wide the arrival rate (from the change
-// in finished requests plus the change in waiting + running, so overload doesn't hide it) over the
-// last interval and over the last minute, its burstiness (index of dispersion of per-interval
-// arrival counts, and the rate's CV from one interval to the next), prompt and output length means,
-// and the observed TTFT over the last window (fleet-wide histogram, summed before any quantile).
+// lifecycle stage, age, queue, running batch and KV use; fleet-wide the arrival rate (from the
+// change in finished requests plus the change in waiting + running, so overload doesn't hide it)
+// over the last interval and over the last minute, its burstiness (index of dispersion of
+// per-interval arrival counts, and the rate's CV from one interval to the next), prompt and output
+// length means, and the observed TTFT over the last window (fleet-wide histogram, summed before any
+// quantile).
 //
 // SnapshotBuilder turns successive ClusterViews into snapshots. It keeps the previous scrape of
 // every pod (counters and histograms) to take increases — counter resets handled as Prometheus'
@@ -82,11 +83,12 @@ struct FleetSnapshot {
   int32_t spec_replicas = 0;
   std::vector<ReplicaState> replicas;
   WorkloadEstimate workload;
-  // The engine the pods run, for the twin to simulate it rather than the spec's guess (DESIGN.md
-  // section 3): the vLLM flags most non-terminating pods run (the first such pod's on a tie; nullopt
-  // when no pod's command line was read), the first pod whose flags could not be read, and each
-  // engine's KV capacity in tokens from vllm:cache_config_info (num_gpu_blocks x block_size), the
-  // median over fresh Ready replicas (0: no engine reports it).
+  // The engine the pods run, for the twin to simulate it rather than the spec's guess
+  // (docs/architecture.md "The InferenceAutoscaler spec"): the vLLM flags most non-terminating pods
+  // run (the first such pod's on a tie; nullopt when no pod's command line was read), the first pod
+  // whose flags could not be read, and each engine's KV capacity in tokens from
+  // vllm:cache_config_info (num_gpu_blocks x block_size), the median over fresh Ready replicas (0:
+  // no engine reports it).
   std::optional<EngineArgs> engine_args;
   std::string engine_args_error;
   int64_t kv_capacity_tokens_per_engine = 0;
@@ -116,7 +118,7 @@ struct SnapshotOptions {
   // level of swings from restarting by chance, where 2 SE (4.6% each) would restart most 5-minute
   // levels. Why a level at all: on stationary bursty traffic (the Azure code trace: the minute's
   // count has an autocorrelation of 0.16 at one minute) the last minute's mean is mostly noise,
-  // and the twin, asked about it, ordered each swing; a real step (a ramp, traffic stopping) is
+  // and the twin, asked about it, would order each swing; a real step (a ramp, traffic stopping) is
   // still taken up within a minute or two.
   int32_t rate_shift_intervals = 4;
   int32_t rate_level_intervals = 20;
@@ -137,8 +139,8 @@ struct SnapshotOptions {
 
 // The index of dispersion (variance / mean) of successive per-interval arrival counts, estimated
 // from successive differences (an Allan-variance estimate): for Poisson counts
-// E[(c_i - c_{i-1})^2] = 2 x mean whatever the slow trend, so a ramp in the rate is not mistaken for
-// burstiness within an interval. Poisson: 1; a renewal process with gap CV c: about c^2 over
+// E[(c_i - c_{i-1})^2] = 2 x mean whatever the slow trend, so a ramp in the rate is not mistaken
+// for burstiness within an interval. Poisson: 1; a renewal process with gap CV c: about c^2 over
 // intervals much longer than a gap. Unclamped; 1 when there are fewer than 2 counts or their mean
 // is not positive. Used for live snapshots (below) and for a Prometheus history
 // (controller/replay/history_trace).
@@ -170,11 +172,11 @@ RateLevel LevelOf(const std::deque<double>& counts, const std::deque<double>& wi
 // Why: a shift the level test found is a burst or a new level, and only the history tells which.
 // On the Azure code trace at x20 a minute's burst is gone within the warm-up (the weights: about
 // 0.4, 0.2, 0.2, then 0-0.08 at the fourth 15 s interval and 0 from the fifth on), and forecasting
-// it to last sized the fleet for a peak that was over before the new replicas were Ready: 19 -> 31
-// replicas on one such minute (replay seed 2), held for the stabilization window after it. On
-// traffic that steps or ramps, the departure lasts and the weights stay near 1. A departure the
-// weights call brief still reaches the twin for the intervals it lasts, and a level that holds
-// becomes the baseline within its 5 minutes.
+// it to last sizes the fleet for a peak that is over before the new replicas are Ready: on one
+// such minute (replay seed 2) that takes a fleet from 19 to 31 replicas, held for the
+// stabilization window after it. On traffic that steps or ramps, the departure lasts and the
+// weights stay near 1. A departure the weights call brief still reaches the twin for the intervals
+// it lasts, and a level that holds becomes the baseline within its 5 minutes.
 std::vector<double> RatePersistence(const std::deque<double>& counts,
                                     const std::deque<double>& window_s, int32_t short_intervals,
                                     int32_t baseline_intervals, int32_t max_lag, int32_t min_pairs);

@@ -1,6 +1,6 @@
 // An observed input as the policy must treat it: a Value; NoEvents (a fresh scrape that saw no
 // requests — a valid low-load observation, e.g. at night); or Stale (the scrape failed or is older
-// than staleAfter). Only Stale blocks scale-in (DESIGN.md section 5).
+// than staleAfter). Only Stale blocks scale-in (docs/architecture.md "Policy inputs").
 #ifndef TWINSCALE_CONTROLLER_STATE_INPUT_H_
 #define TWINSCALE_CONTROLLER_STATE_INPUT_H_
 

@@ -10,19 +10,19 @@
 // long steps are the ones with prefill chunks in them: where prompts bunch up (bursts, a replica
 // that Random routing sent more than its share, an overloaded fleet whose every step is a full
 // budget of prefill) the tokens of many sequences wait on the same long steps, so the per-token
-// mean sits well above the step time a mean-load formula predicts. The closed form used before
-// (a mean-load prefill share, T0 / (1 - load)) read that as a slower fleet: on the Azure code
-// trace it settled near 0.70 for a truth of 0.80, and on an overloaded fleet it fell to the 0.5
-// floor, after which the twin judged the SLO out of reach and stopped scaling up. Matching the
-// twin's own per-token mean under the same traffic counts those effects the way the twin will
-// when it forecasts, so its errors no longer bias the factor (what the twin's arrival model misses
-// still does, in the safe direction: a burstier truth looks slower).
+// mean sits well above the step time a mean-load formula predicts. A closed form (a mean-load
+// prefill share, T0 / (1 - load)) reads that as a slower fleet: on the Azure code trace it settles
+// near 0.70 for a truth of 0.80, and on an overloaded fleet it falls to the 0.5 floor, after which
+// the twin judges the SLO out of reach and stops scaling up. Matching the twin's own per-token
+// mean under the same traffic counts those effects the way the twin will when it forecasts, so
+// its errors do not bias the factor (what the twin's arrival model misses still does, in the safe
+// direction: a burstier truth looks slower).
 //
 // One factor, applied to both prefill and decode: the truths this is checked against slow both
-// alike (DESIGN.md section 8's efficiency perturbation), and inter-token latency, which mixes
-// prefill chunks and decodes step by step, constrains their blend. Fitting the two separately
-// (DESIGN.md section 4(c)) needs a second observable with a different blend, such as the
-// prefill-time histogram; see calibration.cc.
+// alike (the efficiency perturbation of docs/architecture.md "Truth perturbations"), and
+// inter-token latency, which mixes prefill chunks and decodes step by step, constrains their blend.
+// Fitting the two separately (docs/architecture.md "The twin", calibrated latency models) needs a
+// second observable with a different blend, such as the prefill-time histogram; see calibration.cc.
 #ifndef TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 #define TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 
@@ -42,11 +42,12 @@ struct CalibrationOptions {
   // Token gaps the window must hold fleet-wide, else its mean says too little. Not a floor on the
   // running batch: a light fleet's inter-token latency is its small batches' step time, which the
   // speed sets as surely as a busy fleet's (batch-1 decode reads the weights each step), and the
-  // twin replays the same light traffic. A floor of one running request per Ready replica (as
-  // before) froze the factor wherever the fleet had room: on the Azure code trace (outputs of
-  // about 20-30 tokens) a fleet scaled out for a burst stopped calibrating, and a factor a cold
-  // start's backlog had pulled to 0.50 (the truth: 0.80) stayed there for 35 minutes, the twin
-  // forecast only 90% of requests in time even with 48 replicas, and the fleet held 48.
+  // twin replays the same light traffic. A floor of one running request per Ready replica would
+  // freeze the factor wherever the fleet has room: on the Azure code trace (outputs of about 20-30
+  // tokens) a fleet scaled out for a burst would stop calibrating, and a factor a cold start's
+  // backlog pulled to 0.50 (the truth: 0.80) would stay there, the twin forecasting only 90% of
+  // requests in time even with 48 replicas and holding the fleet at 48 (for 35 minutes of that
+  // trace's hour).
   double min_itl_tokens = 200;
   // How long the twin simulates the observed window's fleet to measure its inter-token latency.
   absl::Duration window = absl::Seconds(30);
@@ -56,8 +57,8 @@ struct CalibrationOptions {
   // and takes secant steps on log(latency) against log(speed), b re-estimated from each pair of
   // speeds far enough apart and kept for the next fit (1 at first): `first_steps` simulations after
   // the first for the first fit, `later_steps` after it, then a last interpolated step that needs
-  // no simulation. A bisection to the same precision took 8 simulations per
-  // decision and made the replay 4x slower; the smoothing below averages more noise away than
+  // no simulation. A bisection to the same precision would take 8 simulations per decision and
+  // make the replay 4x slower; the smoothing below averages more noise away than
   // either leaves. Later fits stay within the current factor x/÷ `bracket` (what the smoothed
   // factor can move toward anyway); a fit at the bracket's edge just pulls the factor that way.
   int32_t first_steps = 3;

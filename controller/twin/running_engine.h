@@ -1,9 +1,10 @@
-// The engine the twin simulates, as the running pods show it. DESIGN.md section 3: the spec's
-// model profile and overrides say what the engine should be before any pod runs; once pods run,
-// their vLLM flags (state::EngineArgs, read from the pod spec) and the KV capacity their engines
-// report (vllm:cache_config_info) say what it is. A twin that simulated the profile's 1,024
-// sequences per engine for a fleet started with --max-num-seqs 128, or the profile's KV cache
-// for engines that hold less, would forecast capacity the fleet does not have.
+// The engine the twin simulates, as the running pods show it (docs/architecture.md "The
+// InferenceAutoscaler spec"): the spec's model profile and overrides say what the engine should be
+// before any pod runs; once pods run, their vLLM flags (state::EngineArgs, read from the pod spec)
+// and the KV capacity their engines report (vllm:cache_config_info) say what it is. A twin that
+// simulated the profile's 1,024 sequences per engine for a fleet started with --max-num-seqs 128,
+// or the profile's KV cache for engines that hold less, would forecast capacity the fleet does not
+// have.
 //
 // Pure: the spec's deployment and a snapshot in, the deployment to simulate out.
 #ifndef TWINSCALE_CONTROLLER_TWIN_RUNNING_ENGINE_H_

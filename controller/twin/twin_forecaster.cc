@@ -29,7 +29,7 @@ using sim::SimTime;
 // The longest request the twin draws: the deployment's --max-model-len (by default the model's
 // context, Llama-3.1's 131,072 tokens), or the KV cache if smaller (a longer request is refused).
 // Long-context traffic lives in this tail: a third of the Mooncake conversation trace's prompt
-// tokens are in prompts over 32k, which an earlier 32,768 cap silently cut off. A short-context
+// tokens are in prompts over 32k, which a 32,768 cap would silently cut off. A short-context
 // deployment's limit matters as much the other way: the length samplers cut their buckets at it,
 // where vLLM's 1-2-5 buckets alone would have the twin draw prompts up to 10k on an 8k server.
 int32_t MaxRequestTokens(const sim::DeploymentSpec& d) {
@@ -90,7 +90,7 @@ class LengthStream : public RequestLengths {
 // histograms move) replaces them all. Bounded, as a forecaster lives as long as its target: at
 // most kMaxUnits units and kMaxRequests lengths (8 bytes each, plus 5 KB of stream state per
 // unit: at most about 420 KB; the fixed decision of decision_bench keeps about 180 KB). Units
-// beyond the bound draw their own lengths, as before.
+// beyond the bound draw their own lengths, as without the cache.
 class LengthCache {
  public:
   struct Key {
@@ -332,9 +332,10 @@ double VerdictMargin(size_t units) {
 // requests) with the question's prior is already decided, so growing the draw changes nothing the
 // caller acts on (ForecastQuestion::prior): the pool clearly misses, or it clearly meets and so
 // does the draw (a draw still short might yet become a clear miss, which would stand alone).
-// On the Azure code trace at x20 the scale-in questions (their ceilings included) were nine
-// tenths of the requests the twin simulated, many drawn up to the request budget near the edge
-// although the stabilization window's earlier draws at that size had settled the answer.
+// On the Azure code trace at x20 the scale-in questions (their ceilings included) are nine tenths
+// of the requests the twin simulates, and without this many would be drawn up to the request
+// budget near the edge although the stabilization window's earlier draws at that size have
+// settled the answer.
 bool PriorDecides(const policy::PooledDraws& prior, double a, double se, int64_t judged,
                   double target) {
   if (prior.empty() || !std::isfinite(se)) return false;
@@ -471,7 +472,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   // worse: where a request's own prefill is a large part of its target (long prompts), waiting
   // behind one other prefill is a miss, and a group of 8 finds an idle replica less often than a
   // fleet of 48. On the decision corpus's Mooncake entries (12k-token prompts, about 0.6 req/s per
-  // replica) groups of 8 asked for 2-4 replicas more than the whole fleet; groups of 12 were no
+  // replica) groups of 8 ask for 2-4 replicas more than the whole fleet; groups of 12 do no
   // better. There the whole fleet's traffic is also small: when kWholeFleetRuns runs of it fit in
   // the request budget, the units are whole fleets (the exact what-if, with fewer seeds, stopped
   // as soon as the verdict is clear).

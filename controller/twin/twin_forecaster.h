@@ -10,19 +10,19 @@
 // - Random routing: each sampled replica is an independent simulation, fed an independent
 //   thinning (probability 1 / N(t)) of its own realization of the fleet's arrival process: exact
 //   in distribution. (Feeding a sample the fleet's own burstiness, as if it received whole
-//   bursts, made large bursty fleets look several times burstier per replica than they are: on
-//   the decision corpus the fast decision then asked for up to 25 replicas more than the whole
-//   fleet did.)
+//   bursts, would make a large bursty fleet look several times burstier per replica than it is:
+//   on the decision corpus the fast decision would ask for up to 25 replicas more than the whole
+//   fleet does.)
 // The fleet's arrival process: Poisson within each rate_interval (the controller's scrape
 // interval), at arrival_rate x a gamma multiplier (mean 1, CV arrival_rate_cv) drawn afresh per
 // interval. The controller sees arrivals only as counts per interval, so this is the burstiness it
 // can measure, placed at the time scale it was measured at; it reproduces how real traffic's
 // dispersion grows with the window. On the Azure code trace (the index of dispersion of counts,
 // from successive differences, over windows of 0.1 / 0.5 / 1 / 5 / 15 / 60 s: 1.2 / 2.3 / 3.1 /
-// 17 / 67 / 120) a multiplier with CV 0.28 per 15 s gives about 3 at 0.5 s and 67 at 15 s. The
-// gamma renewal process used before (gap CV = sqrt(dispersion), capped at 3) put all of it at the
-// scale of single gaps (9 at every window) and none of it at the scale of seconds to minutes,
-// where a surge outlasts a replica's slack.
+// 17 / 67 / 120) a multiplier with CV 0.28 per 15 s gives about 3 at 0.5 s and 67 at 15 s. A
+// gamma renewal process (gap CV = sqrt(dispersion), capped at 3) would put all of it at the scale
+// of single gaps (9 at every window) and none of it at the scale of seconds to minutes, where a
+// surge outlasts a replica's slack.
 // - Balancing routers (LeastRequests, PrefixAware, RoundRobin): sampled replicas run in groups of 8
 //   behind the router, each group fed every (N(t) / 8)-th fleet arrival, as a balancing router
 //   deals a large fleet's arrivals out evenly. A group pools worse than the whole fleet, which
@@ -51,8 +51,8 @@
 // Every candidate N uses the same seed: the same runs, unit by unit, with the same lengths request
 // by request (common random numbers), so answers are monotone in N up to noise and comparisons
 // are fair. Since a unit's lengths do not depend on N, they are drawn once and kept for the next
-// what-ifs with the same question seed (drawing them again was about a sixth of a what-if's cost);
-// the answers are exactly those of drawing them anew.
+// what-ifs with the same question seed (drawing them again would be about a sixth of a what-if's
+// cost); the answers are exactly those of drawing them anew.
 // Thread-safe: Evaluate is const and builds its own Simulations; the kept lengths are shared
 // behind a mutex (by copies of the forecaster, too).
 #ifndef TWINSCALE_CONTROLLER_TWIN_TWIN_FORECASTER_H_
@@ -75,22 +75,22 @@ struct TwinOptions {
   // fleets no larger are simulated whole. 0: always simulate the whole fleet, once per seed.
   // Three: a verdict is judged against the spread of the units, with t-quantiles for their
   // degrees of freedom, and two units have one (t = 12.7), so even a clear what-if 2 points
-  // from the target needed a second batch (four replicas). Three have two (t = 4.3), which settles
-  // most clear what-ifs in one batch; sequential sampling still adds replicas where the verdict
-  // needs them. Measured with decision_bench, back to back: the fixed decision's mean CPU time
-  // fell by a quarter (steady state 38 -> 27-29 ms, a scale-in first found 55 -> 40-42 ms, on a
-  // busy machine), and the corpus agreement rose from 95.9% to 96.9%, the exact decision's own
-  // noise floor.
+  // from the target would need a second batch (four replicas). Three have two (t = 4.3), which
+  // settles most clear what-ifs in one batch; sequential sampling still adds replicas where the
+  // verdict needs them. In decision_bench three take a quarter less of the fixed decision's mean
+  // CPU time than two (steady state 27-29 ms against 38, a scale-in first found 40-42 ms against
+  // 55, on a busy machine) and agree with the exact decision on 96.9% of the corpus (against
+  // 95.9%), the exact decision's own noise floor.
   int32_t sample_replicas = 3;
   int32_t seeds = 1;                // independent runs averaged (attainment pooled)
   // Sequential sampling (with sample_replicas > 0): while a what-if's verdict is uncertain (or its
   // attainment less precise than the question's attainment_tolerance), simulate another batch,
   // as long as the requests judged stay within this many (a batch that would end beyond it, at
   // the average so far, is not started) and the replicas within 5 runs of the candidate fleet
-  // (what the exact what-if spends). 0: never. 20,000, measured on the decision corpus and the
-  // fixed decision (decision_bench), with two sampled replicas: 95.9% of the corpus within one
-  // replica of the exact answer at a steady-state mean of 24-28 ms; 30,000 gave 96.9% (one entry
-  // more) at 31-37 ms; 15,000 fell to 87.6%. With three: 96.9% at 20,000.
+  // (what the exact what-if spends). 0: never. 20,000: with three sampled replicas it puts 96.9%
+  // of the decision corpus within one replica of the exact answer (decision_bench), the exact
+  // decision's own noise floor. The budget matters more with two sampled replicas: 15,000 give
+  // 87.6%, 20,000 95.9% at a steady-state mean of 24-28 ms, 30,000 96.9% at 31-37 ms.
   int64_t max_sample_requests = 20000;
 };
 
@@ -111,7 +111,8 @@ class TwinForecaster : public policy::Forecaster {
   // The forecast from the first batch alone, never grown: for reading the forecast's numbers (the
   // TTFT p90 that the prediction error compares with the fleet's), where no verdict needs
   // settling. Evaluate would grow a what-if near the SLO's edge up to the request budget: on the
-  // Azure conversation trace at x40 these 15 s readings cost as much as a tenth of the decisions.
+  // Azure conversation trace at x40 these 15 s readings would then cost as much as a tenth of the
+  // decisions.
   policy::Forecast Reading(const policy::ForecastQuestion& q) const;
   const TwinOptions& options() const { return options_; }
   void set_speed(sim::SpeedFactors s) { options_.speed = s; }

@@ -1,7 +1,7 @@
-// KV-cache and weight arithmetic of a deployment (DESIGN.md section 4). Everything is per GPU: with
-// tensor parallelism each rank holds 1/TP of the weights and of the KV heads, and vLLM sizes the KV
-// cache from the smallest rank's free memory, so one rank's arithmetic gives the replica's
-// capacity.
+// KV-cache and weight arithmetic of a deployment (docs/architecture.md "The twin"). Everything is
+// per GPU: with tensor parallelism each rank holds 1/TP of the weights and of the KV heads, and
+// vLLM sizes the KV cache from the smallest rank's free memory, so one rank's arithmetic gives the
+// replica's capacity.
 #include "simulator/model/deployment.h"
 
 #include <algorithm>

@@ -1,8 +1,9 @@
 // KV-cache arithmetic against what vLLM prints on real H100s ("GPU KV cache size: N tokens",
-// REFERENCE.md). Every expected value is worked by hand in the comment beside it; the models'
-// figures are the Hugging Face configs' (REFERENCE.md "Models"), written out here rather than read
-// from the profiles so this test needs nothing but the arithmetic (the profile loader's test checks
-// that the YAML profiles resolve to the same capacities).
+// docs/reference.md "KV capacity in vLLM's logs"). Every expected value is worked by hand in the
+// comment beside it; the models' figures are the Hugging Face configs' (docs/reference.md
+// "Models"), written out here rather than read from the profiles so this test needs nothing but
+// the arithmetic (the profile loader's test checks that the YAML profiles resolve to the same
+// capacities).
 #include "simulator/model/deployment.h"
 
 #include <cstdint>
@@ -67,7 +68,7 @@ ModelSpec Llama31_8B() {
   m.head_dim = 128;
   m.hidden = 4096;
   m.dtype_bytes = 2;
-  m.activation_workspace_bytes = 1.5 * kGiB;  // REFERENCE.md's "about 1.5 GiB workspace"
+  m.activation_workspace_bytes = 1.5 * kGiB;  // docs/reference.md "vLLM engine"
   return m;
 }
 
@@ -90,7 +91,7 @@ TEST(KvBytesPerTokenPerGpu, MatchesTheModelTable) {
       // 2 x 32 x 32 x 128 x 2 = 524,288 (512 KiB).
       {"llama-2-7b tp1: 512 KiB (no GQA)", Llama2_7B(), 1, 524288},
       // 2 x 80 x (8 / 4 = 2) x 128 x 2 = 81,920 (80 KiB); a 16-token block is 1.25 MiB per GPU,
-      // 5 MiB across the 4 ranks (REFERENCE.md).
+      // 5 MiB across the 4 ranks (docs/reference.md "Models").
       {"llama-2-70b tp4: 80 KiB per gpu", Llama2_70B(), 4, 81920},
   };
   for (const Case& c : cases) {
@@ -100,10 +101,10 @@ TEST(KvBytesPerTokenPerGpu, MatchesTheModelTable) {
 }
 
 TEST(WeightBytesPerGpu, SplitsOverTensorParallelRanks) {
-  // 8.03e9 params x 2 bytes = 16.06e9 (REFERENCE.md: 16.1 GB bf16); TP2: 8.03e9.
+  // 8.03e9 params x 2 bytes = 16.06e9 (docs/reference.md "Models": 16.06 GB bf16); TP2: 8.03e9.
   EXPECT_DOUBLE_EQ(WeightBytesPerGpu(H100(Llama31_8B(), 1)), 16.06e9);
   EXPECT_DOUBLE_EQ(WeightBytesPerGpu(H100(Llama31_8B(), 2)), 8.03e9);
-  // 69.0e9 x 2 / 4 = 34.5e9 per GPU (REFERENCE.md: "weights 34.5 GB per GPU").
+  // 69.0e9 x 2 / 4 = 34.5e9 per GPU (docs/reference.md "KV capacity in vLLM's logs").
   EXPECT_DOUBLE_EQ(WeightBytesPerGpu(H100(Llama2_70B(), 4)), 34.5e9);
 }
 
@@ -124,7 +125,7 @@ TEST(KvCapacityTokens, MatchesRealVllmLogsWithin2Percent) {
       // = 40,858,116,249.6 / 81,920 = 498,756.3 -> 31,172 blocks = 498,752. Log: 501,712 (-0.59%).
       {"llama-2-70b tp4", H100(Llama2_70B(), 4), 498752, 501712},
       // 76,968,728,985.6 - 16,060,000,000 - 1,610,612,736 = 59,298,116,249.6 / 131,072
-      // = 452,408.4 -> 28,275 blocks = 452,400 (REFERENCE.md: "about 55 GiB of KV, about 450k").
+      // = 452,408.4 -> 28,275 blocks = 452,400 (docs/reference.md "vLLM engine").
       {"llama-3.1-8b tp1", H100(Llama31_8B(), 1), 452400, 0},
   };
   for (const Case& c : cases) {

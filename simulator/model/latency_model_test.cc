@@ -1,9 +1,9 @@
 // Step times of the roofline and linear latency models against hand calculation. The roofline
-// cases check the physics REFERENCE.md states (weights/bandwidth bound a decode step; each token of
-// context adds its read; prefill is compute-bound at ~16 GFLOP/token for the 8B; attention is
-// quadratic; TP halves the weight read); the linear cases check BLIS's Llama-3.1-8B / H100 / TP2
-// fit term by term. Every knob a case depends on is set here, so a change of the built-in
-// defaults can't silently change what a case means.
+// cases check the physics of docs/reference.md "Models" (weights/bandwidth bound a decode step;
+// each token of context adds its read; prefill is compute-bound at ~16 GFLOP/token for the 8B;
+// attention is quadratic; TP halves the weight read); the linear cases check BLIS's Llama-3.1-8B /
+// H100 / TP2 fit term by term. Every knob a case depends on is set here, so a change of the
+// built-in defaults can't silently change what a case means.
 #include "simulator/model/latency_model.h"
 
 #include <cstdint>
@@ -108,7 +108,7 @@ TEST(Roofline, SmallDecodeBatchIsAboveTheBoundWithinAPlausibleOverhead) {
 
 TEST(Roofline, EachTokenOfContextAddsItsReadTime) {
   // At full bandwidth, 1,000 tokens x 131,072 B = 131.072e6 B / 3.35e12 B/s = 39.126 us
-  // (REFERENCE.md: "about 39 us").
+  // (docs/reference.md "Models": about 39 us).
   auto bare = MakeLatencyModel(Bare(Llama31_8B_H100()));
   EXPECT_NEAR(Us(bare->StepTime(Decode(1, 1000))) - Us(bare->StepTime(Decode(1, 0))), 39.126,
               kTolUs);
@@ -129,7 +129,7 @@ TEST(Roofline, PrefillIsComputeBoundAt16GflopPerToken) {
   // 2,048 x 16.2386 = 33,256.704 us; the memory leg ((16.06e9 + 2,048 x 131,072) / 3.35e12 =
   // 4,874.16 us) loses.
   EXPECT_NEAR(Us(bare->StepTime(no_attention)), 33256.704, kTolUs);
-  // At 45% MFU: 16.06e9 / 445.05e12 = 36.0858 us per token (REFERENCE.md: "about 36 us");
+  // At 45% MFU: 16.06e9 / 445.05e12 = 36.0858 us per token (docs/reference.md "Models");
   // 2,048 tokens: 73,903.786 us.
   auto m = MakeLatencyModel(Llama31_8B_H100());
   EXPECT_NEAR(Us(m->StepTime(no_attention)) - 1628.0, 73903.786, kTolUs);
@@ -170,7 +170,8 @@ TEST(Roofline, AllReduceCostsOfA70BAtTp4) {
   // Llama-3.1-70B TP4: weights 70.6e9 x 2 / 4 = 35.3e9 B per GPU / 2.68e12 = 13,171.642 us;
   // 80 x 4 + 1,500 = 1,820 us; 2 x 80 = 160 all-reduces x 8 us = 1,280 us; and per token
   // 160 x 2 (4 - 1) / 4 x 8,192 x 2 B / 450e9 = 8.738 us -> one decode token: 16,280.380 us
-  // (REFERENCE.md's bound 35.3e9 / 3.35e12 = 10.5 ms; measured TP4 70B decode is ~15-20 ms).
+  // (the weight-read bound of docs/reference.md "Models" is 35.3e9 / 3.35e12 = 10.5 ms; measured
+  // TP4 70B decode steps are ~15-20 ms).
   DeploymentSpec d = Llama31_8B_H100(4);
   d.model.params = 70.6e9;
   d.model.layers = 80;

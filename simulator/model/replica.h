@@ -1,6 +1,6 @@
 // One vLLM-style engine (V1 scheduler semantics) on one replica, as an event-driven state machine.
 //
-// Each step (DESIGN.md section 4):
+// Each step (docs/architecture.md "The twin"):
 //  1. The running list first, in admission order: decoding requests get one token each; requests
 //     still in prefill (partial prefills stay in the running list) get their next chunk, within the
 //     token budget (max_num_batched_tokens). A chunk is at most long_prefill_token_threshold
@@ -47,6 +47,30 @@
 // completions and preemptions touch individual sequences; the prefix cache adds per-block work
 // only for admissions (the lookup) and the blocks a scheduled chunk fills (registration).
 //
+// Step coalescing (ReplicaOptions::coalesce_steps, on by default). A step of decodes only (no
+// prefill running or admitted) is usually followed by more of the same: the batch stays as it is
+// until a request finishes, a prompt is admitted or a sequence is preempted, and each step only
+// advances the aggregate above. When a step of decodes only starts, the engine works out the steps
+// that follow it while nothing can change: no sequence finishes before the last of them (the
+// finish heap's top), each one's blocks fit in what is free (no preemption), the waiting queue is
+// empty or its head provably stays refused (admission is retried every step; see
+// AdmissionStaysBlocked), and every one of them ends by the horizon of the RunUntil in progress
+// (Simulation::Horizon), so whoever looks at the replica after RunUntil returns finds it as
+// stepping one by one leaves it. Their durations are drawn then, in order (the same StepTime and
+// the same noise draws, one per step), and one event is scheduled at the last one's end, ordered
+// among ties as the last step's own event would be (Simulation::ScheduleAsIf). That event first
+// replays the earlier steps' ends and starts in order, each with the bookkeeping its own event
+// would have done (statistics, vLLM metrics, KV blocks taken at its start), then ends the last
+// step as usual. Anything from outside that changes what the engine does next (a request entering
+// the waiting queue, a phase change, an abort, an adoption) first replays the step ends that come
+// before it in the event order (Simulation::CurrentEvent) and cuts the run after the step in
+// progress, giving back its noise draws for the steps dropped. Between those points nothing
+// outside reads what changes step by step (the router and the fleet read requests in flight and
+// waiting, which do not change), so per-request times, statistics, metrics and random draws are
+// those of stepping one by one. The one tie this cannot order as stepping does: an outside event at
+// the same nanosecond as a coalesced step's end that was also scheduled at the same nanosecond as
+// that step's start; it is taken to come after the step's end.
+//
 // Not thread-safe: owned by one Simulation.
 #ifndef TWINSCALE_SIMULATOR_MODEL_REPLICA_H_
 #define TWINSCALE_SIMULATOR_MODEL_REPLICA_H_
@@ -54,6 +78,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "simulator/core/rng.h"
@@ -91,6 +116,9 @@ struct ReplicaOptions {
   // engine skips every update — about a tenth of a what-if's cost, and the twin reads none of it
   // (it judges from RunStats).
   bool vllm_metrics = true;
+  // Advance runs of decode-only steps in one event (see above); false: one event per step. Results
+  // are the same either way.
+  bool coalesce_steps = true;
   uint64_t seed = 1;
   uint64_t run = 0;
 };
@@ -213,6 +241,27 @@ class Replica : public EventHandler {
   void StartStep(SimTime now);
   void EndStep(SimTime now);
   void PublishGauges();
+  // The duration of a step of this shape starting at `start`: the latency model, the slow start,
+  // and (with step_noise_cv) one noise draw.
+  SimDuration StepDuration(const BatchShape& shape, SimTime start);
+  // The latency model's `dt` for a step starting at `start`, with the slow start and the noise.
+  SimDuration AdjustStepTime(SimDuration dt, SimTime start);
+  double NoiseFactor();
+  // Step coalescing (see above). PlanQuietSteps extends run_ends_ past the step just started,
+  // whose shape is `shape`.
+  void PlanQuietSteps(const BatchShape& shape);
+  // Whether the admission StartStep tries every step keeps refusing the waiting queue's head while
+  // the batch only decodes (true when the queue is empty).
+  bool AdmissionStaysBlocked();
+  // The blocks the starts of the run's steps 1..j take.
+  int64_t RunNeed(int64_t j) const;
+  // Replays the ends of the coalesced steps before `upto` and the starts of the steps after them.
+  void ApplyQuietSteps(size_t upto);
+  // Before an outside change: replays the coalesced step ends that come before the current event
+  // and cuts the run after the step in progress.
+  void SyncRun();
+  // Puts the noise stream where it was after the first step of the run and `draws` more draws.
+  void RewindNoise(int64_t draws);
 
   Simulation& sim_;
   ReplicaOptions options_;
@@ -257,6 +306,19 @@ class Replica : public EventHandler {
   SimTime step_start_;
   int64_t plan_decode_ = 0;
   std::vector<PlannedChunk> plan_prefill_;
+
+  // The coalesced run in progress: its first step started at run_start_, step j ends at
+  // run_ends_[j] (and the next one starts then); the steps before run_next_ have been replayed, so
+  // step run_next_ is the one the engine's state shows in progress (since step_start_). One entry
+  // when the step in progress is not coalesced with any other.
+  SimTime run_start_;
+  std::vector<SimTime> run_ends_;
+  // The blocks the starts of steps 1..i take, for i in [0, block_size]; they repeat every
+  // block_size steps (RunNeed).
+  std::vector<int64_t> run_need_;
+  size_t run_next_ = 0;
+  std::vector<SimDuration> step_times_;  // scratch for PlanQuietSteps
+  std::optional<Rng> run_rng_;  // with step noise: the stream after the run's first step's draw
 };
 
 }  // namespace twinscale::sim

@@ -1,5 +1,5 @@
-// Engine semantics, rule by rule (DESIGN.md section 4), each expected value worked by hand with a
-// linear step-time model whose coefficients make the arithmetic visible.
+// Engine semantics, rule by rule (docs/architecture.md "The twin"), each expected value worked by
+// hand with a linear step-time model whose coefficients make the arithmetic visible.
 #include "simulator/model/replica.h"
 
 #include <gtest/gtest.h>

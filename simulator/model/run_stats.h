@@ -3,7 +3,7 @@
 // work counters. Every replica of a run reports into one RunStats; Summarize() turns it into the
 // numbers `twinscale simulate` prints.
 //
-// Definitions (DESIGN.md section 4):
+// Definitions (docs/architecture.md "The twin"):
 // - TTFT runs from the request's arrival at the fleet's front end (gateway time included) to the
 //   emission of its first output token, and is recorded once per request.
 // - Scheduling delay runs from the arrival to the most recent time the engine scheduled the request
@@ -107,7 +107,9 @@ class WeightedDurationHistogram {
  private:
   std::vector<int64_t> buckets_;
   int64_t count_ = 0;
-  double sum_ns_ = 0;
+  // In integer nanoseconds: exact, so the sum does not depend on the order the replicas of a run
+  // report their steps in (coalesced steps report late; replica.h).
+  int64_t sum_ns_ = 0;
 };
 
 // How much a run keeps beyond its counters (requests, SLO attainment overall and judged,
@@ -138,8 +140,8 @@ class RunStats {
   void set_judge_from(SimTime t) { judge_from_ = t; }
   void OnFinished(const RequestRecord& r);  // outcome kCompleted or kAborted
   void OnRejected(const RequestRecord& r);
-  // An ITL objective (DESIGN.md section 3, spec.slo.itl): the output-token gaps, from the
-  // judge-from time on, longer than `threshold` are counted (RunSummary::judged_itl_*). Zero: none.
+  // An ITL objective (spec.slo.itl): the output-token gaps, from the judge-from time on, longer
+  // than `threshold` are counted (RunSummary::judged_itl_*). Zero: none.
   void set_itl_threshold(SimDuration threshold) { itl_threshold_ = threshold; }
   // `at`: when the step that produced the tokens ended.
   void OnInterTokenLatency(SimDuration itl, int64_t tokens, SimTime at) {
@@ -151,13 +153,22 @@ class RunStats {
       itl_.Add(itl, tokens);
     } else if (tokens > 0) {
       itl_tokens_ += tokens;
-      itl_sum_ns_ += std::max<double>(1.0, static_cast<double>(itl.nanos())) *
-                     static_cast<double>(tokens);
+      itl_sum_ns_ += std::max<int64_t>(1, itl.nanos()) * tokens;
     }
   }
+  // `count` consecutive steps of `tokens` decodes and nothing else that end at ends[0, count), the
+  // first started at `first_start` and each next one when the one before ended: the same as
+  // OnInterTokenLatency(end - start, tokens, end) and OnTokens(tokens, 0) for each (coalesced
+  // steps; replica.h).
+  void OnDecodeSteps(const SimTime* ends, SimTime first_start, int64_t count, int64_t tokens);
   void OnStep(int64_t sequences) {
     ++engine_steps_;
     sequence_steps_ += sequences;
+  }
+  // `count` steps of `sequences` sequences each.
+  void OnSteps(int64_t count, int64_t sequences) {
+    engine_steps_ += count;
+    sequence_steps_ += count * sequences;
   }
   void OnTokens(int64_t output_tokens, int64_t prompt_tokens_computed) {
     output_tokens_ += output_tokens;
@@ -196,7 +207,7 @@ class RunStats {
   WeightedDurationHistogram itl_;  // kFull
   // kSloOnly: the inter-token gaps' token count and sum (as WeightedDurationHistogram sums them).
   int64_t itl_tokens_ = 0;
-  double itl_sum_ns_ = 0;
+  int64_t itl_sum_ns_ = 0;
   SimDuration itl_threshold_ = SimDuration::Zero();
   int64_t judged_itl_tokens_ = 0, judged_itl_over_ = 0;
   int64_t preemptions_ = 0, engine_steps_ = 0, sequence_steps_ = 0;

@@ -278,7 +278,8 @@ inline void ExpectVllmExposition(const metrics::Exposition& expo,
   }
 
   if (!want.complete) return;
-  // The families the controller reads (DESIGN.md 5) and the rest of the twin's set.
+  // The families the controller reads (docs/architecture.md "Policy inputs") and the rest of the
+  // twin's set.
   const std::vector<std::pair<std::string, MetricType>> required = {
       {"vllm:num_requests_running", MetricType::kGauge},
       {"vllm:num_requests_waiting", MetricType::kGauge},

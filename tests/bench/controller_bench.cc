@@ -1,5 +1,6 @@
-// The controller's footprint (DESIGN.md section 8: 100 InferenceAutoscalers x 10 replicas at a
-// 15 s interval within 0.5 core and 200 MB). Prints figures; asserts nothing about speed.
+// The controller's footprint (docs/architecture.md "Performance targets": 100 InferenceAutoscalers
+// x 10 replicas at a 15 s interval within 0.5 core and 200 MB). Prints figures; asserts nothing
+// about speed.
 //
 // Set-up, all in this process except the controller itself:
 //  - the fake API server (tests/fake_apiserver) holding 100 Deployments, 100 InferenceAutoscalers
@@ -12,7 +13,8 @@
 // resident memory (VmRSS, VmHWM) are read over the measuring window, and its own /metrics tells
 // how many passes it made.
 //
-//   build/tests/bench/controller_bench [--targets 100] [--replicas 10] [--warmup 40s] [--measure 120s]
+//   build/tests/bench/controller_bench [--targets 100] [--replicas 10] [--warmup 40s] [--measure
+//   120s]
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

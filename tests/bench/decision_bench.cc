@@ -1,7 +1,8 @@
-// Decision latency and correctness (DESIGN.md section 8): "a full decision (32 ready + 4 warming
-// replicas, the Azure conversation trace's shape, 5-minute horizon, the scale-in check included):
-// mean under 25 ms, p99 under 100 ms, on one core, and equal within +-1 replica to a full-fleet,
-// multi-seed what-if on a corpus of at least 50 recorded snapshots."
+// Decision latency and correctness against the targets of docs/architecture.md "Performance
+// targets": a full decision (32 Ready + 4 warming replicas, the Azure conversation trace's shape, a
+// 5-minute horizon, the scale-in check included) in a mean under 25 ms and a p99 under 100 ms on
+// one core, within one replica of a full-fleet, multi-seed what-if on a corpus of at least 50
+// recorded snapshots.
 //
 // BM_FixedDecision: the full Recommend() with the twin as the controller runs it (default
 // TwinOptions), on the fixed input below. Each call is timed alone, in wall and in this thread's

@@ -1,5 +1,5 @@
-// KEDA-facing gRPC under load (DESIGN.md section 8: thousands of GetMetrics per second, p99 under
-// 2 ms on loopback). Prints figures; asserts nothing about speed.
+// KEDA-facing gRPC under load (docs/architecture.md "Performance targets": thousands of GetMetrics
+// per second, p99 under 2 ms on loopback). Prints figures; asserts nothing about speed.
 //
 // Set-up, all in this process: a DecisionBoard with 100 KEDA-mode InferenceAutoscalers; the
 // controller's gRPC server (plaintext, 127.0.0.1, KEDA's external scaler and the admission API);

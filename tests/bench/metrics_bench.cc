@@ -1,7 +1,8 @@
-// Scrape cost, measured (DESIGN.md section 8): `twinscale replay` scrapes every simulated pod every
-// 15 s through the real path, render -> ParsePrometheusText -> ExtractVllmObservation, so at 128
-// pods x 240 syncs per simulated hour these two functions run ~30,000 times per policy. Prints
-// bytes/s and pages/s for parsing and for extraction, on two inputs:
+// Scrape cost, measured (docs/architecture.md "Performance targets"): `twinscale replay` scrapes
+// every simulated pod every 15 s through the real path, render -> ParsePrometheusText ->
+// ExtractVllmObservation, so at 128 pods x 240 syncs per simulated hour these two functions run
+// ~30,000 times per policy. Prints bytes/s and pages/s for parsing and for extraction, on two
+// inputs:
 //   twin     one replica's page as the twin renders it (sim::VllmMetrics, vLLM 0.11 layout, every
 //            histogram observed into several buckets, so no value is a bare "0.0"); ~35 KB.
 //   fixture  the verbatim blocks of tests/data/fixtures/vllm_metrics_excerpts.txt (real vLLM text,

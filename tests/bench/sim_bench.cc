@@ -1,8 +1,8 @@
-// Simulator speed and memory, measured (DESIGN.md section 8): 16 replicas of llama-3.1-8b on
-// h100-sxm (roofline, the default deployment profile) at 70% of the twin's own saturation rate,
-// 512/512 tokens, Poisson arrivals. Target: at least 50,000 simulated requests per wall second on
-// one core. Prints requests/s and sequence-steps/s as counters, plus bytes of heap per in-flight
-// request from a separate burst run.
+// Simulator speed and memory, measured (docs/architecture.md "Performance targets"): 16 replicas of
+// llama-3.1-8b on h100-sxm (roofline, the default deployment profile) at 70% of the twin's own
+// saturation rate, 512/512 tokens, Poisson arrivals. Target: at least 50,000 simulated requests per
+// wall second on one core. Prints requests/s and sequence-steps/s as counters, plus bytes of heap
+// per in-flight request from a separate burst run.
 //
 // The saturation rate is measured, not assumed: one replica under a backlog far beyond its
 // capacity, throughput over the second half of the run.
@@ -61,7 +61,7 @@ double SaturationRate(const DeploymentSpec& d) {
   return cached;
 }
 
-void BM_Fleet16At70PercentOfSaturation(benchmark::State& state) {
+void Fleet16At70PercentOfSaturation(benchmark::State& state, bool coalesce_steps) {
   const DeploymentSpec d = DefaultDeployment();
   const double sat = SaturationRate(d);
   const double rate = 0.7 * 16 * sat;
@@ -74,6 +74,7 @@ void BM_Fleet16At70PercentOfSaturation(benchmark::State& state) {
     o.fleet.deployment = d;
     o.fleet.initial_replicas = 16;
     o.fleet.router.kind = RouterKind::kRandom;
+    o.fleet.coalesce_steps = coalesce_steps;
     o.fleet.seed = seed;
     auto src = MakeSyntheticSource(Workload(rate, n, seed++));
     SimulateResult r = Simulate(o, *src);
@@ -94,7 +95,16 @@ void BM_Fleet16At70PercentOfSaturation(benchmark::State& state) {
   state.counters["ttft_p90_ms"] = ttft_p90;
   state.counters["slo_attainment"] = attainment;
 }
+void BM_Fleet16At70PercentOfSaturation(benchmark::State& state) {
+  Fleet16At70PercentOfSaturation(state, /*coalesce_steps=*/true);
+}
 BENCHMARK(BM_Fleet16At70PercentOfSaturation)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The same, stepping one event per engine step (ReplicaOptions::coalesce_steps off): the same
+// results, for comparison.
+void BM_Fleet16At70PercentOfSaturationOneByOne(benchmark::State& state) {
+  Fleet16At70PercentOfSaturation(state, /*coalesce_steps=*/false);
+}
+BENCHMARK(BM_Fleet16At70PercentOfSaturationOneByOne)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Heap bytes per request in flight: a burst of `n` requests lands at once on 16 replicas, so all
 // of them are inside the engines (waiting or running) when the heap is measured.
@@ -132,11 +142,12 @@ void BM_MemoryPerInFlightRequest(benchmark::State& state) {
 }
 BENCHMARK(BM_MemoryPerInFlightRequest)->Arg(200000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
-// Cost of one engine step against the batch size (DESIGN.md section 4: it must not grow with the
-// batch). One replica kept full at max_num_seqs sequences (a backlog of short-prompt, long-output
-// requests; KV capacity raised so memory never binds): wall nanoseconds per engine step should stay
-// flat from 16 to 1024 running sequences. Outputs are so long that no request finishes: per-request
-// work (admission, completion, O(log n) each) is excluded, leaving the per-step bookkeeping.
+// Cost of one engine step against the batch size (docs/architecture.md "The twin": it must not
+// grow with the batch). One replica kept full at max_num_seqs sequences (a backlog of short-prompt,
+// long-output requests; KV capacity raised so memory never binds): wall nanoseconds per engine step
+// should stay flat from 16 to 1024 running sequences. Outputs are so long that no request finishes:
+// per-request work (admission, completion, O(log n) each) is excluded, leaving the per-step
+// bookkeeping.
 void BM_StepCostVsBatchSize(benchmark::State& state) {
   DeploymentSpec d = DefaultDeployment();
   d.engine.max_num_seqs = static_cast<int32_t>(state.range(0));

@@ -304,7 +304,7 @@ TEST_F(ApiServerHttpTest, AppliesTheCrdDefaults) {
   HttpResult r = Post(url_, kIas, MinimalIas("llm"));
   ASSERT_EQ(r.code, 201) << r.body;
   const json& spec = r.json["spec"];
-  // The defaults DESIGN.md section 3 gives for the spec.
+  // The CRD's defaults for the spec (docs/operations.md "Tuning the InferenceAutoscaler").
   EXPECT_EQ(spec["mode"], "Recommend");
   EXPECT_EQ(spec["minReplicas"], 1);
   EXPECT_EQ(spec["routing"], "Random");
@@ -410,7 +410,7 @@ TEST_F(ApiServerHttpTest, ScaleSubresourceReadsAndWritesReplicas) {
   put["spec"]["replicas"] = 5;
   ExpectStatus(Put(url_, scale_path, put), 409, "Conflict");
 
-  // Merge patch, the way twinscale's Direct mode writes (DESIGN.md 6).
+  // Merge patch, the way twinscale's Direct mode writes /scale.
   HttpResult patched = MergePatch(url_, scale_path, {{"spec", {{"replicas", 6}}}});
   ASSERT_EQ(patched.code, 200) << patched.body;
   EXPECT_EQ(patched.json["spec"]["replicas"], 6);

@@ -9,7 +9,7 @@
 // of the real server (https://kubernetes.io/docs/reference/using-api/api-concepts/), not against
 // this implementation's output.
 //
-// RULES IMPLEMENTED (DESIGN.md section 7):
+// RULES IMPLEMENTED (docs/architecture.md "Kubernetes plumbing"):
 //  1. A generic in-memory store over resource paths: /api/v1/namespaces/{ns}/{resource}[/{name}
 //     [/{sub}]], /apis/{group}/{version}/namespaces/{ns}/..., cluster-scoped and all-namespace
 //     paths without /namespaces/{ns}. Kinds: twinscale.io/v1alpha1 inferenceautoscalers (status;

@@ -1,7 +1,7 @@
 // JSON text for the wire, and JSON (nlohmann) <-> YAML (yaml-cpp) for the fake API server, so it
 // can run the project's own OpenAPI schema engine (controller/policy/openapi_schema.h, which works
 // on YAML nodes) on the JSON objects it stores: one schema engine for the loader, `replay` and the
-// fake, as DESIGN.md 3 wants.
+// fake, as the one-schema rule wants (docs/architecture.md "The InferenceAutoscaler spec").
 //
 // The conversion keeps JSON's types exact through the engine's YAML 1.2 core-schema resolution:
 // strings become scalars tagged !!str (so "5", "true" or "null" stay strings), numbers and

@@ -1,6 +1,6 @@
 // The fake API server's label and field selectors: the parser and matcher live in
 // controller/kube/selectors.h (the controller's external metrics API reads the HPA's selector with
-// the same code); these names keep the fake server's code and tests reading as before.
+// the same code); these aliases give the fake server's code and tests their own names for it.
 #ifndef TWINSCALE_TESTS_FAKE_APISERVER_SELECTORS_H_
 #define TWINSCALE_TESTS_FAKE_APISERVER_SELECTORS_H_
 

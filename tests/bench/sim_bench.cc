@@ -152,6 +152,9 @@ void BM_StepCostVsBatchSize(benchmark::State& state) {
   DeploymentSpec d = DefaultDeployment();
   d.engine.max_num_seqs = static_cast<int32_t>(state.range(0));
   d.engine.kv_capacity_tokens_override = 50'000'000;
+  // Requests as long as the outputs below are admitted (vLLM refuses one longer than its
+  // max_model_len before it reaches the engine).
+  d.engine.max_model_len = 4'000'000;
   // A constant 10 ms step (linear model, b1 = b2 = 0) so every batch size runs the same number of
   // steps (30,000 in 300 simulated seconds) and only the engine's bookkeeping is timed.
   d.latency_model = LatencyModelKind::kLinear;

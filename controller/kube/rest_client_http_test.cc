@@ -252,33 +252,52 @@ TEST(HttpKubeClientTest, ASuccessThatIsNotJsonIsUnavailable) {
   EXPECT_EQ(client->Get(kPods, "ml", "a").status().code(), absl::StatusCode::kUnavailable);
 }
 
-// Holds an answer back for up to 5 s, or until released (so the server shuts down quickly).
-void AnswerLate(web::http::http_request req, const std::atomic<bool>& release) {
-  for (int i = 0; i < 500 && !release; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  TestHttpServer::ReplyJson(req, 200, kPodJson);
-}
+// An answer held back for up to 5 s, or until Release(). The client has given up on it by then
+// (a timeout, a shutdown) and closed its connection, so the answer goes to a closed connection;
+// Release() waits until it has been written, because a listener closed while it is still being
+// written touches the freed connection (cpprestsdk's listener: microsoft/cpprestsdk#1480).
+class LateAnswer {
+ public:
+  void Answer(web::http::http_request req) {
+    arrived_ = true;
+    for (int i = 0; i < 500 && !release_; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    TestHttpServer::ReplyJson(req, 200, kPodJson);
+    answered_ = true;
+  }
+  bool arrived() const { return arrived_; }
+  void Release() {
+    release_ = true;
+    if (!arrived_) return;
+    for (int i = 0; i < 500 && !answered_; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the reply's write
+  }
+
+ private:
+  std::atomic<bool> arrived_{false}, release_{false}, answered_{false};
+};
 
 TEST(HttpKubeClientTest, NoAnswerWithinTheTimeoutIsDeadlineExceeded) {
-  std::atomic<bool> release{false};
+  LateAnswer late;
   auto server = TestHttpServer::Start(
-      [&](web::http::http_request req, const RecordedRequest&) { AnswerLate(req, release); });
+      [&](web::http::http_request req, const RecordedRequest&) { late.Answer(req); });
   ASSERT_NE(server, nullptr);
   ManualClock clock;
   HttpKubeClientOptions options;
   options.request_timeout = absl::Seconds(1);
   auto client = Client(PlainConfig(*server), &clock, options);
   const absl::Status s = client->Get(kPods, "ml", "slow").status();
-  release = true;
+  late.Release();
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
 }
 
 TEST(HttpKubeClientTest, ShutdownCancelsARequestInFlight) {
-  std::atomic<bool> arrived{false}, release{false};
-  auto server = TestHttpServer::Start([&](web::http::http_request req, const RecordedRequest&) {
-    arrived = true;
-    AnswerLate(req, release);
-  });
+  LateAnswer late;
+  auto server = TestHttpServer::Start(
+      [&](web::http::http_request req, const RecordedRequest&) { late.Answer(req); });
   ASSERT_NE(server, nullptr);
   ManualClock clock;
   Cancellation shutdown;
@@ -286,15 +305,15 @@ TEST(HttpKubeClientTest, ShutdownCancelsARequestInFlight) {
   options.shutdown = &shutdown;
   auto client = Client(PlainConfig(*server), &clock, options);
   std::thread canceller([&] {
-    while (!arrived) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (!late.arrived()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     shutdown.Cancel();
   });
   const absl::Status s = client->Get(kPods, "ml", "a").status();
   canceller.join();
-  release = true;
   EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
   // And later requests fail at once.
   EXPECT_EQ(client->Get(kPods, "ml", "a").status().code(), absl::StatusCode::kCancelled);
+  late.Release();
 }
 
 TEST(HttpKubeClientTest, NothingListeningIsUnavailable) {

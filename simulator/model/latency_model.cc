@@ -30,17 +30,26 @@ namespace {
 
 bool IsEmpty(const BatchShape& s) { return s.decode_seqs <= 0 && s.prefill_tokens <= 0; }
 
+// The times of `count` decode steps of `decode_seqs` sequences whose contexts grow by one token
+// each step, from `context_tokens` in all: step_time(shape) per step.
+template <typename StepTimeFn>
+void FillDecodeStepTimes(const StepTimeFn& step_time, int64_t decode_seqs, int64_t context_tokens,
+                         int64_t count, SimDuration* out) {
+  BatchShape shape;
+  shape.decode_seqs = decode_seqs;
+  for (int64_t i = 0; i < count; ++i) {
+    shape.decode_context_tokens = context_tokens + i * decode_seqs;
+    out[i] = step_time(shape);
+  }
+}
+
 // DecodeStepTimes for a model class: its own StepTime, called without virtual dispatch so the
 // loop inlines it (the steps are independent, so their arithmetic overlaps).
 template <typename Model>
 void DecodeStepTimesOf(const Model& m, int64_t decode_seqs, int64_t context_tokens, int64_t count,
                        SimDuration* out) {
-  BatchShape shape;
-  shape.decode_seqs = decode_seqs;
-  for (int64_t i = 0; i < count; ++i) {
-    shape.decode_context_tokens = context_tokens + i * decode_seqs;
-    out[i] = m.Model::StepTime(shape);
-  }
+  FillDecodeStepTimes([&m](const BatchShape& s) { return m.Model::StepTime(s); }, decode_seqs,
+                      context_tokens, count, out);
 }
 
 class RooflineModel final : public LatencyModel {
@@ -153,12 +162,8 @@ class LinearModel final : public LatencyModel {
 
 void LatencyModel::DecodeStepTimes(int64_t decode_seqs, int64_t context_tokens, int64_t count,
                                    SimDuration* out) const {
-  BatchShape shape;
-  shape.decode_seqs = decode_seqs;
-  for (int64_t i = 0; i < count; ++i) {
-    shape.decode_context_tokens = context_tokens + i * decode_seqs;
-    out[i] = StepTime(shape);
-  }
+  FillDecodeStepTimes([this](const BatchShape& s) { return StepTime(s); }, decode_seqs,
+                      context_tokens, count, out);
 }
 
 std::unique_ptr<LatencyModel> MakeLatencyModel(const DeploymentSpec& deployment,

@@ -132,7 +132,8 @@ absl::StatusOr<json> ParseBody(const ApiRequest& r, bool allow_empty) {
     }
     return j;
   }
-  // YAML and protobuf bodies are not implemented (kubectl and client libraries send JSON).
+  // The fake serves JSON bodies only (kubectl and the client libraries send JSON); YAML and
+  // protobuf get the 415 the real server gives an unknown format.
   return UnsupportedMediaTypeError(
       absl::StrCat("the body of the request was in an unknown format (", type,
                    ") - the twinscale fake API server accepts application/json"));
@@ -462,8 +463,8 @@ std::variant<ApiResponse, WatchPlan> ApiRouter::Route(const ApiRequest& request,
           patch_type = PatchType::kJson;
         } else if (absl::StartsWith(media, "application/apply-patch")) {
           return fail(UnsupportedMediaTypeError(
-              "server-side apply (application/apply-patch+yaml) is not implemented by the "
-              "twinscale fake API server"));
+              "the twinscale fake API server does not serve server-side apply "
+              "(application/apply-patch+yaml); use a merge, strategic-merge or JSON patch"));
         } else {
           return fail(UnsupportedMediaTypeError(absl::StrCat(
               "the body of the request was in an unknown format (", media,

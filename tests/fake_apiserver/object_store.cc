@@ -166,8 +166,9 @@ void ErasePath(json& object, const std::vector<policy::PathElement>& path) {
   }
 }
 
-// Strategic-merge directives ($patch, $retainKeys, $setElementOrder/..., $deleteFromPrimitiveList/
-// ...) are not implemented: drop them so they are never stored as fields.
+// The fake's strategic merge is a merge patch with lists merged by key; its directives ($patch,
+// $retainKeys, $setElementOrder/..., $deleteFromPrimitiveList/...) are outside that scope and are
+// dropped so they are never stored as fields.
 void StripPatchDirectives(json& patch) {
   if (patch.is_object()) {
     for (auto it = patch.begin(); it != patch.end();) {

@@ -82,8 +82,9 @@ ABSL_FLAG(bool, calibrate, true,
           "profile's speed throughout).");
 ABSL_FLAG(bool, oracle, true,
           "Compute the zero-lag oracle (the GPU-hours lower bound: each minute's p90 fleet) and "
-          "the oracle for the target (the fewest GPU-hours with 95% of the hour's requests in "
-          "time, every minute known in advance).");
+          "the oracle for the target (the fewest GPU-hours with the target's share of the "
+          "requests in time, 95% unless the first manifest's spec.slo.target says otherwise, "
+          "every minute known in advance).");
 // Replay from a fleet's own Prometheus history (controller/replay/history_trace.h).
 ABSL_FLAG(std::string, from_prometheus, "",
           "Prometheus URL (e.g. http://prometheus:9090): synthesise the trace from the fleet's "
@@ -299,6 +300,9 @@ absl::Status Run() {
   if (modes.empty()) modes.push_back(std::nullopt);
   std::vector<PolicyEntry> policies;
   std::optional<twin::ResolvedTarget> first;
+  // What every policy is judged by: the first manifest's spec.slo.target (percent there, shares
+  // here); without a manifest, the default 95% / 95%.
+  replay::AttainmentTarget target;
   std::vector<std::string> baseline_args;
   for (const std::string& arg : policy_args) {
     if (absl::EndsWith(arg, ".yaml") || absl::EndsWith(arg, ".yml")) {
@@ -327,7 +331,11 @@ absl::Status Run() {
           add(absl::StrCat(name, "+admission"), /*enforce_admission=*/true);
         }
       }
-      if (!first) first = std::move(r);
+      if (!first) {
+        target.requests = ias.spec.slo.target.requests / 100;
+        target.minutes = ias.spec.slo.target.minutes / 100;
+        first = std::move(r);
+      }
     } else {
       baseline_args.push_back(arg);
     }
@@ -447,11 +455,11 @@ absl::Status Run() {
   oo.router = first ? first->twin.router : sim::RouterKind::kLeastRequests;
   if (absl::GetFlag(FLAGS_oracle)) {
     // The target's share of requests, within the largest fleet any replayed policy may run.
-    oo.request_share = replay::AttainmentTarget{}.requests;
+    oo.request_share = target.requests;
     for (const PolicyEntry& p : policies) {
       oo.share_max_replicas = std::max(oo.share_max_replicas, p.max_replicas);
     }
-    oo.minute_share = replay::AttainmentTarget{}.minutes;
+    oo.minute_share = target.minutes;
     if (first) {
       // How late a replica ordered now serves: the truth's warm-up (the manifest's, slowed as the
       // truth slows it) plus two intervals (one to see the change, one to decide), in whole
@@ -530,6 +538,7 @@ absl::Status Run() {
   header.pre_roll = absl::GetFlag(FLAGS_pre_roll);
   header.pre_roll_from_history = !shared_history->requests.empty();
   header.slo = slo;
+  header.target = target;
   const replay::OracleResult* oracle_ptr = oracle ? &*oracle : nullptr;
   std::cout << replay::FormatTable(header, summaries, oracle_ptr);
   const std::string out = absl::GetFlag(FLAGS_out);

@@ -11,6 +11,8 @@
 #include "absl/time/time.h"
 #include "controller/policy/fleet_sizing.h"
 #include "controller/policy/forecaster.h"
+#include "controller/policy/rate_forecast_error.h"
+#include "controller/policy/slo_budget.h"
 
 namespace twinscale::policy {
 
@@ -60,10 +62,18 @@ struct Decision {
   std::vector<MarginForecast> scale_in_evidence;
   std::vector<MarginForecast> scale_in_forecasts;
   // What the fleet served in the snapshot's window (first tokens, and those within the TTFT
-  // threshold; 0 and 0 without a window), for the record a surplus is measured on
-  // (question.percentile is the aim itself).
+  // threshold; 0 and 0 without a window), for the SLO budget's record (slo_budget.h).
   double served_requests = 0;
   double served_met = 0;
+  // The ledger over the target's window as this decision read it (question.percentile is the
+  // aim it set).
+  BudgetLedger ledger;
+  // The rate forecast this decision made for its judged span (before any margin), and the
+  // arrivals its snapshot saw: what later decisions check their forecasts' error on
+  // (rate_forecast_error.h). The margin it applied: 1 when none.
+  std::optional<RateCheck> rate_check;
+  std::optional<ArrivalWindow> arrivals_seen;
+  double forecast_margin = 1;
   // Points a surplus on record took off the aim (SurplusSpent); negative: a shortfall raised it
   // (ShortfallOnRecord).
   double aim_lowered_by = 0;

@@ -31,7 +31,7 @@
 // one not clearly short leaves that trace at 22 replicas, 94.7% of requests, on another seed.
 // A clear miss is still one draw: over an hour of decisions every 15 s, a draw two standard
 // errors short comes up several times on a load that does not change. So a clear miss that only
-// eats into the forecast headroom (its attainment still at or above the SLO's own percentile) is
+// eats into the aim's points above the percentile (its attainment still at or above the SLO's own percentile) is
 // acted on when the previous decision's forecast also missed at this size (miss_seen_at_base; each
 // decision draws its own random numbers): one interval later, and by one replica (the next
 // decision, at the new size, asks again). The size the search picks comes from this decision's
@@ -88,7 +88,7 @@ struct SizingBounds {
   bool scale_in_allowed = true;
   int32_t hint = 0;          // the previous recommendation; 0: none
   // A clear miss at base that still meets the SLO's own percentile (it only eats into the
-  // forecast headroom) scales up only when the previous decision's forecast also missed at this
+  // aim's points above the percentile) scales up only when the previous decision's forecast also missed at this
   // base, an independent draw; a deeper miss scales up at once. 0: every clear miss at once.
   double slo_percentile = 0;
   bool miss_seen_at_base = false;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,9 +35,11 @@ uint64_t DecisionSeed(uint64_t seed, absl::Time now) {
   return x ^ (x >> 31);
 }
 
-// What the forecasts must show before any surplus is spent: the SLO's percentile plus the forecast
-// headroom, capped at 99.5%.
-double FullAim(const PolicyConfig& c) { return std::min(99.5, c.percentile + c.forecast_headroom); }
+// What the forecasts must show before the record moves the aim: the share of requests the target
+// asks for, at least the SLO's percentile plus the minimum headroom, at most 99.5%.
+double FullAim(const PolicyConfig& c) {
+  return std::min(99.5, std::max(c.target_requests, c.percentile + c.min_forecast_headroom));
+}
 
 // The size the searches start from and the scale-in draws are kept for: the current one, at least
 // 1, within the configured bounds.
@@ -128,30 +131,18 @@ std::string ItlNote(const Forecast& f, const PolicyConfig& c) {
 
 }  // namespace
 
-SurplusOnRecord EarnedSurplus(const PolicyHistory& history, const PolicyConfig& c,
-                              absl::Time now) {
-  SurplusOnRecord s;
-  if (c.surplus_window <= absl::ZeroDuration()) return s;
-  absl::Time earliest = absl::InfiniteFuture();
-  double met = 0;
-  for (const PolicyHistory::ServedWindow& w : history.served) {
-    if (w.at > now || now - w.at > c.surplus_window || w.requests <= 0) continue;
-    earliest = std::min(earliest, w.at);
-    s.requests += w.requests;
-    met += w.met;
-  }
-  if (s.requests <= 0) return s;
-  s.served_percent = 100 * met / s.requests;
-  // The record must span surplus_min_record: its first window ends at `earliest` and began about
-  // one interval before it.
-  if (now - earliest + c.interval < std::min(c.surplus_min_record, c.surplus_window)) return s;
-  const double target = FullAim(c);
-  const double set_point = target + c.surplus_cushion;
-  const double room = std::max(0.0, target - (c.percentile + c.min_forecast_headroom));
-  s.lowered_by = std::clamp(s.served_percent - set_point, 0.0, room);
-  const double headroom = std::max(0.0, std::min(c.max_shortfall_raise, 99.5 - target));
-  s.raised_by = std::clamp(set_point - s.served_percent, 0.0, headroom);
-  return s;
+BudgetOnRecord BudgetAt(const PolicyHistory& history, const PolicyConfig& c, absl::Time now) {
+  BudgetOnRecord b;
+  b.ledger = LedgerOf(history.served, now, c.target_window, c.interval, c.percentile);
+  b.recent = LedgerOf(history.served, now, c.surplus_window, c.interval, c.percentile);
+  BudgetRules rules = c.budget;
+  rules.target_requests = c.target_requests;
+  const double aim = FullAim(c);
+  rules.max_lower = std::max(0.0, aim - (c.percentile + c.min_forecast_headroom));
+  rules.max_raise = std::clamp(99.5 - aim, 0.0, std::max(0.0, c.budget.max_raise));
+  rules.min_record = std::min(c.budget.min_record, c.surplus_window);
+  b.shift = AimShiftFor(b.recent, rules);
+  return b;
 }
 
 ForecastQuestion ObservedQuestion(const state::FleetSnapshot& snapshot,
@@ -187,22 +178,67 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     return d;
   }
 
-  // The served record moves the aim: down by a surplus, up by a shortfall (at most one of them).
-  const SurplusOnRecord surplus = EarnedSurplus(history, c, now);
-  if (const double lowered = surplus.lowered_by - surplus.raised_by; lowered != 0) {
-    const bool spent = lowered > 0;
+  // The forecast, checked: the mean rate of this decision's rate path over its judged span (from
+  // the warm-up to the horizon), for later decisions to compare with what came; and the margin
+  // the recent checks ask for.
+  {
+    const absl::Duration step = std::max(absl::Seconds(1), q.rate_interval);
+    double sum = 0;
+    int32_t n = 0;
+    for (absl::Duration t = c.warmup_expected; t < q.horizon; t += absl::Seconds(1)) {
+      absl::Duration within;
+      const int64_t k = 1 + absl::IDivDuration(t, step, &within);
+      double r = q.arrival_rate;
+      if (!q.rate_persistence.empty() && q.arrival_rate_baseline > 0) {
+        const double w = q.rate_persistence[static_cast<size_t>(
+            std::min<int64_t>(k, static_cast<int64_t>(q.rate_persistence.size())) - 1)];
+        r = q.arrival_rate_baseline + w * (q.arrival_rate - q.arrival_rate_baseline);
+      }
+      sum += std::max(0.0, r);
+      ++n;
+    }
+    if (n > 0 && sum > 0) {
+      d.rate_check = RateCheck{now + c.warmup_expected, now + q.horizon, sum / n};
+    }
+    const double seconds = absl::ToDoubleSeconds(snap.workload.rate_interval);
+    if (seconds > 0) {
+      d.arrivals_seen =
+          ArrivalWindow{snap.at, seconds, snap.workload.arrival_rate.value() * seconds};
+    }
+    if (c.forecast_error_window > absl::ZeroDuration()) {
+      const std::vector<double> ratios = ForecastRatios(history.rate_checks, history.arrivals,
+                                                        now - c.forecast_error_window);
+      const double m =
+          ShortfallMargin(ratios, c.forecast_error_min_checks, c.forecast_error_cap);
+      if (m > 1) {
+        d.forecast_margin = m;
+        q.arrival_rate *= m;
+        q.arrival_rate_baseline *= m;
+        d.reasons.push_back(
+            {"ForecastMargin",
+             absl::StrFormat("the last %zu checks of the rate forecast all saw more arrivals "
+                             "than forecast, the least by %.1f%%: asking the twin about %.1f "
+                             "req/s",
+                             ratios.size(), 100 * (m - 1), q.arrival_rate)});
+      }
+    }
+  }
+
+  // The SLO budget's record moves the aim: down by a surplus, up by a shortfall.
+  const BudgetOnRecord budget = BudgetAt(history, c, now);
+  d.ledger = budget.ledger;
+  if (const double lowered = budget.shift.lowered_by - budget.shift.raised_by; lowered != 0) {
     q.percentile -= lowered;
     d.aim_lowered_by = lowered;
+    const BudgetLedger& l = budget.recent;
     d.reasons.push_back(
-        {spent ? "SurplusSpent" : "ShortfallOnRecord",
-         absl::StrFormat("the fleet served %.2f%% of %.0f requests within the TTFT threshold over "
-                         "the last %s, %s: aiming the forecasts at %.1f%%",
-                         surplus.served_percent, surplus.requests,
-                         absl::FormatDuration(c.surplus_window),
-                         spent ? absl::StrFormat("above the %.1f%% target", FullAim(c))
-                               : absl::StrFormat("below the %.1f%% it keeps",
-                                                 FullAim(c) + c.surplus_cushion),
-                         q.percentile)});
+        {BudgetReasonCode(budget.shift.state),
+         absl::StrFormat("over the last %s the fleet served %.2f%% of %.0f requests within the "
+                         "TTFT threshold, and %d of %d minutes at p%g (target: %g%% and %g%%): "
+                         "aiming the forecasts at %.1f%%",
+                         absl::FormatDuration(absl::Trunc(l.record, absl::Seconds(1))),
+                         l.request_percent(), l.requests, l.minutes_met, l.minutes,
+                         c.percentile, c.target_requests, c.target_minutes, q.percentile)});
   }
 
   const double n_ready = std::max<double>(1, snap.ready());
@@ -476,7 +512,20 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
     h.scale_events.pop_front();
   }
   if (d.served_requests > 0) h.served.push_back({d.at, d.served_requests, d.served_met});
-  while (!h.served.empty() && d.at - h.served.front().at > c.surplus_window) h.served.pop_front();
+  if (d.rate_check) h.rate_checks.push_back(*d.rate_check);
+  if (d.arrivals_seen && (h.arrivals.empty() ||
+                          d.arrivals_seen->end - h.arrivals.back().end >=
+                              absl::Seconds(d.arrivals_seen->seconds / 2))) {
+    h.arrivals.push_back(*d.arrivals_seen);
+  }
+  // Checks whose span ended more than the window ago, and arrivals older than any open check.
+  while (!h.rate_checks.empty() && d.at - h.rate_checks.front().to > c.forecast_error_window) {
+    h.rate_checks.pop_front();
+  }
+  const absl::Time oldest = h.rate_checks.empty() ? d.at : h.rate_checks.front().from;
+  while (!h.arrivals.empty() && h.arrivals.front().end < oldest) h.arrivals.pop_front();
+  const absl::Duration keep_served = std::max(c.target_window, c.surplus_window);
+  while (!h.served.empty() && d.at - h.served.front().at >= keep_served) h.served.pop_front();
   // Draws at another size say nothing of the scale-in questions the next decisions ask (a change
   // of size drops them all: RecordScaleEvent).
   const int32_t base = BaseSize(d.current, c);

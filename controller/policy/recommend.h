@@ -21,9 +21,12 @@
 //   decisions of the stabilization window at this size (SizingBounds::scale_in_evidence); the
 //   recommendation then waits out that window (the max of recent recommendations, as the HPA does)
 //   and the scale-down rate limits.
-// - The aim: the forecasts must show percentile + forecast_headroom; lowered, down to percentile +
-//   min_forecast_headroom, by the surplus the fleet served over the target in the last
-//   surplus_window (SurplusSpent), or raised by a shortfall there (ShortfallOnRecord).
+// - The forecast: the rate's level with its persistence (state::RatePersistence); when the
+//   forecasts have fallen short check after check for the last few minutes (a ramp), scaled up by
+//   the least of those shortfalls (ForecastMargin, rate_forecast_error.h).
+// - The aim: the forecasts must show target_requests percent of requests in time (the share
+//   spec.slo.target asks for); the record over the last surplus_window lowers it by a surplus
+//   (SurplusSpent) or raises it by a shortfall (ShortfallOnRecord): slo_budget.h.
 // - Stale inputs freeze scale-in; with no usable arrival rate at all the decision holds.
 // - When even max_replicas can't meet the SLO, or capacity is still warming, advisory admission
 //   limits say what the serving fleet can hold (admission_search.h: searched from the previous
@@ -39,7 +42,9 @@
 #include "absl/time/time.h"
 #include "controller/policy/decision.h"
 #include "controller/policy/forecaster.h"
+#include "controller/policy/rate_forecast_error.h"
 #include "controller/policy/scaling_rules.h"
+#include "controller/policy/slo_budget.h"
 #include "controller/state/fleet_snapshot.h"
 
 namespace twinscale::policy {
@@ -52,44 +57,22 @@ struct PolicyConfig {
   absl::Duration ttft_threshold = absl::Milliseconds(500);  // spec.slo.ttft.threshold [500ms]
   absl::Duration ttft_per_prompt_token = absl::ZeroDuration();  // [0ms]
   double percentile = 90;                                   // spec.slo.ttft.percentile [90]
-  // Percentage points of attainment the twin must show beyond `percentile` before the current
-  // size counts as enough; the aim is capped at 99.5%. Two reasons. The SLO is judged per minute
-  // on real traffic and a forecast over a few minutes has sampling error, so aiming exactly at the
-  // percentile misses about half the minutes that sit on the edge. And the quality target a fleet
-  // is held to (docs/architecture.md "Quality target": at least 95% of all requests within the
-  // threshold, and 95% of minutes at the percentile) asks more than a p90 objective: a twin that
-  // forecasts right and aims at 93% lands near 93-94% of requests (94.4% on the Azure
-  // conversation trace at x40). 5 points aim a p90 objective at that 95%.
-  double forecast_headroom = 5;
-  // Spending a surplus, as an error budget is spent. The headroom above is for every horizon
-  // alike, but the target is judged over all requests: a fleet that has served more than
-  // percentile + forecast_headroom over the last `surplus_window` (observed, from the TTFT
-  // histogram) by more than `surplus_cushion` points aims its forecasts that much lower, never
-  // below percentile + min_forecast_headroom (so each horizon still aims above the SLO's own
-  // percentile, which every minute is held to). Only after `surplus_min_record` of record. Where
-  // bursts are shorter than the warm-up (the Azure code trace), meeting the aim in every horizon
-  // sizes the fleet for each burst, and over an hour such a fleet serves about 98% where 95% is
-  // asked.
-  // A shortfall is the same record read the other way: a fleet that served less than
-  // percentile + forecast_headroom + surplus_cushion aims that much higher, by at most
-  // `max_shortfall_raise` points (ShortfallOnRecord). The twin is checked against a truth it does
-  // not model exactly (front-end time, step noise, a slower warm-up); where that makes its
-  // forecasts a little optimistic, the served record shows it and the aim takes it up, as the
-  // surplus takes up a pessimistic twin. (Even calibrated right, the twin is optimistic enough on
-  // the Azure code trace at x20 that three seeds of six serve 94.4-95.0% without the raise.) One
-  // set point, the target plus the cushion, both ways; a dead band instead (raising below 95.5%,
-  // spending above 96%) leaves four of those six seeds short.
-  // The cushion is a point and a half because the hour is judged on its minutes as well as its
-  // requests: a fleet held to barely 95% of requests can still have a minute too many over the
-  // threshold. On the Azure code trace at x20 (truth `all`), with the twin's forecast of how long
-  // a burst lasts (state::RatePersistence), a cushion of 1.5 serves 95.1-95.6% of requests on all
-  // six seeds, where 1 or 1.25 leaves two of them at 94.8-95.0%. The cushion costs the flat
-  // conversation trace about a replica for its first half hour.
-  absl::Duration surplus_window = absl::Minutes(30);  // spec.slo.ttft.surplusWindow [30m]; 0: off
-  absl::Duration surplus_min_record = absl::Minutes(10);  // or the whole window, if shorter
-  double surplus_cushion = 1.5;
+  // spec.slo.target: what the fleet is held to over a window: at least target_requests percent
+  // of requests within the TTFT objective, and target_minutes percent of the minutes with
+  // traffic meeting it at `percentile`, over target_window (the SLO budget's ledger, kept and
+  // reported with every decision: slo_budget.h). Each decision aims its forecasts at
+  // target_requests (at least percentile + min_forecast_headroom, at most 99.5%): a twin that
+  // forecasts right and aims at the share the target asks for serves it.
+  double target_requests = 95;                     // spec.slo.target.requests [95]
+  double target_minutes = 95;                      // spec.slo.target.minutes [95]
+  absl::Duration target_window = absl::Hours(24);  // spec.slo.target.window [24h]
+  // The record over the last surplus_window moves the aim around a set point above the share
+  // (slo_budget.h): down by a surplus (SurplusSpent), to no lower than percentile +
+  // min_forecast_headroom, so that each horizon still aims above the percentile every minute is
+  // held to; up by a shortfall (ShortfallOnRecord), by at most budget.max_raise. 0: no moves.
+  absl::Duration surplus_window = absl::Minutes(30);  // spec.slo.ttft.surplusWindow [30m]
   double min_forecast_headroom = 1;
-  double max_shortfall_raise = 2;
+  BudgetRules budget;  // the set point's cushion, the raise's bound, the record needed
   ScalingRules scale_up = HpaDefaultScaleUp();              // spec.scaleUp
   ScalingRules scale_down = TwinscaleDefaultScaleDown();    // spec.scaleDown
   double safety_margin = 0.8;                               // spec.scaleDown.safetyMargin [0.8]
@@ -99,14 +82,25 @@ struct PolicyConfig {
   absl::Duration warmup_expected = absl::Seconds(60);       // spec.warmup.expected or the profile
   absl::Duration warmup_p99 = absl::Seconds(180);           // past this a starting pod stops counting
   absl::Duration interval = absl::Seconds(15);              // spec.metrics.interval [15s]
-  // spec.slo.itl: output-token gaps; 0 threshold: no ITL objective. Unlike the TTFT percentile
-  // it gets no +5-point aim: token counts are large, so the twin's ITL share is not noisy.
+  // spec.slo.itl: output-token gaps; 0 threshold: no ITL objective. Unlike the TTFT objective it
+  // is aimed at its own percentile, not at the target share: token counts are large, so the
+  // twin's ITL share is not noisy.
   absl::Duration itl_threshold = absl::ZeroDuration();
   double itl_percentile = 90;
   bool admission_enabled = false;                           // spec.admission.enabled [false]
   // spec.admission.maxQueuePerReplica: caps the published per-replica queue limit (which is
   // queue_depth_per_replica rounded up); unset: no cap.
   std::optional<int32_t> admission_max_queue_per_replica;
+  // The forecast margin (rate_forecast_error.h): when every check of the rate forecast that
+  // matured over the last forecast_error_window (at least forecast_error_min_checks of them) saw
+  // more arrivals than forecast, the twin is asked about the forecast times the least of those
+  // shortfalls, at most forecast_error_cap. Three minutes: with checks maturing one per interval,
+  // about a dozen, which is a run a Poisson stream's noise around a steady level does not make
+  // (its ratios sit on both sides of 1), and short enough to answer a ramp while it lasts.
+  // 0 window: no margin.
+  absl::Duration forecast_error_window = absl::Minutes(3);
+  int32_t forecast_error_min_checks = 4;
+  double forecast_error_cap = 2.0;
   double default_prompt_tokens = 512;                       // until lengths are observed
   double default_output_tokens = 256;
   uint64_t seed = 1;  // the twin's seed: each decision's is derived from it and the time
@@ -119,14 +113,13 @@ struct PolicyHistory {
   // The last decision's advisory admission rate, if it advised one: where the next one's search
   // starts (admission_search.h).
   std::optional<double> last_admission_rate;
-  // What the fleet served, window by window (first tokens observed, and those within the TTFT
-  // threshold): the record a surplus is measured on (PolicyConfig::surplus_window).
-  struct ServedWindow {
-    absl::Time at;
-    double requests = 0;
-    double met = 0;
-  };
-  std::deque<ServedWindow> served;
+  // What the fleet served, interval by interval: the SLO budget's record (slo_budget.h), kept
+  // for the longer of PolicyConfig::target_window and surplus_window.
+  std::deque<ServedInterval> served;
+  // The rate forecasts to check and the arrivals to check them on (PolicyConfig::forecast_error_*),
+  // for as long as a check may still count.
+  std::deque<RateCheck> rate_checks;
+  std::deque<ArrivalWindow> arrivals;
   // Scale-in draws of recent decisions, with the fleet size and the question they were asked at:
   // the evidence a later decision at the same size pools (SizingBounds::scale_in_evidence).
   struct MarginDraw {
@@ -147,23 +140,20 @@ Decision Recommend(const state::FleetSnapshot& snapshot, const PolicyConfig& con
 
 // The forecast question for the fleet as observed, without a candidate size: the Ready replicas'
 // states, the starting pods that still count (with their remaining warm-up), the arrival rate,
-// its burstiness and the lengths, the horizon and the SLO (at the percentile plus the forecast
-// headroom). Every what-if of a decision starts from it; calibration replays it.
+// its burstiness and the lengths, the horizon and the SLO (aimed at the target's share of
+// requests, before the record moves it). Every what-if of a decision starts from it; calibration replays it.
 ForecastQuestion ObservedQuestion(const state::FleetSnapshot& snapshot, const PolicyConfig& config);
 
-// The surplus on record at `now` (PolicyConfig::surplus_window): the share of the record's
-// requests served within the TTFT threshold, and the points the aim may be lowered by (0 when the
-// record is shorter than surplus_min_record or shows no surplus beyond the cushion), or must be
-// raised by (a shortfall below the target plus the cushion; at most max_shortfall_raise, and
-// never above 99.5%). At most one of the two is positive.
-struct SurplusOnRecord {
-  double served_percent = 0;
-  double requests = 0;
-  double lowered_by = 0;
-  double raised_by = 0;
+// The SLO budget at `now`: the ledger over PolicyConfig::target_window, the record over the last
+// surplus_window, and how far that record moves the aim (slo_budget.h), with the aim's floor and
+// ceiling applied (the lowering never below percentile + min_forecast_headroom; the raise never
+// above 99.5%).
+struct BudgetOnRecord {
+  BudgetLedger ledger;  // over target_window
+  BudgetLedger recent;  // over surplus_window
+  AimShift shift;
 };
-SurplusOnRecord EarnedSurplus(const PolicyHistory& history, const PolicyConfig& config,
-                              absl::Time now);
+BudgetOnRecord BudgetAt(const PolicyHistory& history, const PolicyConfig& config, absl::Time now);
 
 // Remembers the decision's recommendation (and its scale-in draws); forgets what no window needs.
 // A decision is not a scale event: whether it changes the fleet is the actuator's business

@@ -635,62 +635,70 @@ void AddServed(PolicyHistory& h, absl::Time now, int from_s, int to_s, double pe
   }
 }
 
-TEST(RecommendTest, EarnedSurplusWorkedByHand) {
-  // Percentile 90 + 5 points of headroom: a 95% target; a point and a half of cushion, so the
-  // set point is 96.5%; the aim never below 90 + 1, so at most 4 points lower, and at most 2
-  // points higher. Records of windows every 15 s up to 15 s before now.
+TEST(RecommendTest, TheBudgetOnRecordWorkedByHand) {
+  // Target 95% of requests: the aim is 95%; a point and a half of cushion puts the set point at
+  // 96.5%; the aim never below 90 + 1, so at most 4 points lower, and at most 2 points higher.
+  // The record moving it is the last 30 minutes' (slo.ttft.surplusWindow); the ledger is the
+  // target's 24 hours. Intervals every 15 s up to 15 s before now, 1,000 requests each.
   const PolicyConfig c = Config();
   const absl::Time now = T(7200);
   struct Case {
     std::string name;
     std::vector<std::tuple<int, int, double>> record;  // from s, to s before now, percent
-    double want_served, want_lowered, want_raised;
+    double want_recent, want_ledger, want_lowered, want_raised;
+    std::string want_code;
   };
   const Case cases[] = {
-      {"no record", {}, 0, 0, 0},
-      {"5 minutes at 99%: too short a record to spend", {{300, 15, 99}}, 99, 0, 0},
-      {"5 minutes at 80%: too short a record to raise", {{300, 15, 80}}, 80, 0, 0},
-      {"20 minutes at 97%: 97 - 96.5", {{1200, 15, 97}}, 97, 0.5, 0},
-      {"20 minutes at 96.5%: on the set point", {{1200, 15, 96.5}}, 96.5, 0, 0},
-      {"20 minutes at 95.3%: 96.5 - 95.3", {{1200, 15, 95.3}}, 95.3, 0, 1.2},
-      {"20 minutes at 94.8%: 96.5 - 94.8", {{1200, 15, 94.8}}, 94.8, 0, 1.7},
-      {"20 minutes at 90%: raised by 2 at most", {{1200, 15, 90}}, 90, 0, 2},
-      {"30 minutes at 99.9%: 99.9 - 96.5", {{1800, 15, 99.9}}, 99.9, 3.4, 0},
-      // 40 minutes back to 31 at 80%, then 30 minutes at 98%: only the last 30 count.
-      {"older windows fall out", {{2400, 1815, 80}, {1800, 15, 98}}, 98, 1.5, 0},
+      {"no record", {}, 100, 100, 0, 0, ""},
+      {"5 minutes at 99%: too short a record to spend", {{300, 15, 99}}, 99, 99, 0, 0, ""},
+      {"5 minutes at 80%: too short a record to raise", {{300, 15, 80}}, 80, 80, 0, 0, ""},
+      {"20 minutes at 97%: 97 - 96.5", {{1200, 15, 97}}, 97, 97, 0.5, 0, "SurplusSpent"},
+      {"20 minutes at 96.5%: on the set point", {{1200, 15, 96.5}}, 96.5, 96.5, 0, 0, ""},
+      {"20 minutes at 95.3%: 96.5 - 95.3", {{1200, 15, 95.3}}, 95.3, 95.3, 0, 1.2,
+       "ShortfallOnRecord"},
+      {"20 minutes at 90%: raised by 2 at most", {{1200, 15, 90}}, 90, 90, 0, 2,
+       "ShortfallOnRecord"},
+      {"30 minutes at 99.9%: 99.9 - 96.5, up to 4", {{1800, 15, 99.9}}, 99.9, 99.9, 3.4, 0,
+       "SurplusSpent"},
+      // 40 minutes back to 31 at 80%, then 30 minutes at 98%: only the last 30 move the aim; the
+      // day's ledger holds both (80 x 40 + 98 x 120 intervals).
+      {"older intervals leave the record, not the ledger", {{2400, 1815, 80}, {1800, 15, 98}}, 98,
+       (80.0 * 40 + 98.0 * 120) / 160, 1.5, 0, "SurplusSpent"},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
     PolicyHistory h;
     for (const auto& [from, to, percent] : tc.record) AddServed(h, now, from, to, percent);
-    const SurplusOnRecord got = EarnedSurplus(h, c, now);
-    EXPECT_NEAR(got.served_percent, tc.want_served, 1e-9);
-    EXPECT_NEAR(got.lowered_by, tc.want_lowered, 1e-9);
-    EXPECT_NEAR(got.raised_by, tc.want_raised, 1e-9);
+    const BudgetOnRecord got = BudgetAt(h, c, now);
+    EXPECT_NEAR(got.recent.request_percent(), tc.want_recent, 1e-9);
+    EXPECT_NEAR(got.ledger.request_percent(), tc.want_ledger, 1e-9);
+    EXPECT_NEAR(got.shift.lowered_by, tc.want_lowered, 1e-9);
+    EXPECT_NEAR(got.shift.raised_by, tc.want_raised, 1e-9);
+    EXPECT_EQ(BudgetReasonCode(got.shift.state), tc.want_code);
   }
   // The floor: with 3 points of headroom kept (90 + 3), 99.9% lowers the aim by 2 points only.
   PolicyConfig keep3 = c;
   keep3.min_forecast_headroom = 3;
   PolicyHistory high;
   AddServed(high, now, 1800, 15, 99.9);
-  EXPECT_NEAR(EarnedSurplus(high, keep3, now).lowered_by, 2, 1e-9);
-  // A 99% target (percentile 95 + 4 of headroom) is raised only up to 99.5%.
+  EXPECT_NEAR(BudgetAt(high, keep3, now).shift.lowered_by, 2, 1e-9);
+  // A 99% target is raised only up to 99.5%.
   PolicyConfig strict = c;
-  strict.percentile = 95;
-  strict.forecast_headroom = 4;
+  strict.target_requests = 99;
   PolicyHistory short_record;
   AddServed(short_record, now, 1200, 15, 90);
-  EXPECT_NEAR(EarnedSurplus(short_record, strict, now).raised_by, 0.5, 1e-9);
-  // spec.slo.ttft.surplusWindow: 0s spends nothing; a 5-minute window needs only its 5 minutes
+  EXPECT_NEAR(BudgetAt(short_record, strict, now).shift.raised_by, 0.5, 1e-9);
+  // spec.slo.ttft.surplusWindow: 0s moves nothing; a 5-minute window needs only its 5 minutes
   // of record (5 minutes at 99%: 99 - 95 - 1.5 = 2.5).
   PolicyHistory h;
   AddServed(h, now, 300, 15, 99);
   PolicyConfig off = c;
   off.surplus_window = absl::ZeroDuration();
-  EXPECT_EQ(EarnedSurplus(h, off, now).lowered_by, 0);
+  EXPECT_EQ(BudgetAt(h, off, now).shift.lowered_by, 0);
+  EXPECT_EQ(BudgetAt(short_record, off, now).shift.raised_by, 0);
   PolicyConfig five = c;
   five.surplus_window = absl::Minutes(5);
-  EXPECT_NEAR(EarnedSurplus(h, five, now).lowered_by, 2.5, 1e-9);
+  EXPECT_NEAR(BudgetAt(h, five, now).shift.lowered_by, 2.5, 1e-9);
 }
 
 // Attainment proportional to capacity (replicas x 8.5 req/s x the slack margin) over the rate,
@@ -750,7 +758,8 @@ TEST(RecommendTest, TheServedRecordMovesTheAimAndTheAnswer) {
 }
 
 TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
-  const PolicyConfig c = Config();
+  PolicyConfig c = Config();
+  c.target_window = absl::Minutes(30);  // as long as surplusWindow: 30 minutes kept
   PolicyHistory h;
   for (int s = 0; s <= 2400; s += 15) {
     Decision d;
@@ -761,9 +770,9 @@ TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
     d.scale_in_forecasts = {{3, 0.97, 0.01, 500}};
     RecordDecision(d, c, h);
   }
-  // The served record: 30 minutes (121 windows: 0, 15, ..., 1800 s back).
-  EXPECT_EQ(h.served.size(), 121u);
-  EXPECT_EQ(h.served.front().at, T(600));
+  // The served record: the target's 30-minute window (120 intervals: 0, 15, ..., 1785 s back).
+  EXPECT_EQ(h.served.size(), 120u);
+  EXPECT_EQ(h.served.front().at, T(615));
   // Scale-in draws: the 300 s stabilization window's (21), at base 4, with their question.
   ASSERT_EQ(h.margin_draws.size(), 21u);
   EXPECT_EQ(h.margin_draws.back().base, 4);

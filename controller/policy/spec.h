@@ -103,10 +103,21 @@ struct ItlObjective {
   double percentile = 90;    // [90] (0, 100]
 };
 
+// spec.slo.target: the quality the fleet is held to over `window` (the SLO's error budget): at
+// least `requests` percent of requests within the TTFT objective, and `minutes` percent of the
+// minutes with traffic whose TTFT percentile meets the threshold (PolicyConfig::target_*; replay's
+// AttainmentTarget).
+struct SloTarget {
+  double requests = 95;                     // [95] (0, 100]
+  double minutes = 95;                      // [95] [0, 100]
+  absl::Duration window = absl::Hours(24);  // [24h] > 0, <= 168h (7 days)
+};
+
 // spec.slo.
 struct SloSpec {
   TtftObjective ttft;               // [{}: every field defaulted]
   std::optional<ItlObjective> itl;  // [none]
+  SloTarget target;                 // [{}: every field defaulted]
 };
 
 // spec.scaleDown: the HPA's rules plus twinscale's own margin.

@@ -40,6 +40,9 @@ absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.
 // manifests have a few hundred nodes.
 constexpr size_t kMaxNodesPerDocument = 100000;
 
+// spec.slo.target.window: at most a week (the schema can bound a number, not a duration).
+constexpr absl::Duration kMaxTargetWindow = absl::Hours(7 * 24);
+
 // The fields of Kubernetes' ObjectMeta an InferenceAutoscaler manifest may carry, as a schema, so
 // metadata gets the same checks and messages as spec. The API server validates metadata itself
 // (the CRD's schema can't restrict it), with the rules written here: name is a DNS-1123 subdomain,
@@ -382,6 +385,19 @@ class SpecConverter {
       Positive(itl.threshold, P({"slo", "itl", "threshold"}));
       if (Present(Get(i, "percentile"))) itl.percentile = Number(Get(i, "percentile"));
       slo.itl = itl;
+    }
+    if (const YAML::Node& t = Get(s, "target"); Present(t)) {
+      if (Present(Get(t, "requests"))) slo.target.requests = Number(Get(t, "requests"));
+      if (Present(Get(t, "minutes"))) slo.target.minutes = Number(Get(t, "minutes"));
+      if (Present(Get(t, "window"))) {
+        const Path path = P({"slo", "target", "window"});
+        slo.target.window = Duration(Get(t, "window"), path);
+        Positive(slo.target.window, path);
+        if (slo.target.window > kMaxTargetWindow) {
+          Error(path, absl::StrCat("must be at most 168h (7 days), got ",
+                                   absl::FormatDuration(slo.target.window)));
+        }
+      }
     }
   }
 

@@ -160,6 +160,9 @@ TEST(SpecLoaderDefaults, MinimalManifestGetsTheSchemaDefaults) {
   EXPECT_EQ(s.slo.ttft.per_prompt_token, absl::ZeroDuration());
   EXPECT_EQ(s.slo.ttft.surplus_window, absl::Minutes(30));
   EXPECT_FALSE(s.slo.itl.has_value());
+  EXPECT_EQ(s.slo.target.requests, 95);
+  EXPECT_EQ(s.slo.target.minutes, 95);
+  EXPECT_EQ(s.slo.target.window, absl::Hours(24));
   ExpectRules(s.scale_up, ScalingRules{absl::ZeroDuration(),
                                        {{ScalingPolicy::Type::kPods, 4, absl::Seconds(15)},
                                         {ScalingPolicy::Type::kPercent, 100, absl::Seconds(15)}},
@@ -205,6 +208,9 @@ TEST(SpecLoaderDefaults, CxxInitializersMatchTheSchema) {
   EXPECT_EQ(got.slo.ttft.percentile, want.slo.ttft.percentile);
   EXPECT_EQ(got.slo.ttft.per_prompt_token, want.slo.ttft.per_prompt_token);
   EXPECT_EQ(got.slo.ttft.surplus_window, want.slo.ttft.surplus_window);
+  EXPECT_EQ(got.slo.target.requests, want.slo.target.requests);
+  EXPECT_EQ(got.slo.target.minutes, want.slo.target.minutes);
+  EXPECT_EQ(got.slo.target.window, want.slo.target.window);
   ExpectRules(got.scale_up, want.scale_up);
   ExpectRules(got.scale_down.rules, want.scale_down.rules);
   EXPECT_EQ(got.scale_down.safety_margin, want.scale_down.safety_margin);
@@ -272,6 +278,37 @@ TEST(SpecLoaderDefaults, DefaultsFillPartialObjects) {
        [](const InferenceAutoscalerSpec& s) {
          EXPECT_EQ(s.slo.ttft.surplus_window, absl::ZeroDuration());
          EXPECT_EQ(s.slo.ttft.threshold, absl::Milliseconds(500));
+       }},
+      {"a target with only requests keeps the default minutes and window",
+       "maxReplicas: 8\nslo: {target: {requests: 99}}",
+       [](const InferenceAutoscalerSpec& s) {
+         EXPECT_EQ(s.slo.target.requests, 99);
+         EXPECT_EQ(s.slo.target.minutes, 95);
+         EXPECT_EQ(s.slo.target.window, absl::Hours(24));
+         EXPECT_EQ(s.slo.ttft.percentile, 90);  // the ttft objective is untouched
+       }},
+      {"a target with only minutes (0: the minutes are not judged)",
+       "maxReplicas: 8\nslo: {target: {minutes: 0}}",
+       [](const InferenceAutoscalerSpec& s) {
+         EXPECT_EQ(s.slo.target.requests, 95);
+         EXPECT_EQ(s.slo.target.minutes, 0);
+         EXPECT_EQ(s.slo.target.window, absl::Hours(24));
+       }},
+      {"a target with only a window, at the 7-day maximum",
+       "maxReplicas: 8\nslo: {target: {window: 168h}}",
+       [](const InferenceAutoscalerSpec& s) {
+         EXPECT_EQ(s.slo.target.requests, 95);
+         EXPECT_EQ(s.slo.target.minutes, 95);
+         EXPECT_EQ(s.slo.target.window, absl::Hours(168));
+       }},
+      {"a target with every field, beside a ttft objective",
+       "maxReplicas: 8\nslo:\n  ttft: {percentile: 95}\n  target: {requests: 99.5, minutes: 100, "
+       "window: 1h30m}",
+       [](const InferenceAutoscalerSpec& s) {
+         EXPECT_EQ(s.slo.target.requests, 99.5);
+         EXPECT_EQ(s.slo.target.minutes, 100);
+         EXPECT_EQ(s.slo.target.window, absl::Minutes(90));
+         EXPECT_EQ(s.slo.ttft.percentile, 95);
        }},
       {"yes is a string where a string is expected (YAML 1.2), not true",
        "maxReplicas: 8\nmetrics: {source: Prometheus, prometheus: {url: 'http://p:9090', "
@@ -532,6 +569,41 @@ std::vector<BadCase> BadCases() {
       {"percentile 101: above 100",
        m("maxReplicas: 8\nslo: {ttft: {percentile: 101}}"),
        {"spec.slo.ttft.percentile: must be <= 100, got 101"}},
+      {"target requests 0: must be above 0",
+       m("maxReplicas: 8\nslo: {target: {requests: 0}}"),
+       {"bad.yaml:9: spec.slo.target.requests: must be > 0, got 0"}},
+      {"target requests above 100",
+       m("maxReplicas: 8\nslo: {target: {requests: 100.5}}"),
+       {"spec.slo.target.requests: must be <= 100, got 100.5"}},
+      {"target requests of the wrong type",
+       m("maxReplicas: 8\nslo: {target: {requests: \"95%\"}}"),
+       {"spec.slo.target.requests: must be of type number, got string \"95%\""}},
+      {"target minutes negative",
+       m("maxReplicas: 8\nslo: {target: {minutes: -1}}"),
+       {"spec.slo.target.minutes: must be >= 0, got -1"}},
+      {"target minutes above 100",
+       m("maxReplicas: 8\nslo: {target: {minutes: 101}}"),
+       {"spec.slo.target.minutes: must be <= 100, got 101"}},
+      {"target minutes of the wrong type",
+       m("maxReplicas: 8\nslo: {target: {minutes: [95]}}"),
+       {"spec.slo.target.minutes: must be of type number, got a list"}},
+      {"target window in words",
+       m("maxReplicas: 8\nslo: {target: {window: a day}}"),
+       {"bad.yaml:9: spec.slo.target.window: must be a duration such as 500ms, 5m or 1h30m",
+        "got \"a day\""}},
+      {"target window as a bare number",
+       m("maxReplicas: 8\nslo: {target: {window: 24}}"),
+       {"spec.slo.target.window: must be of type string, got integer 24 (a duration needs a "
+        "unit"}},
+      {"target window 0: nothing to judge over",
+       m("maxReplicas: 8\nslo: {target: {window: 0s}}"),
+       {"bad.yaml:9: spec.slo.target.window: must be longer than 0"}},
+      {"target window beyond 7 days",
+       m("maxReplicas: 8\nslo: {target: {window: 169h}}"),
+       {"bad.yaml:9: spec.slo.target.window: must be at most 168h (7 days), got 169h"}},
+      {"unknown field in the target",
+       m("maxReplicas: 8\nslo:\n  target:\n    request: 99"),
+       {"bad.yaml:11: spec.slo.target.request: unknown field (did you mean \"requests\"?)"}},
       {"policy period 0 in the second scale-down policy",
        m("maxReplicas: 8\nscaleDown:\n  policies:\n  - {type: Pods, value: 1, periodSeconds: 60}\n"
          "  - {type: Percent, value: 10, periodSeconds: 0}"),

@@ -83,8 +83,15 @@ std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::
     j["ready"] = d.question.ready.size();
     j["pending"] = d.question.pending_ready_in.size();
     j["forecasts"] = d.forecasts;
+    if (d.forecast_margin != 1) j["forecast_margin"] = RoundForPeople(d.forecast_margin, 3);
     j["aim"] = RoundForPeople(d.question.percentile, 2);
     j["aim_lowered_by"] = RoundForPeople(d.aim_lowered_by, 2);
+    if (d.ledger.requests > 0) {
+      j["budget"] = {{"requests", RoundForPeople(d.ledger.requests, 0)},
+                     {"requests_in_time_percent", RoundForPeople(d.ledger.request_percent(), 3)},
+                     {"minutes", d.ledger.minutes},
+                     {"minutes_met", d.ledger.minutes_met}};
+    }
     j["scale_in_evidence"] = d.scale_in_evidence.size();
     j["forecast_at_current"] = ForecastJson(d.forecast_at_current);
     j["forecast_at_decision"] = ForecastJson(d.forecast_at_decision);

@@ -7,7 +7,8 @@
 //   {"policy": "twinscale:llama-3-1-8b", "time_s": 870, "current": 23, "recommendation": 24,
 //    "previous_recommendation": 23, "replicas": 24, "arrival_rate": 232.1,
 //    "arrival_rate_cv": 0.04, "ready": 23, "pending": 0, "forecasts": 3, "aim": 95,
-//    "aim_lowered_by": 0, "scale_in_evidence": 12,
+//    "aim_lowered_by": 0, "budget": {"requests": 412345, "requests_in_time_percent": 96.21,
+//    "minutes": 74, "minutes_met": 73}, "scale_in_evidence": 12,
 //    "forecast_at_current": {"attainment": 0.948, "ttft_p90_ms": 402.5, "attainment_se": 0.004,
 //                            "meets_slo": false, "verdict_clear": true},
 //    "forecast_at_decision": {...}, "slo_at_risk": false, "speed": 0.81,
@@ -20,7 +21,9 @@
 //    "reasons": [{"code": "ForecastMissesSlo", "message": "at 23 replicas the twin ..."}]}
 // "aim" is the attainment (percent) the forecasts had to show, "aim_lowered_by" the points a
 // surplus on record took off it (SurplusSpent; negative: the points a shortfall on record added,
-// ShortfallOnRecord), "scale_in_evidence" the earlier decisions' scale-in
+// ShortfallOnRecord), "forecast_margin" (only when one applied) the factor ForecastMargin scaled
+// the rate forecast by, "budget" the SLO budget's ledger over the target's window as the decision
+// read it (absent before any request was served), "scale_in_evidence" the earlier decisions' scale-in
 // draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT forecast for
 // the interval just ended minus the observed p90 (null when either is unknown); "speed" the
 // calibrated decode speed factor after the decision. "twin_check" (twin_error.h) is the twin's

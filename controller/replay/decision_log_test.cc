@@ -27,6 +27,11 @@ policy::Decision MakeDecision(absl::Time at, int32_t current, int32_t replicas) 
   d.forecasts = 3;
   d.question.percentile = 92.456;
   d.aim_lowered_by = 2.544;
+  d.forecast_margin = 1.23456;
+  d.ledger.requests = 4000;
+  d.ledger.met = 3850;
+  d.ledger.minutes = 6;
+  d.ledger.minutes_met = 5;
   d.scale_in_evidence = {{3, 0.97, 0.01, 1000}, {3, 0.96, 0.01, 1000}};
   d.forecast_at_current.attainment = 0.94321;
   d.forecast_at_current.attainment_se = 0.0061;
@@ -58,6 +63,11 @@ TEST(DecisionLogTest, OneJsonLinePerDecisionWithItsReasonsAndNumbers) {
   EXPECT_DOUBLE_EQ(a["arrival_rate"].get<double>(), 123.46);  // rounded to 0.01
   EXPECT_DOUBLE_EQ(a["aim"].get<double>(), 92.46);
   EXPECT_DOUBLE_EQ(a["aim_lowered_by"].get<double>(), 2.54);
+  EXPECT_DOUBLE_EQ(a["forecast_margin"].get<double>(), 1.235);
+  EXPECT_DOUBLE_EQ(a["budget"]["requests"].get<double>(), 4000);
+  EXPECT_DOUBLE_EQ(a["budget"]["requests_in_time_percent"].get<double>(), 96.25);
+  EXPECT_EQ(a["budget"]["minutes"], 6);
+  EXPECT_EQ(a["budget"]["minutes_met"], 5);
   EXPECT_EQ(a["scale_in_evidence"], 2);
   EXPECT_DOUBLE_EQ(a["forecast_at_current"]["attainment"].get<double>(), 0.9432);
   EXPECT_DOUBLE_EQ(a["forecast_at_current"]["attainment_se"].get<double>(), 0.0061);

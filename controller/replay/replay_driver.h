@@ -163,7 +163,8 @@ struct ReplayResult {
   std::vector<CheckedPrediction> twin_checks;
 };
 
-// The quality target of docs/architecture.md "Quality target".
+// The quality target of docs/architecture.md "Quality target": spec.slo.target as shares (its
+// percent / 100); `twinscale replay` takes the first manifest's, else these defaults.
 struct AttainmentTarget {
   double requests = 0.95;  // share of requests within the TTFT SLO
   double minutes = 0.95;   // share of minutes with traffic whose p90 meets it

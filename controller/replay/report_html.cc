@@ -147,17 +147,43 @@ ordered_json ChartData(const ReportHeader& header, const std::vector<ReplaySumma
     // percentages of the span's requests within the SLO. Empty for a policy without a twin.
     ordered_json twin_t = ordered_json::array(), said = ordered_json::array(),
                  happened = ordered_json::array();
+    // The plan at every decision whose span the record covers (CheckedPrediction::cut false):
+    // the rate it forecast for its span and the rate that came over that span, at the span's
+    // middle; the aim and the SLO budget's record, at the decision.
+    ordered_json plan_t = ordered_json::array(), span_t = ordered_json::array(),
+                 forecast = ordered_json::array(), came = ordered_json::array(),
+                 aim = ordered_json::array(), budget_requests = ordered_json::array(),
+                 budget_minutes = ordered_json::array();
     if (r != nullptr) {
       for (const CheckedPrediction& c : r->twin_checks) {
+        const TwinPrediction& p = c.predicted;
+        plan_t.push_back(RoundForPeople(absl::ToDoubleSeconds(p.at), 3));
+        aim.push_back(RoundForPeople(p.aim_percent, 2));
+        budget_requests.push_back(RoundForPeople(p.budget_requests_percent, 3));
+        budget_minutes.push_back(RoundForPeople(p.budget_minutes_percent, 3));
+        const double span = absl::ToDoubleSeconds(p.horizon - p.judge_from);
+        if (!c.cut && span > 0) {
+          span_t.push_back(
+              RoundForPeople(absl::ToDoubleSeconds(p.at + (p.judge_from + p.horizon) / 2), 3));
+          forecast.push_back(RoundForPeople(p.forecast_rps, 2));
+          came.push_back(RoundForPeople(static_cast<double>(c.requests) / span, 2));
+        }
         if (!c.counted) continue;
-        twin_t.push_back(RoundForPeople(absl::ToDoubleSeconds(c.predicted.at), 3));
-        said.push_back(RoundForPeople(100 * c.predicted.attainment, 2));
+        twin_t.push_back(RoundForPeople(absl::ToDoubleSeconds(p.at), 3));
+        said.push_back(RoundForPeople(100 * p.attainment, 2));
         happened.push_back(RoundForPeople(100 * c.observed_attainment, 2));
       }
     }
     t["twin"] = {{"t", std::move(twin_t)},
                  {"predicted", std::move(said)},
                  {"observed", std::move(happened)}};
+    t["plan"] = {{"t", std::move(plan_t)},
+                 {"aim", std::move(aim)},
+                 {"budget_requests", std::move(budget_requests)},
+                 {"budget_minutes", std::move(budget_minutes)},
+                 {"span_t", std::move(span_t)},
+                 {"forecast_rps", std::move(forecast)},
+                 {"came_rps", std::move(came)}};
     timelines.push_back(std::move(t));
   }
   j["timelines"] = std::move(timelines);
@@ -692,6 +718,27 @@ constexpr char kScript[] = R"js(
                           label: 'SLO p' + cfg.slo.percentile }] });
     }
 
+    // The forecast each decision made for the span it judged (solid) and the arrival rate that
+    // came over that span (dashed), at the span's middle.
+    if (document.getElementById('chart-forecast')) {
+      seriesChart('chart-forecast', 'arrival rate (req/s)', (tl, i) => tl.plan.span_t.length ? [
+        { label: name(i) + ': forecast', data: pts(tl.plan.span_t, tl.plan.forecast_rps), borderColor: colors[i] },
+        { label: name(i) + ': came', data: pts(tl.plan.span_t, tl.plan.came_rps), borderColor: colors[i],
+          borderDash: [5, 4], borderWidth: 1.2 },
+      ] : [], { y: { beginAtZero: true }, digits: 1 });
+      // The SLO budget's record over the target's window (requests solid, minutes dashed) and
+      // the aim the decisions set (dotted), against the target.
+      seriesChart('chart-budget', 'percent', (tl, i) => tl.plan.t.length ? [
+        { label: name(i) + ': requests in time', data: pts(tl.plan.t, tl.plan.budget_requests), borderColor: colors[i] },
+        { label: name(i) + ': minutes meeting', data: pts(tl.plan.t, tl.plan.budget_minutes), borderColor: colors[i],
+          borderDash: [5, 4], borderWidth: 1.2 },
+        { label: name(i) + ': aim', data: pts(tl.plan.t, tl.plan.aim), borderColor: colors[i],
+          borderDash: [1, 3], borderWidth: 1.2 },
+      ] : [], { y: { suggestedMin: 85, suggestedMax: 100 }, digits: 2,
+                lines: [{ axis: 'y', value: cfg.target_percent.requests, color: '#c0392b',
+                          label: 'target ' + cfg.target_percent.requests + '%' }] });
+    }
+
     seriesChart('chart-rejected', 'rejected requests (req/s)', (tl, i) => [
       { label: name(i), data: pts(tl.t, tl.rejected_rps), borderColor: colors[i] },
     ], { y: { beginAtZero: true, suggestedMax: 1 }, digits: 2 });
@@ -830,7 +877,17 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
         "fleet the decision left, over the decision's horizon (from the warm-up on when it kept or "
         "added capacity); dashed: the share the truth served over the same span; settled "
         "decisions only</p>"
-        "<div class=\"chart\"><canvas id=\"chart-twin\"></canvas></div></figure>\n";
+        "<div class=\"chart\"><canvas id=\"chart-twin\"></canvas></div></figure>\n"
+        "<figure><figcaption>The forecast and the arrivals that came</figcaption><p "
+        "class=\"caption\">solid: the mean arrival rate each decision asked the twin about over "
+        "the span it judged (its forecast, scaled by the forecast margin when one applied); "
+        "dashed: the rate that arrived over that span; both at the span's middle</p>"
+        "<div class=\"chart\"><canvas id=\"chart-forecast\"></canvas></div></figure>\n"
+        "<figure><figcaption>The SLO budget</figcaption><p class=\"caption\">the record each "
+        "decision read over the target's window (<code>spec.slo.target.window</code>, from the "
+        "start of the pre-roll): solid, the share of requests in time; dashed, the share of "
+        "minutes meeting the percentile; dotted, the aim the decision set its forecasts</p>"
+        "<div class=\"chart\"><canvas id=\"chart-budget\"></canvas></div></figure>\n";
   }
   out += "</div>\n</section>\n";
 

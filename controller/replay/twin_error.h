@@ -56,6 +56,13 @@ struct TwinPrediction {
   double ttft_p90_ms = 0;
   double waiting_at_end = 0;                      // fleet-wide, at at + horizon
   bool settled = true;                            // calibration settled (see above)
+  // The policy's plan at the decision, for the report: the mean arrival rate it asked the twin
+  // about over the span it judged (its forecast, with any forecast margin), the aim, and the SLO
+  // budget's record over the target's window as it read it (percentages).
+  double forecast_rps = 0;
+  double aim_percent = 0;
+  double budget_requests_percent = 100;
+  double budget_minutes_percent = 100;
 };
 
 // One request as the truth served it.

@@ -34,6 +34,10 @@ std::optional<TwinPrediction> TwinscaleAutoscaler::PredictionFor(const policy::D
   p.ttft_p90_ms = f.ttft_p90_ms;
   p.waiting_at_end = f.waiting_at_horizon;
   p.settled = !calibrate_ || decider_.calibration().updates >= kSettledCalibrationUpdates;
+  p.forecast_rps = d.rate_check ? d.rate_check->forecast * d.forecast_margin : q.arrival_rate;
+  p.aim_percent = q.percentile;
+  p.budget_requests_percent = d.ledger.request_percent();
+  p.budget_minutes_percent = d.ledger.minute_percent();
   return p;
 }
 

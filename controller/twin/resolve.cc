@@ -68,6 +68,9 @@ absl::StatusOr<ResolvedTarget> Resolve(const policy::InferenceAutoscalerSpec& sp
     c.itl_percentile = spec.slo.itl->percentile;
   }
   c.surplus_window = spec.slo.ttft.surplus_window;
+  c.target_requests = spec.slo.target.requests;
+  c.target_minutes = spec.slo.target.minutes;
+  c.target_window = spec.slo.target.window;
   c.percentile = spec.slo.ttft.percentile;
   c.scale_up = spec.scale_up;
   c.scale_down = spec.scale_down.rules;

@@ -26,6 +26,17 @@ TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
   auto r_off = Resolve(off, *profiles);
   ASSERT_TRUE(r_off.ok()) << r_off.status();
   EXPECT_EQ(r_off->policy.surplus_window, absl::ZeroDuration());
+  // slo.target's defaults, and a stated target, reach the policy as they are (percent).
+  EXPECT_EQ(r->policy.target_requests, 95);
+  EXPECT_EQ(r->policy.target_minutes, 95);
+  EXPECT_EQ(r->policy.target_window, absl::Hours(24));
+  policy::InferenceAutoscalerSpec strict = ias->spec;
+  strict.slo.target = policy::SloTarget{99.5, 90, absl::Hours(168)};
+  auto r_strict = Resolve(strict, *profiles);
+  ASSERT_TRUE(r_strict.ok()) << r_strict.status();
+  EXPECT_EQ(r_strict->policy.target_requests, 99.5);
+  EXPECT_EQ(r_strict->policy.target_minutes, 90);
+  EXPECT_EQ(r_strict->policy.target_window, absl::Hours(168));
   // The profile's lifecycle medians: provisioning 0 s + loading 20 s + warming up 25 s = 45 s.
   EXPECT_EQ(r->policy.warmup_expected, absl::Seconds(45));
   // p99 per stage = median x ratio^(2.326/1.2816): 20 x 1.5^1.815 + 25 x 1.6^1.815 = 41.7 + 58.9.

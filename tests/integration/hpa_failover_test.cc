@@ -170,6 +170,24 @@ class HpaFailoverTest : public ::testing::Test {
     return false;
   }
 
+  // Starts a replica serving the external metrics API on a free port and waits until it says
+  // so; `e.url` follows the port it got. A free port can be taken by another process (an outgoing
+  // connection's ephemeral port, another test) before the replica binds it: the replica then
+  // fails with "Address already in use", and it is started again on another port.
+  std::unique_ptr<ControllerProcess> StartServing(const std::string& identity,
+                                                  const std::string& pod, Endpoint& e) {
+    std::unique_ptr<ControllerProcess> proc;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const int port = testutil::FreeLoopbackPort();
+      e.url = absl::StrCat("https://127.0.0.1:", port);
+      proc = StartReplica(identity, pod, port);
+      if (proc->WaitForLog("serving the external metrics API", std::chrono::seconds(20))) break;
+      if (proc->Log().find("Address already in use") == std::string::npos) break;
+      proc->Kill();
+    }
+    return proc;
+  }
+
   void StartPolling(std::vector<Endpoint*> endpoints) {
     poller_ = std::thread([this, endpoints] {
       while (!stop_polling_) {
@@ -198,21 +216,18 @@ TEST_F(HpaFailoverTest, AnswersNeverDropBelowTheCurrentCountAndTheLabelFollowsTh
   Endpoint a, b;
   a.name = "a";
   b.name = "b";
-  const int port_a = testutil::FreeLoopbackPort(), port_b = testutil::FreeLoopbackPort();
-  a.url = absl::StrCat("https://127.0.0.1:", port_a);
-  b.url = absl::StrCat("https://127.0.0.1:", port_b);
 
   // A starts alone and leads.
-  auto proc_a = StartReplica("a", "twinscale-a", port_a);
-  ASSERT_TRUE(proc_a->WaitForLog("serving the external metrics API", std::chrono::seconds(20)))
+  auto proc_a = StartServing("a", "twinscale-a", a);
+  ASSERT_TRUE(proc_a->WaitForLog("serving the external metrics API", std::chrono::seconds(1)))
       << proc_a->Log();
   a.up = true;
   ASSERT_TRUE(WaitForValue(a.url, std::chrono::seconds(30)).has_value()) << proc_a->Log();
   EXPECT_TRUE(WaitForLabel("twinscale-a", "true")) << LeaderLabel("twinscale-a");
 
   // B starts as a follower: its pod says so, and it answers 503.
-  auto proc_b = StartReplica("b", "twinscale-b", port_b);
-  ASSERT_TRUE(proc_b->WaitForLog("serving the external metrics API", std::chrono::seconds(20)))
+  auto proc_b = StartServing("b", "twinscale-b", b);
+  ASSERT_TRUE(proc_b->WaitForLog("serving the external metrics API", std::chrono::seconds(1)))
       << proc_b->Log();
   b.up = true;
   EXPECT_TRUE(WaitForLabel("twinscale-b", "false")) << LeaderLabel("twinscale-b");
@@ -232,8 +247,8 @@ TEST_F(HpaFailoverTest, AnswersNeverDropBelowTheCurrentCountAndTheLabelFollowsTh
   // A crashed container can't take its label down...
   EXPECT_EQ(LeaderLabel("twinscale-a"), "true");
   // ...but when the kubelet restarts it, its first write clears it.
-  auto proc_a2 = StartReplica("a-restarted", "twinscale-a", port_a);
-  ASSERT_TRUE(proc_a2->WaitForLog("serving the external metrics API", std::chrono::seconds(20)))
+  auto proc_a2 = StartServing("a-restarted", "twinscale-a", a);
+  ASSERT_TRUE(proc_a2->WaitForLog("serving the external metrics API", std::chrono::seconds(1)))
       << proc_a2->Log();
   a.up = true;
   EXPECT_TRUE(WaitForLabel("twinscale-a", "false")) << LeaderLabel("twinscale-a");

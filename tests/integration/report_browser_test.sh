@@ -2,7 +2,7 @@
 # report.html in a real browser: a short `twinscale replay --out` through the real binary (an hour
 # of Azure conversation at x10, twinscale's policy and four baselines, truth `all`: about 12 s),
 # then headless Chromium loads the page from disk. The page checks itself once its charts are drawn
-# (every canvas has painted pixels, no script error or console.error) and writes the verdict into
+# (all 10 canvases have painted pixels, no script error or console.error) and writes the verdict into
 # #render-status; --dump-dom shows it. A screenshot is kept for people to look at.
 #
 # Usage: report_browser_test.sh TWINSCALE_BINARY OUT_DIR (run from the repo root).
@@ -51,7 +51,7 @@ chrome --window-size=1400,3000 --dump-dom "$URL" >"$OUT/dom.html" 2>"$OUT/chromi
   || { tail -20 "$OUT/chromium_dom.log" >&2; fail "chromium --dump-dom failed"; }
 status=$(grep -o '<span id="render-status"[^>]*>[^<]*</span>' "$OUT/dom.html")
 echo "render status: $status"
-[[ $status == *'data-ok="true"'*'>rendered 8 charts<'* ]] || fail "page did not render: ${status:-no #render-status}"
+[[ $status == *'data-ok="true"'*'>rendered 10 charts<'* ]] || fail "page did not render: ${status:-no #render-status}"
 # Console errors and uncaught exceptions Chromium logged (the page also catches its own).
 if grep -E "CONSOLE.*(Uncaught|Error)|:ERROR:CONSOLE" "$OUT/chromium_dom.log"; then
   fail "console errors (see $OUT/chromium_dom.log)"

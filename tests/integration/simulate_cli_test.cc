@@ -365,3 +365,56 @@ TEST(ReplayCliTest, WithoutTheOracleEveryPolicyStillStartsFromItsFirstMinute) {
   ASSERT_EQ(told.exit_code, 0) << told.out;
   EXPECT_EQ(FirstReady(dir + "/told/timeline.csv", "keda-queue-1"), first_minute + 2);
 }
+
+// The target a replay judges every policy by is the first manifest's spec.slo.target: requests
+// 99 puts 99% in the header, in summary.json and in each policy's verdict; a replay of baselines
+// alone keeps the default 95% / 95%. The manifest's 170 ms threshold puts about 98.9% of these
+// requests in time (seed 1): a fleet that meets the default target and misses this one.
+TEST(ReplayCliTest, TheFirstManifestsSloTargetIsWhatTheReplayJudges) {
+  const ScratchDir scratch("replay_target");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string& dir = scratch.path;
+  const std::string manifest = dir + "/strict.yaml";
+  std::ofstream(manifest) << "apiVersion: twinscale.io/v1alpha1\n"
+                             "kind: InferenceAutoscaler\n"
+                             "metadata: {name: strict}\n"
+                             "spec:\n"
+                             "  targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n"
+                             "  maxReplicas: 8\n"
+                             "  model: {profile: llama-3.1-8b-h100-sxm-tp1}\n"
+                             "  slo: {ttft: {threshold: 170ms}, target: {requests: 99}}\n";
+  const std::string args =
+      " --progress never --oracle=false --pre-roll 0 --trace "
+      "tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 0.05 --out ";
+  const Result r =
+      RunTwinscale("replay --policy " + manifest + " --policy static:1,2" + args + dir + "/strict");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("target: >= 99% of requests within the SLO and >= 95% of minutes"),
+            std::string::npos)
+      << r.out;
+  std::ifstream in(dir + "/strict/summary.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_DOUBLE_EQ(j["config"]["target"]["requests"].get<double>(), 0.99);
+  EXPECT_DOUBLE_EQ(j["config"]["target"]["minutes"].get<double>(), 0.95);
+  ASSERT_EQ(j["policies"].size(), 3u);
+  int between = 0;  // policies within 95% and short of 99%: what only the 99% target misses
+  for (const auto& p : j["policies"]) {
+    SCOPED_TRACE(p["policy"].get<std::string>());
+    const double attainment = p["slo_attainment"].get<double>();
+    EXPECT_EQ(p["meets_target"].get<bool>(),
+              attainment >= 0.99 && p["minute_share"].get<double>() >= 0.95);
+    if (attainment >= 0.95 && attainment < 0.99) {
+      ++between;
+      EXPECT_FALSE(p["meets_target"].get<bool>());
+    }
+  }
+  EXPECT_GE(between, 1) << "no policy between 95% and 99%: the test no longer tells them apart "
+                           "(retune the manifest's threshold)\n"
+                        << r.out;
+
+  const Result b = RunTwinscale("replay --policy static:1" + args + dir + "/baselines");
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  EXPECT_NE(b.out.find("target: >= 95% of requests within the SLO and >= 95% of minutes"),
+            std::string::npos)
+      << b.out;
+}

@@ -193,6 +193,8 @@ TEST(Manifests, SchemaDefaultsTogetherValidateAgainstTheSchema) {
   // The defaults did apply (the documented ones, written out from the CRD).
   EXPECT_EQ(defaulted["mode"].Scalar(), "Recommend");
   EXPECT_EQ(defaulted["slo"]["ttft"]["threshold"].Scalar(), "500ms");
+  EXPECT_EQ(defaulted["slo"]["target"]["requests"].Scalar(), "95");
+  EXPECT_EQ(defaulted["slo"]["target"]["window"].Scalar(), "24h");
   EXPECT_EQ(defaulted["scaleDown"]["safetyMargin"].Scalar(), "0.8");
   EXPECT_EQ(defaulted["metrics"]["staleAfter"].Scalar(), "45s");
 }

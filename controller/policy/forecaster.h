@@ -5,6 +5,7 @@
 #ifndef TWINSCALE_CONTROLLER_POLICY_FORECASTER_H_
 #define TWINSCALE_CONTROLLER_POLICY_FORECASTER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -86,6 +87,17 @@ struct ForecastQuestion {
   // decision (recommend.h: a fixed one would repeat one draw's error in every decision).
   uint64_t seed = 1;
 };
+
+// The rate a forecast path gives for the k-th rate_interval ahead (k = 1, 2, ...):
+// baseline + weights[k - 1] x (level - baseline), the last weight standing for every later
+// interval; the level itself without weights or before the first interval
+// (ForecastQuestion::rate_persistence).
+inline double RateAhead(double level, double baseline, const std::vector<double>& weights,
+                        int64_t k) {
+  if (weights.empty() || k < 1) return level;
+  const int64_t last = static_cast<int64_t>(weights.size());
+  return baseline + weights[static_cast<size_t>(std::min(k, last) - 1)] * (level - baseline);
+}
 
 struct Forecast {
   double attainment = 1;           // share of the horizon's requests within their TTFT target

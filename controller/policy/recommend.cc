@@ -129,6 +129,24 @@ std::string ItlNote(const Forecast& f, const PolicyConfig& c) {
                          c.itl_percentile);
 }
 
+// The mean rate the question's path forecasts over [from, horizon), second by second (0 when the
+// span is empty): the persistence weights apply only with a baseline, as the twin applies them.
+double MeanForecastRate(const ForecastQuestion& q, absl::Duration from) {
+  const absl::Duration step = std::max(absl::Seconds(1), q.rate_interval);
+  const bool path = !q.rate_persistence.empty() && q.arrival_rate_baseline > 0;
+  double sum = 0;
+  int32_t n = 0;
+  for (absl::Duration t = from; t < q.horizon; t += absl::Seconds(1)) {
+    absl::Duration within;  // IDivDuration needs somewhere to put the remainder
+    const int64_t k = 1 + absl::IDivDuration(t, step, &within);
+    sum += std::max(0.0, path ? RateAhead(q.arrival_rate, q.arrival_rate_baseline,
+                                          q.rate_persistence, k)
+                              : q.arrival_rate);
+    ++n;
+  }
+  return n > 0 ? sum / n : 0;
+}
+
 }  // namespace
 
 BudgetOnRecord BudgetAt(const PolicyHistory& history, const PolicyConfig& c, absl::Time now) {
@@ -182,23 +200,8 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   // the warm-up to the horizon), for later decisions to compare with what came; and the margin
   // the recent checks ask for.
   {
-    const absl::Duration step = std::max(absl::Seconds(1), q.rate_interval);
-    double sum = 0;
-    int32_t n = 0;
-    for (absl::Duration t = c.warmup_expected; t < q.horizon; t += absl::Seconds(1)) {
-      absl::Duration within;
-      const int64_t k = 1 + absl::IDivDuration(t, step, &within);
-      double r = q.arrival_rate;
-      if (!q.rate_persistence.empty() && q.arrival_rate_baseline > 0) {
-        const double w = q.rate_persistence[static_cast<size_t>(
-            std::min<int64_t>(k, static_cast<int64_t>(q.rate_persistence.size())) - 1)];
-        r = q.arrival_rate_baseline + w * (q.arrival_rate - q.arrival_rate_baseline);
-      }
-      sum += std::max(0.0, r);
-      ++n;
-    }
-    if (n > 0 && sum > 0) {
-      d.rate_check = RateCheck{now + c.warmup_expected, now + q.horizon, sum / n};
+    if (const double mean = MeanForecastRate(q, c.warmup_expected); mean > 0) {
+      d.rate_check = RateCheck{now + c.warmup_expected, now + q.horizon, mean};
     }
     const double seconds = absl::ToDoubleSeconds(snap.workload.rate_interval);
     if (seconds > 0) {

@@ -72,7 +72,9 @@ struct PolicyConfig {
   // held to; up by a shortfall (ShortfallOnRecord), by at most budget.max_raise. 0: no moves.
   absl::Duration surplus_window = absl::Minutes(30);  // spec.slo.ttft.surplusWindow [30m]
   double min_forecast_headroom = 1;
-  BudgetRules budget;  // the set point's cushion, the raise's bound, the record needed
+  // The set point's cushion, the raise's bound and the record needed; BudgetAt sets the rules'
+  // target_requests from target_requests above, and max_lower from the aim's floor.
+  BudgetRules budget;
   ScalingRules scale_up = HpaDefaultScaleUp();              // spec.scaleUp
   ScalingRules scale_down = TwinscaleDefaultScaleDown();    // spec.scaleDown
   double safety_margin = 0.8;                               // spec.scaleDown.safetyMargin [0.8]

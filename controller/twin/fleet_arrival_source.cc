@@ -12,8 +12,7 @@ namespace twinscale::twin {
 
 double RatePath::At(int32_t k) const {
   if (weights.empty() || k < 1) return level;
-  const double w = weights[static_cast<size_t>(std::min<int32_t>(k, weights.size()) - 1)];
-  const double rate = baseline + w * (level - baseline);
+  const double rate = policy::RateAhead(level, baseline, weights, k);
   return rate > 0 ? rate : 1e-6 * level;  // never stops operational time
 }
 

@@ -1,4 +1,5 @@
-// twinscale: one binary, subcommands. Flags and wiring only; each subcommand lives in controller/cli.
+// twinscale: one binary, subcommands. Flags and wiring only; each subcommand lives in
+// controller/cli.
 //
 //   twinscale controller [flags] the Kubernetes operator (watch, decide, scale, status)
 //   twinscale simulate [flags]   run the fleet simulator (the twin); capacity search
@@ -47,7 +48,8 @@ const Subcommand kSubcommands[] = {
      twinscale::cli::kControllerUsage, twinscale::cli::kControllerFlagsFile,
      twinscale::cli::RunControllerCommand},
     {"simulate", "run the fleet simulator (the twin); --find-replicas for capacity questions",
-     twinscale::cli::kSimulateUsage, twinscale::cli::kSimulateFlagsFile, twinscale::cli::RunSimulate},
+     twinscale::cli::kSimulateUsage, twinscale::cli::kSimulateFlagsFile,
+     twinscale::cli::RunSimulate},
     {"replay", "dry run: replay a trace against policies and baselines; cost and SLO attainment",
      twinscale::cli::kReplayUsage, twinscale::cli::kReplayFlagsFile,
      twinscale::cli::RunReplayCommand},
@@ -86,8 +88,7 @@ void PrintSubcommandHelp(const Subcommand& sub) {
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (FlagBelongsTo(*flag, sub)) flags.push_back(flag);
   }
-  std::sort(flags.begin(), flags.end(),
-            [](auto* a, auto* b) { return a->Name() < b->Name(); });
+  std::sort(flags.begin(), flags.end(), [](auto* a, auto* b) { return a->Name() < b->Name(); });
   for (const absl::CommandLineFlag* f : flags) {
     std::printf("  --%s (default: %s)\n      %s\n",
                 absl::StrReplaceAll(f->Name(), {{"_", "-"}}).c_str(),
@@ -123,8 +124,8 @@ int main(int argc, char** argv) {
     }
     std::string arg = absl::StartsWith(a, "--") ? Underscored(std::string(a)) : std::string(a);
     if (absl::StartsWith(arg, "--")) {
-      std::string name = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos
-                                                                          : arg.find('=') - 2);
+      std::string name =
+          arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
       // Boolean negation: --no-flag (--no_flag) and abseil's own --noflag.
       if (absl::FindCommandLineFlag(name) == nullptr) {
         if (absl::StartsWith(name, "no_") && absl::FindCommandLineFlag(name.substr(3)) != nullptr) {
@@ -166,7 +167,8 @@ int main(int argc, char** argv) {
   }
   std::vector<char*> cargs;
   for (std::string& s : args) cargs.push_back(s.data());
-  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
   if (positional.size() > 1) {
     std::fprintf(stderr, "twinscale %s: unexpected argument \"%s\"\n", sub->name, positional[1]);
     return 2;

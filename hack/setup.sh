@@ -15,6 +15,7 @@ PKGS=(
   # text/template and sprig (hack/helm-render, built offline from these packages).
   golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
   python3-minimal          # hack/burst-analysis and its test
+  clang-format             # hack/lint.sh's format check (bookworm's clang-format 14)
 )
 missing=()
 for p in "${PKGS[@]}"; do

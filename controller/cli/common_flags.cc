@@ -48,9 +48,9 @@ absl::StatusOr<sim::RateScaleOptions> RateScaleOptionsFromFlags() {
   o.mode = *m;
   const absl::Duration jitter = absl::GetFlag(FLAGS_rate_scale_jitter);
   if (jitter <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--rate-scale-jitter must be > 0 (copies need distinct shifts), got ",
-        absl::FormatDuration(jitter)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rate-scale-jitter must be > 0 (copies need distinct shifts), got ",
+                     absl::FormatDuration(jitter)));
   }
   o.jitter = sim::SimDuration::FromAbsl(jitter);
   return o;

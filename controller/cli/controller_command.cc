@@ -91,8 +91,9 @@ ABSL_FLAG(std::string, external_metrics_addr, "",
 ABSL_FLAG(std::string, external_metrics_tls_cert, "",
           "PEM certificate of the external metrics server (required with "
           "--external-metrics-addr; the APIService's caBundle must trust it).");
-ABSL_FLAG(std::string, external_metrics_tls_key, "",
-          "PEM private key of --external-metrics-tls-cert (required with --external-metrics-addr).");
+ABSL_FLAG(
+    std::string, external_metrics_tls_key, "",
+    "PEM private key of --external-metrics-tls-cert (required with --external-metrics-addr).");
 ABSL_FLAG(std::string, external_metrics_client_ca, "",
           "PEM CA the aggregator's client certificate must chain to: the cluster's requestheader "
           "CA (data.requestheader-client-ca-file of the ConfigMap "
@@ -150,9 +151,9 @@ absl::StatusOr<kube::ClusterConfig> LoadConfig() {
   if (paths.empty() && std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
     return kube::LoadInClusterConfig();
   }
-  std::vector<std::string> files =
-      kube::KubeconfigPathsFromEnv(paths.empty() ? std::nullopt : std::optional<std::string_view>(paths),
-                                   EnvOr("HOME", "/root"));
+  std::vector<std::string> files = kube::KubeconfigPathsFromEnv(
+      paths.empty() ? std::nullopt : std::optional<std::string_view>(paths),
+      EnvOr("HOME", "/root"));
   return kube::LoadKubeconfig(files, absl::GetFlag(FLAGS_context));
 }
 
@@ -174,8 +175,8 @@ absl::StatusOr<outputs::ExternalMetricsServerOptions> ExternalMetricsOptions() {
         "(the aggregator speaks only HTTPS; the APIService's caBundle must trust the "
         "certificate)");
   }
-  const int trust_flags = int{!o.client_ca_file.empty()} + int{from_cluster} +
-                          int{o.insecure_skip_client_verify};
+  const int trust_flags =
+      int{!o.client_ca_file.empty()} + int{from_cluster} + int{o.insecure_skip_client_verify};
   if (trust_flags == 0) {
     return absl::InvalidArgumentError(
         "--external-metrics-addr needs --external-metrics-client-ca: the CA of the aggregator's "
@@ -241,8 +242,9 @@ int RunControllerCommand() {
 
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  const std::string identity =
-      absl::GetFlag(FLAGS_identity).empty() ? EnvOr("POD_NAME", host) : absl::GetFlag(FLAGS_identity);
+  const std::string identity = absl::GetFlag(FLAGS_identity).empty()
+                                   ? EnvOr("POD_NAME", host)
+                                   : absl::GetFlag(FLAGS_identity);
   kube::EventRecorderOptions eo;
   eo.instance = identity;
   kube::EventRecorder events(client->get(), &clock, eo);
@@ -273,7 +275,8 @@ int RunControllerCommand() {
       -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
     if (spec.source == policy::MetricsSourceKind::kPrometheus) {
       if (!spec.prometheus.has_value()) {
-        return absl::InvalidArgumentError("spec.metrics.prometheus is required with source Prometheus");
+        return absl::InvalidArgumentError(
+            "spec.metrics.prometheus is required with source Prometheus");
       }
       metrics::PromqlSourceOptions o;
       o.url = spec.prometheus->url;
@@ -385,8 +388,9 @@ int RunControllerCommand() {
     if (lo.label.empty()) {
       log.Info("not labelling the leader's pod (--leader-label is empty)");
     } else if (lo.pod_name.empty() || lo.pod_namespace.empty()) {
-      log.Info("not labelling the leader's pod: POD_NAME and POD_NAMESPACE are not set (the "
-               "downward API sets them in a pod)");
+      log.Info(
+          "not labelling the leader's pod: POD_NAME and POD_NAMESPACE are not set (the "
+          "downward API sets them in a pod)");
     } else {
       const std::string pod = absl::StrCat(lo.pod_namespace, "/", lo.pod_name);
       // Said when the label lands on the pod, not at start: every replica starts as a follower
@@ -423,7 +427,8 @@ int RunControllerCommand() {
   co.lease.lease_name = absl::GetFlag(FLAGS_lease_name);
   co.lease.lease_namespace = absl::GetFlag(FLAGS_lease_namespace);
   if (co.lease.lease_namespace.empty()) {
-    co.lease.lease_namespace = config->default_namespace.empty() ? "default" : config->default_namespace;
+    co.lease.lease_namespace =
+        config->default_namespace.empty() ? "default" : config->default_namespace;
   }
   co.lease.identity = identity;
   co.lease.lease_duration = absl::GetFlag(FLAGS_lease_duration);
@@ -434,11 +439,15 @@ int RunControllerCommand() {
   outputs::OpsServerOptions oo;
   oo.address = absl::GetFlag(FLAGS_ops_address);
   oo.port = absl::GetFlag(FLAGS_ops_port);
-  outputs::OpsServer ops(registry, [&controller]() -> absl::Status {
-    if (!controller.Synced()) return absl::UnavailableError("InferenceAutoscalers not listed yet");
-    // A replica that can't write its Lease can never lead: not ready, so it shows.
-    return controller.LeaseHealth();
-  }, oo);
+  outputs::OpsServer ops(
+      registry,
+      [&controller]() -> absl::Status {
+        if (!controller.Synced())
+          return absl::UnavailableError("InferenceAutoscalers not listed yet");
+        // A replica that can't write its Lease can never lead: not ready, so it shows.
+        return controller.LeaseHealth();
+      },
+      oo);
   if (absl::Status s = ops.Start(); !s.ok()) return fail("cannot serve /metrics", s);
 
   absl::Notification stop;
@@ -446,8 +455,11 @@ int RunControllerCommand() {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   if (absl::Status s = controller.Start(); !s.ok()) return fail("cannot start", s);
-  log.Info("started", "", {{"identity", identity}, {"server", config->server},
-                           {"ops", ops.url()}, {"leader_election", co.leader_election}});
+  log.Info("started", "",
+           {{"identity", identity},
+            {"server", config->server},
+            {"ops", ops.url()},
+            {"leader_election", co.leader_election}});
   stop.WaitForNotification();
   log.Info("stopping");
   controller.Stop();  // tells the hook "not leading": open gRPC streams end with UNAVAILABLE

@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <system_error>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/flags/commandlineflag.h"
@@ -18,13 +18,13 @@
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
 #include "controller/cli/common_flags.h"
 #include "controller/common/clock.h"
 #include "controller/common/progress.h"
@@ -122,11 +122,13 @@ const char kReplayUsage[] =
     "twinscale replay: what would each policy have done on this traffic, at what cost?\n"
     "\n"
     "Examples:\n"
-    "  twinscale replay --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 40 \\\n"
+    "  twinscale replay --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 40 "
+    "\\\n"
     "      --policy deploy/samples/llama-3.1-8b-h100.yaml --policy keda-queue --policy hpa-kv \\\n"
     "      --truth all --out /tmp/replay\n"
     "  twinscale replay --from-prometheus http://prometheus:9090 \\\n"
-    "      --selector '{model_name=\"meta-llama/Llama-3.1-8B-Instruct\"}' --range 24h --policy static:4\n"
+    "      --selector '{model_name=\"meta-llama/Llama-3.1-8B-Instruct\"}' --range 24h --policy "
+    "static:4\n"
     "  twinscale replay \\\n"
     "      --rate-curve tests/data/traces/servegen_language_m-large_aggregate_rate.csv \\\n"
     "      --lengths-from tests/data/traces/AzureLLMInferenceTrace_conv.csv --curve-start 240h \\\n"
@@ -162,8 +164,8 @@ absl::StatusOr<sim::Trace> LoadPrometheusTrace(std::string* description) {
   } else {
     std::string err;
     if (!absl::ParseTime(absl::RFC3339_full, end, &q.end, &err)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--end: want RFC3339 (2025-01-31T12:00:00Z) or now, got \"", end, "\": ", err));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--end: want RFC3339 (2025-01-31T12:00:00Z) or now, got \"", end, "\": ", err));
     }
   }
   TS_RETURN_IF_ERROR(replay::ValidateHistoryQuery(q));
@@ -201,7 +203,7 @@ absl::Status AsFlagInput(absl::Status s, absl::string_view flag) {
 // the pre-roll plays, so every policy meets the span's first minute with the fleet the traffic
 // before it left, not the fleet the span's own first minutes would.
 absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Trace* history,
-                                             absl::Duration* history_span) {
+                                              absl::Duration* history_span) {
   const std::string path = absl::GetFlag(FLAGS_rate_curve);
   const std::string lengths_path = absl::GetFlag(FLAGS_lengths_from);
   if (!absl::GetFlag(FLAGS_trace).empty() || !absl::GetFlag(FLAGS_from_prometheus).empty()) {
@@ -231,8 +233,8 @@ absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Tra
   absl::StatusOr<sim::PlayedCurve> played = sim::PlanRateCurve(*curve, play);
   if (!played.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--rate-curve ", path, " (--curve-start, --curve-span, --time-scale, --peak-rate): ",
-        played.status().message()));
+        "--rate-curve ", path,
+        " (--curve-start, --curve-span, --time-scale, --peak-rate): ", played.status().message()));
   }
   // The span in curve time (before --time-scale), as the flags give it.
   const absl::Duration curve_span = absl::Seconds(played->span_seconds() / play.time_scale);
@@ -306,7 +308,8 @@ absl::Status Run() {
   std::vector<std::string> baseline_args;
   for (const std::string& arg : policy_args) {
     if (absl::EndsWith(arg, ".yaml") || absl::EndsWith(arg, ".yml")) {
-      TS_ASSIGN_OR_RETURN(policy::InferenceAutoscaler ias, policy::LoadInferenceAutoscalerFile(arg));
+      TS_ASSIGN_OR_RETURN(policy::InferenceAutoscaler ias,
+                          policy::LoadInferenceAutoscalerFile(arg));
       TS_ASSIGN_OR_RETURN(twin::ResolvedTarget r, twin::Resolve(ias.spec, profiles));
       r.policy.seed = absl::GetFlag(FLAGS_seed);
       for (const std::optional<policy::Mode>& mode : modes) {
@@ -346,8 +349,8 @@ absl::Status Run() {
     absl::StatusOr<std::vector<policy::BaselineSpec>> family =
         policy::ParseBaselineFamily(arg, min_r, max_r);
     if (!family.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--policy ", arg, ": ", family.status().message(),
-                                                     " (or give a .yaml manifest)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--policy ", arg, ": ", family.status().message(), " (or give a .yaml manifest)"));
     }
     for (const policy::BaselineSpec& spec : *family) {
       PolicyEntry e;
@@ -395,15 +398,13 @@ absl::Status Run() {
   const bool rate_curve = !absl::GetFlag(FLAGS_rate_curve).empty();
   if (!rate_curve) {
     // The curve's flags have defaults; one changed from its default was meant for a curve.
-    for (const absl::CommandLineFlag* flag :
-         {&absl::GetFlagReflectionHandle(FLAGS_lengths_from),
-          &absl::GetFlagReflectionHandle(FLAGS_curve_start),
-          &absl::GetFlagReflectionHandle(FLAGS_curve_span),
-          &absl::GetFlagReflectionHandle(FLAGS_peak_rate)}) {
+    for (const absl::CommandLineFlag* flag : {&absl::GetFlagReflectionHandle(FLAGS_lengths_from),
+                                              &absl::GetFlagReflectionHandle(FLAGS_curve_start),
+                                              &absl::GetFlagReflectionHandle(FLAGS_curve_span),
+                                              &absl::GetFlagReflectionHandle(FLAGS_peak_rate)}) {
       if (flag->CurrentValue() != flag->DefaultValue()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", absl::StrReplaceAll(flag->Name(), {{"_", "-"}}),
-                         " needs --rate-curve FILE"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", absl::StrReplaceAll(flag->Name(), {{"_", "-"}}), " needs --rate-curve FILE"));
       }
     }
   }
@@ -528,8 +529,8 @@ absl::Status Run() {
   }
 
   replay::ReportHeader header;
-  header.trace = rate_curve ? trace_path
-                            : absl::StrCat(trace_path, " x", absl::GetFlag(FLAGS_rate_scale));
+  header.trace =
+      rate_curve ? trace_path : absl::StrCat(trace_path, " x", absl::GetFlag(FLAGS_rate_scale));
   header.requests = ts.requests;
   header.span_seconds = ts.span_seconds;
   header.deployment = deployment.name;
@@ -572,8 +573,7 @@ absl::Status Run() {
     if (html.ok()) {
       std::cout << "wrote " << out << "/report.html\n";
     } else {
-      std::cerr << "twinscale replay: warning: report.html not written: " << html.message()
-                << "\n";
+      std::cerr << "twinscale replay: warning: report.html not written: " << html.message() << "\n";
     }
   }
   return absl::OkStatus();

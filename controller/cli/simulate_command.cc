@@ -126,7 +126,8 @@ absl::StatusOr<sim::DeploymentSpec> ResolveDeployment() {
   sim::DeploymentOverrides o;
   if (!absl::GetFlag(FLAGS_model).empty()) o.model = absl::GetFlag(FLAGS_model);
   if (!absl::GetFlag(FLAGS_gpu).empty()) o.gpu = absl::GetFlag(FLAGS_gpu);
-  if (absl::GetFlag(FLAGS_tensor_parallel) > 0) o.tensor_parallel = absl::GetFlag(FLAGS_tensor_parallel);
+  if (absl::GetFlag(FLAGS_tensor_parallel) > 0)
+    o.tensor_parallel = absl::GetFlag(FLAGS_tensor_parallel);
   if (absl::GetFlag(FLAGS_max_num_seqs) > 0) o.max_num_seqs = absl::GetFlag(FLAGS_max_num_seqs);
   if (absl::GetFlag(FLAGS_max_num_batched_tokens) > 0) {
     o.max_num_batched_tokens = absl::GetFlag(FLAGS_max_num_batched_tokens);
@@ -161,7 +162,8 @@ absl::StatusOr<sim::DeploymentSpec> ResolveDeployment() {
     o.long_prefill_token_threshold = absl::GetFlag(FLAGS_long_prefill_token_threshold);
   }
   if (!absl::GetFlag(FLAGS_latency_model).empty()) {
-    TS_ASSIGN_OR_RETURN(o.latency_model, sim::ParseLatencyModelKind(absl::GetFlag(FLAGS_latency_model)));
+    TS_ASSIGN_OR_RETURN(o.latency_model,
+                        sim::ParseLatencyModelKind(absl::GetFlag(FLAGS_latency_model)));
   }
   const std::string profile =
       absl::GetFlag(FLAGS_profile).empty() ? kDefaultProfile : absl::GetFlag(FLAGS_profile);
@@ -171,7 +173,7 @@ absl::StatusOr<sim::DeploymentSpec> ResolveDeployment() {
 }
 
 absl::StatusOr<sim::LengthDistribution> LengthFlags(std::string_view what, double mean,
-                                                     double stddev) {
+                                                    double stddev) {
   sim::LengthDistribution l;
   l.mean = mean;
   l.stddev = stddev;
@@ -188,11 +190,12 @@ absl::StatusOr<sim::LengthDistribution> LengthFlags(std::string_view what, doubl
   } else if (kind == "exponential") {
     l.kind = sim::LengthDistribution::Kind::kExponential;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--length-distribution: unknown \"", kind, "\" (want auto|constant|gaussian|exponential)"));
+    return absl::InvalidArgumentError(absl::StrCat("--length-distribution: unknown \"", kind,
+                                                   "\" (want auto|constant|gaussian|exponential)"));
   }
   if (mean < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--", std::string(what), "-tokens must be >= 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", std::string(what), "-tokens must be >= 1"));
   }
   return l;
 }
@@ -215,15 +218,16 @@ absl::StatusOr<Workload> BuildWorkload() {
     }
     TS_ASSIGN_OR_RETURN(const sim::RateScaleOptions rso, RateScaleOptionsFromFlags());
     if (absl::GetFlag(FLAGS_rate_scale) != 1.0) {
-      TS_ASSIGN_OR_RETURN(t, sim::ScaleRate(t, absl::GetFlag(FLAGS_rate_scale),
-                                            absl::GetFlag(FLAGS_seed), rso));
+      TS_ASSIGN_OR_RETURN(
+          t, sim::ScaleRate(t, absl::GetFlag(FLAGS_rate_scale), absl::GetFlag(FLAGS_seed), rso));
     }
-    if (t.requests.empty()) return absl::InvalidArgumentError(absl::StrCat(trace_path, ": no requests"));
+    if (t.requests.empty())
+      return absl::InvalidArgumentError(absl::StrCat(trace_path, ": no requests"));
     const sim::TraceSummary ts = sim::Summarize(t);
-    w.description = absl::StrFormat("trace %s x%g rate, x%g time: %d requests over %.0f s (%.2f req/s)",
-                                    trace_path, absl::GetFlag(FLAGS_rate_scale),
-                                    absl::GetFlag(FLAGS_time_scale), ts.requests, ts.span_seconds,
-                                    ts.mean_rate_rps);
+    w.description = absl::StrFormat(
+        "trace %s x%g rate, x%g time: %d requests over %.0f s (%.2f req/s)", trace_path,
+        absl::GetFlag(FLAGS_rate_scale), absl::GetFlag(FLAGS_time_scale), ts.requests,
+        ts.span_seconds, ts.mean_rate_rps);
     w.expected_span = absl::Seconds(ts.span_seconds);
     w.trace = std::make_shared<const sim::Trace>(std::move(t));
     return w;
@@ -242,8 +246,8 @@ absl::StatusOr<Workload> BuildWorkload() {
   } else if (arrival == "gamma") {
     s.arrival = sim::ArrivalKind::kGamma;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("--arrival: unknown \"", arrival,
-                                                   "\" (want poisson|gamma)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--arrival: unknown \"", arrival, "\" (want poisson|gamma)"));
   }
   s.cv = absl::GetFlag(FLAGS_cv);
   s.rate.kind = sim::RateCurve::Kind::kConstant;
@@ -259,12 +263,12 @@ absl::StatusOr<Workload> BuildWorkload() {
     return absl::InvalidArgumentError("--rate needs --num-requests N or --duration D to end");
   }
   TS_RETURN_IF_ERROR(sim::ValidateSyntheticWorkload(s));
-  const double span = s.num_requests > 0 ? static_cast<double>(s.num_requests) / rate
-                                         : s.duration.seconds();
+  const double span =
+      s.num_requests > 0 ? static_cast<double>(s.num_requests) / rate : s.duration.seconds();
   w.expected_span = absl::Seconds(span);
-  w.description = absl::StrFormat("%s arrivals at %g req/s (cv %g), prompt %g+-%g, output %g+-%g",
-                                  arrival, rate, s.cv, s.prompt.mean, s.prompt.stddev,
-                                  s.output.mean, s.output.stddev);
+  w.description =
+      absl::StrFormat("%s arrivals at %g req/s (cv %g), prompt %g+-%g, output %g+-%g", arrival,
+                      rate, s.cv, s.prompt.mean, s.prompt.stddev, s.output.mean, s.output.stddev);
   return w;
 }
 
@@ -318,9 +322,10 @@ void PrintTable(const sim::RunSummary& s, const sim::DeploymentSpec& d, int32_t 
               d.model.name.c_str(), d.gpu.name.c_str(), d.tensor_parallel,
               std::string(sim::LatencyModelKindName(d.latency_model)).c_str());
   std::printf("workload: %s\n\n", w.description.c_str());
-  std::printf("  requests               injected %lld, completed %lld, rejected %lld, aborted %lld\n",
-              static_cast<long long>(s.injected), static_cast<long long>(s.completed),
-              static_cast<long long>(s.rejected), static_cast<long long>(s.aborted));
+  std::printf(
+      "  requests               injected %lld, completed %lld, rejected %lld, aborted %lld\n",
+      static_cast<long long>(s.injected), static_cast<long long>(s.completed),
+      static_cast<long long>(s.rejected), static_cast<long long>(s.aborted));
   std::printf("  simulated              %.1f s\n", s.simulated_seconds);
   std::printf("  throughput             %.2f req/s, %.0f output tok/s\n", s.throughput_rps,
               s.output_tokens_per_s);
@@ -335,7 +340,8 @@ void PrintTable(const sim::RunSummary& s, const sim::DeploymentSpec& d, int32_t 
   std::printf("  preemptions            %lld\n", static_cast<long long>(s.preemptions));
   std::printf("  KV peak utilization    %.1f%%\n", s.kv_peak_utilization * 100);
   if (d.engine.enable_prefix_caching) {
-    std::printf("  prefix cache hit rate  %.1f%% of prompt tokens\n", s.prefix_cache_hit_rate * 100);
+    std::printf("  prefix cache hit rate  %.1f%% of prompt tokens\n",
+                s.prefix_cache_hit_rate * 100);
   }
   std::printf("  GPU-hours              %.3f\n", s.gpu_hours);
 }
@@ -343,7 +349,8 @@ void PrintTable(const sim::RunSummary& s, const sim::DeploymentSpec& d, int32_t 
 absl::Status Run(int* exit_code) {
   const std::string output = absl::GetFlag(FLAGS_output);
   if (output != "table" && output != "json") {
-    return absl::InvalidArgumentError(absl::StrCat("--output: unknown \"", output, "\" (want table|json)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--output: unknown \"", output, "\" (want table|json)"));
   }
   ProgressMode progress_mode = ProgressMode::kAuto;
   const std::string progress = absl::GetFlag(FLAGS_progress);
@@ -354,9 +361,10 @@ absl::Status Run(int* exit_code) {
   } else if (progress != "auto") {
     return absl::InvalidArgumentError("--progress: want auto|always|never");
   }
-  if (absl::GetFlag(FLAGS_replicas) < 1) return absl::InvalidArgumentError("--replicas must be >= 1");
-  const double slo_ms = absl::GetFlag(FLAGS_slo_ttft_ms) > 0 ? absl::GetFlag(FLAGS_slo_ttft_ms)
-                                                            : kDefaultTtftMs;
+  if (absl::GetFlag(FLAGS_replicas) < 1)
+    return absl::InvalidArgumentError("--replicas must be >= 1");
+  const double slo_ms =
+      absl::GetFlag(FLAGS_slo_ttft_ms) > 0 ? absl::GetFlag(FLAGS_slo_ttft_ms) : kDefaultTtftMs;
   const double pct = absl::GetFlag(FLAGS_slo_ttft_percentile);
   if (!(pct > 0 && pct <= 100)) {
     return absl::InvalidArgumentError("--slo-ttft-percentile must be in (0, 100]");
@@ -372,8 +380,8 @@ absl::Status Run(int* exit_code) {
   options.fleet.seed = absl::GetFlag(FLAGS_seed);
   options.fleet.step_noise_cv = absl::GetFlag(FLAGS_step_noise_cv);
   options.slo.threshold = SimDuration::FromSecondsF(slo_ms / 1000.0);
-  options.slo.per_prompt_token =
-      SimDuration::FromSecondsF(std::max(0.0, absl::GetFlag(FLAGS_slo_ttft_per_prompt_token_ms)) / 1000.0);
+  options.slo.per_prompt_token = SimDuration::FromSecondsF(
+      std::max(0.0, absl::GetFlag(FLAGS_slo_ttft_per_prompt_token_ms)) / 1000.0);
   options.slo.percentile = pct;
 
   RealClock clock;
@@ -458,9 +466,10 @@ absl::Status Run(int* exit_code) {
     }
     PrintTable(summary, deployment, replicas, workload, options.slo);
     if (absl::GetFlag(FLAGS_report_wall_time)) {
-      std::printf("\n  wall time              %.2f s (%.0f simulated requests/s, %.0f sequence-steps/s)\n",
-                  wall, wall > 0 ? summary.injected / wall : 0,
-                  wall > 0 ? summary.sequence_steps / wall : 0);
+      std::printf(
+          "\n  wall time              %.2f s (%.0f simulated requests/s, %.0f sequence-steps/s)\n",
+          wall, wall > 0 ? summary.injected / wall : 0,
+          wall > 0 ? summary.sequence_steps / wall : 0);
     }
   }
   *exit_code = 0;

@@ -24,8 +24,7 @@ class RealClock final : public Clock {
 
 class ManualClock final : public Clock {
  public:
-  explicit ManualClock(absl::Time start = absl::UnixEpoch())
-      : nanos_(absl::ToUnixNanos(start)) {}
+  explicit ManualClock(absl::Time start = absl::UnixEpoch()) : nanos_(absl::ToUnixNanos(start)) {}
   absl::Time Now() const override { return absl::FromUnixNanos(nanos_.load()); }
   void Advance(absl::Duration d) { nanos_ += absl::ToInt64Nanoseconds(d); }
   void Set(absl::Time t) { nanos_ = absl::ToUnixNanos(t); }

@@ -3,9 +3,8 @@
 
 #include <array>
 #include <cmath>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"

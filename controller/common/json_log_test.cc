@@ -3,10 +3,9 @@
 #include "controller/common/json_log.h"
 
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"

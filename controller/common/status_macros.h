@@ -9,10 +9,10 @@
 #define TS_STATUS_CONCAT_(a, b) TS_STATUS_CONCAT_INNER_(a, b)
 
 // Returns the status from the enclosing function if `expr` is not OK.
-#define TS_RETURN_IF_ERROR(expr)                 \
-  do {                                           \
-    const ::absl::Status ts_status_ = (expr);    \
-    if (!ts_status_.ok()) return ts_status_;     \
+#define TS_RETURN_IF_ERROR(expr)              \
+  do {                                        \
+    const ::absl::Status ts_status_ = (expr); \
+    if (!ts_status_.ok()) return ts_status_;  \
   } while (0)
 
 // `lhs = value of expr`, or returns its error status.

@@ -7,14 +7,15 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "controller/kube/test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale::kube {
 namespace {
 
 using ::testing::HasSubstr;
+using testutil::TempDir;
 
 // Two files of a KUBECONFIG list. The second lives in a subdirectory and names its certificate
 // files relatively; both define a cluster "shared" (the first file's must win).

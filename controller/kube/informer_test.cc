@@ -15,7 +15,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fakes/fake_kube_client.h"
-#include "controller/kube/recording_handler_test_util.h"
+#include "tests/fakes/recording_handler.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::kube {
 namespace {
@@ -31,17 +32,8 @@ json Pod(const std::string& ns, const std::string& name, const std::string& phas
           {"spec", {{"phase-hint", phase}}}};
 }
 
-using Recorder = RecordingHandler;  // recording_handler_test_util.h
-
-// Polls `done` (real time) for up to 10 s.
-template <typename Fn>
-bool Eventually(Fn done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
+using Recorder = fakes::RecordingHandler;
+using testutil::Eventually;  // real time: the informer runs on its own thread
 
 InformerOptions PodsIn(const std::string& ns) {
   InformerOptions o;

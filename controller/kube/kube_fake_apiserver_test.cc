@@ -19,7 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fake_apiserver/fake_apiserver.h"
-#include "controller/kube/recording_handler_test_util.h"
+#include "tests/fakes/recording_handler.h"
 
 namespace twinscale::kube {
 namespace {
@@ -53,7 +53,7 @@ json Pod(const std::string& name) {
 
 std::string PodPath(const std::string& name) { return "/api/v1/namespaces/ml/pods/" + name; }
 
-using Recorder = RecordingHandler;  // recording_handler_test_util.h
+using Recorder = fakes::RecordingHandler;
 
 TEST(KubeAgainstFakeApiServerTest, InformerRelistsAfterExpiryAndDeliversTheGap) {
   auto server = StartServer();

@@ -133,8 +133,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     absl::StatusOr<json> created = client_->Create(kLeases, config_.lease_namespace, lease);
     if (!created.ok()) {  // AlreadyExists: a peer created it first
       SetError(created.status());
-      NoteAttempt(now, absl::IsAlreadyExists(created.status()) ? absl::OkStatus()
-                                                               : created.status());
+      NoteAttempt(now,
+                  absl::IsAlreadyExists(created.status()) ? absl::OkStatus() : created.status());
       return false;
     }
     NoteAttempt(now, absl::OkStatus());

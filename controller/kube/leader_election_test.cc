@@ -12,6 +12,7 @@
 #include "controller/kube/kube_time.h"
 #include "gtest/gtest.h"
 #include "tests/fakes/fake_kube_client.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::kube {
 namespace {
@@ -203,19 +204,47 @@ TEST_F(LeaderElectionTest, ARefusedLeaseIsToldOncePerEpisodeAndFailsHealthUntilW
     absl::StatusCode health;
   };
   const std::vector<Step> steps = {
-      {"refused: told, unhealthy at once", 0, forbidden, false,
-       {absl::StatusCode::kPermissionDenied}, absl::StatusCode::kPermissionDenied},
-      {"refused again: not told again", 2, forbidden, false, {},
+      {"refused: told, unhealthy at once",
+       0,
+       forbidden,
+       false,
+       {absl::StatusCode::kPermissionDenied},
        absl::StatusCode::kPermissionDenied},
-      {"the Role fixed: the Lease is written, told OK", 4, absl::OkStatus(), true,
-       {absl::StatusCode::kOk}, absl::StatusCode::kOk},
-      {"refused on renewal: a new episode, told", 6, forbidden, false,
-       {absl::StatusCode::kPermissionDenied}, absl::StatusCode::kPermissionDenied},
-      {"another error: told; an outage 2 s old is not yet unhealthy", 8, unavailable, false,
-       {absl::StatusCode::kUnavailable}, absl::StatusCode::kOk},
-      {"the same outage 8 s on: not told again, healthy still", 14, unavailable, false, {},
+      {"refused again: not told again",
+       2,
+       forbidden,
+       false,
+       {},
+       absl::StatusCode::kPermissionDenied},
+      {"the Role fixed: the Lease is written, told OK",
+       4,
+       absl::OkStatus(),
+       true,
+       {absl::StatusCode::kOk},
        absl::StatusCode::kOk},
-      {"the outage lasts the renew deadline: unhealthy", 16, unavailable, false, {},
+      {"refused on renewal: a new episode, told",
+       6,
+       forbidden,
+       false,
+       {absl::StatusCode::kPermissionDenied},
+       absl::StatusCode::kPermissionDenied},
+      {"another error: told; an outage 2 s old is not yet unhealthy",
+       8,
+       unavailable,
+       false,
+       {absl::StatusCode::kUnavailable},
+       absl::StatusCode::kOk},
+      {"the same outage 8 s on: not told again, healthy still",
+       14,
+       unavailable,
+       false,
+       {},
+       absl::StatusCode::kOk},
+      {"the outage lasts the renew deadline: unhealthy",
+       16,
+       unavailable,
+       false,
+       {},
        absl::StatusCode::kUnavailable},
   };
   for (const Step& step : steps) {
@@ -305,9 +334,7 @@ TEST(LeaderElectionRealTimeTest, CancelReleasesPromptly) {
   ASSERT_TRUE(a.ok()) << a.status();
   Cancellation cancel;
   std::thread runner([&] { (*a)->Run(&cancel); });
-  for (int i = 0; i < 500 && !leading; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(leading);
+  ASSERT_TRUE(testutil::Eventually([&] { return leading.load(); }, absl::Seconds(5)));
   cancel.Cancel();
   runner.join();
   EXPECT_TRUE(stopped);

@@ -7,14 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-
 #include "controller/kube/resource_ref.h"
 #include "tests/fakes/fake_kube_client.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::kube {
 namespace {
@@ -52,11 +50,8 @@ class LeaderPodLabelTest : public ::testing::Test {
 
   // Waits (up to 5 s) until the label says `want`.
   bool WaitForLabel(const std::string& want) {
-    for (int i = 0; i < 500; ++i) {
-      if (Labels().value("twinscale.io/leader", "") == want) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return testutil::Eventually([&] { return Labels().value("twinscale.io/leader", "") == want; },
+                                absl::Seconds(5));
   }
 
   FakeKubeClient fake_;
@@ -141,10 +136,7 @@ TEST_F(LeaderPodLabelTest, TellsWhatLandedOnThePodWhenItLands) {
     told.push_back(leading);
   };
   auto wait_for = [&](size_t n) {
-    for (int i = 0; i < 500 && told_now().size() < n; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return told_now().size() >= n;
+    return testutil::Eventually([&] { return told_now().size() >= n; }, absl::Seconds(5));
   };
 
   {
@@ -156,10 +148,11 @@ TEST_F(LeaderPodLabelTest, TellsWhatLandedOnThePodWhenItLands) {
   }
 
   std::atomic<bool> refuse{false};
+  std::atomic<int> refused{0};
   fake_.SetInterceptor([&](const FakeKubeClient::Request& r) -> absl::Status {
-    return r.verb == "patch" && refuse.load()
-               ? absl::PermissionDeniedError("pods \"twinscale-controller-abc\" is forbidden")
-               : absl::OkStatus();
+    if (r.verb != "patch" || !refuse.load()) return absl::OkStatus();
+    ++refused;
+    return absl::PermissionDeniedError("pods \"twinscale-controller-abc\" is forbidden");
   });
   {
     absl::MutexLock lock(&mu);
@@ -170,7 +163,8 @@ TEST_F(LeaderPodLabelTest, TellsWhatLandedOnThePodWhenItLands) {
   ASSERT_TRUE(wait_for(1));  // "false" first
   refuse = true;
   leader.Set(true);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // several refused writes
+  ASSERT_TRUE(testutil::Eventually([&] { return refused.load() >= 3; }, absl::Seconds(5)))
+      << "the refused write was not retried";
   EXPECT_EQ(told_now(), std::vector<bool>{false}) << "told it leads before the label landed";
   refuse = false;
   ASSERT_TRUE(wait_for(2));

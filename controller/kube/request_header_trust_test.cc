@@ -8,12 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "controller/kube/resource_ref.h"
 #include "tests/fakes/fake_kube_client.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::kube {
 namespace {
@@ -122,11 +121,8 @@ TEST(RequestHeaderTrustTest, RefreshesPickUpARotatedCaAndKeepTheLastGoodOne) {
   ASSERT_TRUE(fake.MergePatch(kConfigMaps, "kube-system", "extension-apiserver-authentication",
                               {{"data", {{"requestheader-client-ca-file", kCa2}}}})
                   .ok());
-  bool rotated = false;
-  for (int i = 0; i < 250 && !rotated; ++i) {
-    rotated = trust.Current().ca_pem == kCa2;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const bool rotated =
+      testutil::Eventually([&] { return trust.Current().ca_pem == kCa2; }, absl::Seconds(5));
   EXPECT_TRUE(rotated);
   EXPECT_EQ(trust.Current().allowed_names, std::vector<std::string>{"a"});
 
@@ -134,9 +130,7 @@ TEST(RequestHeaderTrustTest, RefreshesPickUpARotatedCaAndKeepTheLastGoodOne) {
   ASSERT_TRUE(fake.MergePatch(kConfigMaps, "kube-system", "extension-apiserver-authentication",
                               {{"data", {{"requestheader-client-ca-file", "garbage"}}}})
                   .ok());
-  for (int i = 0; i < 250 && errors.load() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  (void)testutil::Eventually([&] { return errors.load() >= 2; }, absl::Seconds(5));
   EXPECT_GE(errors.load(), 2);
   EXPECT_EQ(trust.Current().ca_pem, kCa2);
   trust.Stop();

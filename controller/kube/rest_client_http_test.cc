@@ -10,17 +10,23 @@
 #include "absl/strings/match.h"
 #include "controller/kube/api_errors.h"
 #include "controller/kube/rest_client.h"
-#include "controller/kube/test_files.h"
-#include "controller/kube/test_http_server.h"
-#include "tests/util/prometheus_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/util/prometheus_server.h"
+#include "tests/util/temp_dir.h"
+#include "tests/util/test_http_server.h"
+#include "tests/util/test_pki.h"
 
 namespace twinscale::kube {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using testutil::RecordedRequest;
+using testutil::ServerTls;
+using testutil::TempDir;
+using testutil::TestHttpServer;
+using testutil::TestPki;
 
 constexpr char kPodJson[] =
     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"vllm-0","namespace":"ml","resourceVersion":"42"}})";
@@ -71,7 +77,7 @@ TEST(HttpKubeClientTest, ARotatedTokenFileIsSentAfterAMinute) {
     TestHttpServer::ReplyJson(req, 200, kPodJson);
   });
   ASSERT_NE(server, nullptr);
-  TempDir dir;
+  TempDir dir("twinscale-kube");
   ClusterConfig config = PlainConfig(*server);
   config.token_file = dir.Write("token", "token-1\n");
   ManualClock clock(absl::FromUnixSeconds(1000));
@@ -97,7 +103,7 @@ TEST(HttpKubeClientTest, A401RereadsTheTokenFileAndRetriesOnce) {
     }
   });
   ASSERT_NE(server, nullptr);
-  TempDir dir;
+  TempDir dir("twinscale-kube");
   ClusterConfig config = PlainConfig(*server);
   config.token_file = dir.Write("token", "old");
   ManualClock clock;
@@ -329,14 +335,18 @@ TEST(HttpKubeClientTest, NothingListeningIsUnavailable) {
 class HttpKubeClientTlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    certs_ = new TestCertificates(MakeTestCertificates(dir_->path()));
+    dir_ = new TempDir("twinscale-kube");
+    absl::StatusOr<TestPki> pki = testutil::MakeTestPki(dir_->path());
+    pki_error_ = new std::string(pki.ok() ? "" : pki.status().ToString());
+    if (pki.ok()) certs_ = new TestPki(*std::move(pki));
   }
   static void TearDownTestSuite() {
     delete certs_;
+    delete pki_error_;
     delete dir_;
+    certs_ = nullptr;
   }
-  void SetUp() override { ASSERT_FALSE(certs_->dir.empty()) << "openssl failed"; }
+  void SetUp() override { ASSERT_NE(certs_, nullptr) << *pki_error_; }
 
   std::unique_ptr<TestHttpServer> Serve(bool require_client_cert) {
     ServerTls tls{certs_->server_crt, certs_->server_key,
@@ -354,11 +364,13 @@ class HttpKubeClientTlsTest : public ::testing::Test {
   }
 
   static TempDir* dir_;
-  static TestCertificates* certs_;
+  static TestPki* certs_;
+  static std::string* pki_error_;
   ManualClock clock_;
 };
 TempDir* HttpKubeClientTlsTest::dir_ = nullptr;
-TestCertificates* HttpKubeClientTlsTest::certs_ = nullptr;
+TestPki* HttpKubeClientTlsTest::certs_ = nullptr;
+std::string* HttpKubeClientTlsTest::pki_error_ = nullptr;
 
 TEST_F(HttpKubeClientTlsTest, TheRightCaVerifiesTheServer) {
   auto server = Serve(false);
@@ -381,7 +393,7 @@ TEST_F(HttpKubeClientTlsTest, AWrongCaFailsAndNoRequestReachesTheServer) {
   ASSERT_NE(server, nullptr);
   ClusterConfig config;
   config.server = server->url();
-  config.ca_file = certs_->wrong_ca_crt;
+  config.ca_file = certs_->other_ca_crt;
   auto client = Client(config, &clock_);
   const absl::Status s = client->Get(kPods, "ml", "vllm-0").status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;

@@ -34,7 +34,6 @@ bool IsQualifiedNamePart(std::string_view s) {
                      [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
-
 std::string CheckKey(std::string_view key) {
   std::string_view name = key;
   if (size_t slash = key.find('/'); slash != std::string_view::npos) {

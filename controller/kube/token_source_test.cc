@@ -2,12 +2,16 @@
 // before; a failed re-read keeps the last good token; the fixed token is the fallback.
 #include "controller/kube/token_source.h"
 
+#include <filesystem>
+
 #include "absl/strings/match.h"
-#include "controller/kube/test_files.h"
 #include "gtest/gtest.h"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale::kube {
 namespace {
+
+using testutil::TempDir;
 
 TEST(TokenSourceTest, RereadsTheFileAfterAMinute) {
   TempDir dir;

@@ -11,20 +11,6 @@
 
 namespace twinscale::kube {
 
-std::string_view WatchEventTypeName(WatchEventType type) {
-  switch (type) {
-    case WatchEventType::kAdded:
-      return "ADDED";
-    case WatchEventType::kModified:
-      return "MODIFIED";
-    case WatchEventType::kDeleted:
-      return "DELETED";
-    case WatchEventType::kBookmark:
-      return "BOOKMARK";
-  }
-  return "?";
-}
-
 absl::StatusOr<WatchLine> DecodeWatchLine(std::string_view line) {
   WatchLine out;
   const absl::string_view trimmed =

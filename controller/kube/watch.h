@@ -31,7 +31,6 @@ struct WatchOptions {
 };
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark };
-std::string_view WatchEventTypeName(WatchEventType type);  // "ADDED", ...
 
 struct WatchEvent {
   WatchEventType type = WatchEventType::kAdded;

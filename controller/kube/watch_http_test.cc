@@ -9,13 +9,16 @@
 
 #include "controller/kube/api_errors.h"
 #include "controller/kube/rest_client.h"
-#include "controller/kube/test_http_server.h"
 #include "gtest/gtest.h"
+#include "tests/util/test_http_server.h"
 
 namespace twinscale::kube {
 namespace {
 
 using nlohmann::json;
+using testutil::LineWriter;
+using testutil::RecordedRequest;
+using testutil::TestHttpServer;
 
 std::string Event(const std::string& type, const std::string& name, const std::string& rv) {
   return json{

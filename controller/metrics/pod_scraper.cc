@@ -9,6 +9,8 @@
 // happens on the caller's thread or on one of Read's worker threads.
 #include "controller/metrics/pod_scraper.h"
 
+#include <cpprest/http_client.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -18,8 +20,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <cpprest/http_client.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"

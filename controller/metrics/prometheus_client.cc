@@ -1,18 +1,18 @@
 // Prometheus' HTTP query API over cpprestsdk; see prometheus_client.h.
 #include "controller/metrics/prometheus_client.h"
 
+#include <cpprest/http_client.h>
+#include <cpprest/uri_builder.h>
+
 #include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
-
-#include <cpprest/http_client.h>
-#include <cpprest/uri_builder.h>
-#include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -171,14 +171,12 @@ absl::StatusOr<std::pair<int, std::string>> Get(
     web::http::http_response response =
         client.request(web::http::methods::GET, path.to_string()).get();
     const int status_code = response.status_code();
-    return std::make_pair(status_code,
-                          response.extract_string(/*ignore_content_type=*/true).get());
+    return std::make_pair(status_code, response.extract_string(/*ignore_content_type=*/true).get());
   } catch (const web::http::http_exception& e) {
     const std::error_code ec = e.error_code();
     if (ec == std::errc::timed_out || ec.value() == static_cast<int>(std::errc::timed_out)) {
-      return absl::DeadlineExceededError(absl::StrCat(where, ": no answer within ",
-                                                      absl::FormatDuration(options.timeout), ": ",
-                                                      e.what()));
+      return absl::DeadlineExceededError(absl::StrCat(
+          where, ": no answer within ", absl::FormatDuration(options.timeout), ": ", e.what()));
     }
     return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
   } catch (const std::exception& e) {
@@ -225,8 +223,8 @@ absl::StatusOr<PromQueryResult> ParseQueryResponse(std::string_view body) {
   PromQueryResult out;
   if (type == "vector" || type == "matrix") {
     out.type = type == "vector" ? PromQueryResult::Type::kVector : PromQueryResult::Type::kMatrix;
-    absl::StatusOr<PromMatrix> m = ParseResultArray(
-        result, type == "vector" ? SeriesShape::kValue : SeriesShape::kValues);
+    absl::StatusOr<PromMatrix> m =
+        ParseResultArray(result, type == "vector" ? SeriesShape::kValue : SeriesShape::kValues);
     if (!m.ok()) return m.status();
     out.series = *std::move(m);
     return out;
@@ -292,8 +290,8 @@ absl::StatusOr<PromMatrix> PrometheusClient::QueryOnce(const RangeQuery& q) cons
 }
 
 absl::StatusOr<PromQueryResult> PrometheusClient::Query(const InstantQuery& q) const {
-  absl::StatusOr<std::pair<int, std::string>> answer =
-      Get(base_url_, options_, "api/v1/query", {{"query", q.promql}, {"time", PromTimestamp(q.at)}});
+  absl::StatusOr<std::pair<int, std::string>> answer = Get(
+      base_url_, options_, "api/v1/query", {{"query", q.promql}, {"time", PromTimestamp(q.at)}});
   if (!answer.ok()) return answer.status();
   absl::StatusOr<PromQueryResult> r = ParseQueryResponse(answer->second);
   if (!r.ok()) return AnswerError(base_url_, answer->first, r.status(), q.promql);

@@ -65,7 +65,7 @@ absl::StatusOr<PromQueryResult> ParseQueryResponse(std::string_view body);
 
 struct RangeQuery {
   std::string promql;
-  absl::Time start, end;  // inclusive; start <= end
+  absl::Time start, end;                    // inclusive; start <= end
   absl::Duration step = absl::Seconds(15);  // > 0
 };
 

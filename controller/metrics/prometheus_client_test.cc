@@ -49,7 +49,8 @@ TEST(ParseQueryRangeResponseTest, RejectsWhatIsNotAMatrixAnswer) {
       {"Prometheus' own error: overloaded",
        R"({"status":"error","errorType":"timeout","error":"query timed out"})",
        absl::StatusCode::kUnavailable, "query timed out"},
-      {"an instant query's vector", R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+      {"an instant query's vector",
+       R"({"status":"success","data":{"resultType":"vector","result":[]}})",
        absl::StatusCode::kInvalidArgument, "want \"matrix\""},
       {"values not an array",
        R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":3}]}})",
@@ -100,8 +101,8 @@ TEST(ParseQueryResponseTest, ParsesEachResultType) {
   EXPECT_EQ(m->series[0].points[1].at, absl::FromUnixMillis(2002));
   EXPECT_EQ(m->series[0].points[1].value, 4);
   // A scalar: one unlabelled series with one point.
-  absl::StatusOr<PromQueryResult> s =
-      ParseQueryResponse(R"({"status":"success","data":{"resultType":"scalar","result":[7,"2.5"]}})");
+  absl::StatusOr<PromQueryResult> s = ParseQueryResponse(
+      R"({"status":"success","data":{"resultType":"scalar","result":[7,"2.5"]}})");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->type, PromQueryResult::Type::kScalar);
   ASSERT_EQ(s->series.size(), 1u);
@@ -118,14 +119,15 @@ TEST(ParseQueryResponseTest, RejectsBadAnswersSayingWhere) {
     std::string mentions;
   };
   const std::vector<Case> cases = {
-      {"HTML from a proxy: where JSON stops", "<html>502</html>", absl::StatusCode::kInvalidArgument,
-       "not JSON at byte 1"},
-      {"truncated after 26 bytes", R"({"status":"success","data")", absl::StatusCode::kInvalidArgument,
-       "not JSON at byte 27"},
+      {"HTML from a proxy: where JSON stops", "<html>502</html>",
+       absl::StatusCode::kInvalidArgument, "not JSON at byte 1"},
+      {"truncated after 26 bytes", R"({"status":"success","data")",
+       absl::StatusCode::kInvalidArgument, "not JSON at byte 27"},
       {"Prometheus' own error: bad query",
        R"({"status":"error","errorType":"bad_data","error":"unexpected end of input"})",
        absl::StatusCode::kInvalidArgument, "unexpected end of input"},
-      {"Prometheus' own error: execution", R"({"status":"error","errorType":"execution","error":"oom"})",
+      {"Prometheus' own error: execution",
+       R"({"status":"error","errorType":"execution","error":"oom"})",
        absl::StatusCode::kUnavailable, "oom"},
       {"a string result, which nothing uses",
        R"({"status":"success","data":{"resultType":"string","result":[1,"x"]}})",
@@ -167,9 +169,10 @@ TEST(PromTimestampTest, MillisecondPrecision) {
 TEST(PrometheusClientTest, UnreachableServerIsUnavailableAndNamesTheUrl) {
   // Port 1 on loopback: nothing listens there, the connection is refused at once.
   PrometheusClient client("http://127.0.0.1:1", {absl::Seconds(5)});
-  const absl::Status s =
-      client.QueryRange({"up", absl::FromUnixSeconds(0), absl::FromUnixSeconds(60), absl::Seconds(15)})
-          .status();
+  const absl::Status s = client
+                             .QueryRange({"up", absl::FromUnixSeconds(0), absl::FromUnixSeconds(60),
+                                          absl::Seconds(15)})
+                             .status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "http://127.0.0.1:1")) << s;
 }
@@ -183,9 +186,10 @@ TEST(PrometheusClientTest, InstantQueryToAnUnreachableServerIsUnavailable) {
 
 TEST(PrometheusClientTest, MalformedUrlIsAnError) {
   PrometheusClient client("not a url", {absl::Seconds(5)});
-  const absl::Status s =
-      client.QueryRange({"up", absl::FromUnixSeconds(0), absl::FromUnixSeconds(60), absl::Seconds(15)})
-          .status();
+  const absl::Status s = client
+                             .QueryRange({"up", absl::FromUnixSeconds(0), absl::FromUnixSeconds(60),
+                                          absl::Seconds(15)})
+                             .status();
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(absl::StrContains(s.message(), "not a url")) << s;
 }

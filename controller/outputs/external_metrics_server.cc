@@ -154,7 +154,6 @@ absl::StatusOr<Pems> LoadPems(const ExternalMetricsServerOptions& o) {
   return pems;
 }
 
-
 // Replies and observes the reply's task (a client that went away must not leave an unobserved
 // exception behind).
 void Reply(http_request& request, const HttpAnswer& answer) {

@@ -18,6 +18,8 @@
 #include "controller/outputs/decision_board.h"
 #include "nlohmann/json.hpp"
 #include "tests/fake_apiserver/test_http.h"
+#include "tests/util/temp_dir.h"
+#include "tests/util/test_pki.h"
 
 namespace twinscale::outputs {
 namespace {
@@ -32,19 +34,18 @@ constexpr char kValuePath[] =
 class ExternalMetricsServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string error;
-    auto certs = th::MakeTestCerts(dir_.path(), &error);
-    ASSERT_TRUE(certs.has_value()) << "openssl could not make the test certificates: " << error;
-    certs_ = *certs;
-    other_ca_ = dir_.File("other-ca.crt");
+    absl::StatusOr<testutil::TestPki> certs = testutil::MakeTestPki(dir_.path());
+    ASSERT_TRUE(certs.ok()) << "openssl could not make the test certificates: " << certs.status();
+    certs_ = *std::move(certs);
+    other_ca_ = certs_.other_ca_crt;
   }
 
   ExternalMetricsServerOptions Options() const {
     ExternalMetricsServerOptions o;
     o.address = "127.0.0.1:0";
-    o.tls_cert_file = certs_.server_cert;
+    o.tls_cert_file = certs_.server_crt;
     o.tls_key_file = certs_.server_key;
-    o.client_ca_file = certs_.ca;
+    o.client_ca_file = certs_.ca_crt;
     return o;
   }
 
@@ -56,7 +57,9 @@ class ExternalMetricsServerTest : public ::testing::Test {
     return s.ok() ? std::move(server) : nullptr;
   }
 
-  th::TlsClientConfig Trusted() const { return {certs_.ca, certs_.client_cert, certs_.client_key}; }
+  th::TlsClientConfig Trusted() const {
+    return {certs_.ca_crt, certs_.client_crt, certs_.client_key};
+  }
 
   void Publish(int32_t current, int32_t desired, bool stale) {
     PublishedDecision d;
@@ -68,8 +71,8 @@ class ExternalMetricsServerTest : public ::testing::Test {
     board_.Publish("llm", "llama", d);
   }
 
-  th::TempDir dir_;
-  th::TestCerts certs_;
+  testutil::TempDir dir_{"twinscale-external-metrics"};
+  testutil::TestPki certs_;
   std::string other_ca_;
   ManualClock clock_{absl::FromUnixSeconds(1767225600)};
   DecisionBoard board_;
@@ -175,17 +178,17 @@ TEST_F(ExternalMetricsServerTest, RefusesMissingAndUntrustedClientCertificates) 
   EXPECT_EQ(th::Request(url, "GET", kValuePath, "", "", {}, Trusted()).code, 200);
   // No client certificate: the handshake fails, no answer at all.
   th::HttpResult missing =
-      th::Request(url, "GET", kValuePath, "", "", {}, {certs_.ca, "", ""}, absl::Seconds(5));
+      th::Request(url, "GET", kValuePath, "", "", {}, {certs_.ca_crt, "", ""}, absl::Seconds(5));
   EXPECT_EQ(missing.code, 0) << missing.body;
   EXPECT_FALSE(missing.error.empty());
   // A certificate from another CA: refused the same way.
-  th::HttpResult untrusted =
-      th::Request(url, "GET", kValuePath, "", "", {},
-                  {certs_.ca, certs_.other_client_cert, certs_.other_client_key}, absl::Seconds(5));
+  th::HttpResult untrusted = th::Request(
+      url, "GET", kValuePath, "", "", {},
+      {certs_.ca_crt, certs_.other_client_crt, certs_.other_client_key}, absl::Seconds(5));
   EXPECT_EQ(untrusted.code, 0) << untrusted.body;
   // The server is only trusted through the CA: a client that doesn't know it refuses the server.
   th::HttpResult unverified =
-      th::Request(url, "GET", kValuePath, "", "", {}, {"", certs_.client_cert, certs_.client_key},
+      th::Request(url, "GET", kValuePath, "", "", {}, {"", certs_.client_crt, certs_.client_key},
                   absl::Seconds(5));
   EXPECT_EQ(unverified.code, 0) << unverified.body;
   // Plain HTTP gets no answer either.
@@ -218,20 +221,21 @@ TEST_F(ExternalMetricsServerTest, InsecureSkipClientVerifyAsksForNoCertificate) 
   ASSERT_NE(server, nullptr);
   Publish(2, 2, false);
   EXPECT_EQ(
-      ItemValue(th::Request(server->url(), "GET", kValuePath, "", "", {}, {certs_.ca, "", ""})),
+      ItemValue(th::Request(server->url(), "GET", kValuePath, "", "", {}, {certs_.ca_crt, "", ""})),
       "2");
 }
 
 TEST_F(ExternalMetricsServerTest, RotatedClientCaTakesEffectAfterTheRefreshInterval) {
   const std::string ca_file = dir_.File("rotating-ca.crt");
-  th::WriteFile(ca_file, th::Run("cat " + certs_.ca).output);
+  th::WriteFile(ca_file, th::Run("cat " + certs_.ca_crt).output);
   ExternalMetricsServerOptions o = Options();
   o.client_ca_file = ca_file;
   o.cert_refresh_interval = absl::Minutes(1);
   auto server = Start(o);
   ASSERT_NE(server, nullptr);
   Publish(3, 3, false);
-  const th::TlsClientConfig other = {certs_.ca, certs_.other_client_cert, certs_.other_client_key};
+  const th::TlsClientConfig other = {certs_.ca_crt, certs_.other_client_crt,
+                                     certs_.other_client_key};
   EXPECT_EQ(th::Request(server->url(), "GET", kValuePath, "", "", {}, Trusted()).code, 200);
 
   // The Secret now holds the other CA; before the interval has passed the old one still counts.
@@ -258,7 +262,7 @@ TEST_F(ExternalMetricsServerTest, AClientTrustSourceGivesTheCaAndTheNames) {
   // What the controller reads from kube-system/extension-apiserver-authentication.
   std::mutex mu;
   absl::StatusOr<ClientTrust> trust =
-      ClientTrust{th::Run("cat " + certs_.ca).output, {"front-proxy-client"}};
+      ClientTrust{th::Run("cat " + certs_.ca_crt).output, {"front-proxy-client"}};
   ExternalMetricsServerOptions o = Options();
   o.client_ca_file.clear();
   o.client_trust = [&]() -> absl::StatusOr<ClientTrust> {
@@ -353,9 +357,9 @@ TEST_F(ExternalMetricsServerTest, CurlReadsAValueWithAClientCertificate) {
   auto server = Start(Options());
   ASSERT_NE(server, nullptr);
   Publish(6, 8, false);
-  const std::string curl = absl::StrCat("curl -sS --max-time 10 --cacert ", certs_.ca);
+  const std::string curl = absl::StrCat("curl -sS --max-time 10 --cacert ", certs_.ca_crt);
   th::CommandResult ok =
-      th::Run(absl::StrCat(curl, " --cert ", certs_.client_cert, " --key ", certs_.client_key, " '",
+      th::Run(absl::StrCat(curl, " --cert ", certs_.client_crt, " --key ", certs_.client_key, " '",
                            server->url(), kValuePath, "'"));
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   const json list = json::parse(ok.output, nullptr, false);
@@ -377,13 +381,13 @@ TEST_F(ExternalMetricsServerTest, KubectlGetRawReadsDiscoveryAndAValue) {
     th::WriteFile(path,
                   absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: t\n",
                                "clusters:\n- name: extm\n  cluster:\n    server: ", server->url(),
-                               "\n    certificate-authority: ", certs_.ca,
+                               "\n    certificate-authority: ", certs_.ca_crt,
                                "\ncontexts:\n- name: t\n  context: {cluster: extm, user: u}\n",
                                "users:\n- name: u\n  user:\n    client-certificate: ", cert,
                                "\n    client-key: ", key, "\n"));
     return path;
   };
-  const std::string trusted = kubeconfig("kubeconfig", certs_.client_cert, certs_.client_key);
+  const std::string trusted = kubeconfig("kubeconfig", certs_.client_crt, certs_.client_key);
   const std::string kubectl = absl::StrCat("kubectl --request-timeout=10s --kubeconfig ", trusted);
 
   th::CommandResult discovery =
@@ -412,7 +416,7 @@ TEST_F(ExternalMetricsServerTest, KubectlGetRawReadsDiscoveryAndAValue) {
 
   // A kubeconfig whose client certificate another CA signed gets no answer.
   const std::string other =
-      kubeconfig("kubeconfig-other", certs_.other_client_cert, certs_.other_client_key);
+      kubeconfig("kubeconfig-other", certs_.other_client_crt, certs_.other_client_key);
   th::CommandResult refused =
       th::Run(absl::StrCat("kubectl --request-timeout=10s --kubeconfig ", other,
                            " get --raw /apis/external.metrics.k8s.io/v1beta1 2>&1"));

@@ -17,7 +17,10 @@
 #include "controller/outputs/keda_scaler.h"
 #include "proto/externalscaler.grpc.pb.h"
 #include "proto/twinscale/v1alpha1/admission.grpc.pb.h"
+#include "tests/util/eventually.h"
 #include "tests/util/grpc_test_util.h"
+#include "tests/util/temp_dir.h"
+#include "tests/util/test_pki.h"
 
 namespace twinscale::outputs {
 namespace {
@@ -65,23 +68,21 @@ void ReplaceFile(const std::string& from, const std::string& to) {
 class GrpcServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testutil::MakeGrpcTempDir();
-    ASSERT_FALSE(dir_.empty());
-    pki_ = testutil::MakeTestPki(dir_);
-    ASSERT_FALSE(pki_.dir.empty());
+    ASSERT_TRUE(dir_.ok());
+    absl::StatusOr<testutil::TestPki> pki = testutil::MakeTestPki(dir_.path());
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    pki_ = *std::move(pki);
     board_.Publish("llm", "llama", KedaDecision(6, 4));
   }
   void TearDown() override {
     if (server_) server_->Shutdown();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
   }
   GrpcServerOptions Tls(bool mutual) {
     GrpcServerOptions o;
     o.address = "127.0.0.1:0";
     // The server reads its own copies, so a test can rotate them.
-    o.tls_cert_file = dir_ + "/serving.crt";
-    o.tls_key_file = dir_ + "/serving.key";
+    o.tls_cert_file = dir_.File("serving.crt");
+    o.tls_key_file = dir_.File("serving.key");
     std::filesystem::copy_file(pki_.server_crt, o.tls_cert_file,
                                std::filesystem::copy_options::overwrite_existing);
     std::filesystem::copy_file(pki_.server_key, o.tls_key_file,
@@ -98,7 +99,7 @@ class GrpcServerTest : public ::testing::Test {
   }
   std::string Pem(const std::string& path) { return ReadWholeFile(path); }
 
-  std::string dir_;
+  testutil::TempDir dir_{"twinscale-grpc"};
   testutil::TestPki pki_;
   RealClock clock_;
   DecisionBoard board_;
@@ -161,11 +162,11 @@ TEST_F(GrpcServerTest, ARotatedCertificateIsServedWithoutARestart) {
   // cert-manager renews the Secret with a certificate from another CA.
   ReplaceFile(pki_.other_server_key, key);
   ReplaceFile(pki_.other_server_crt, cert);
-  bool rotated = false;
-  for (int i = 0; i < 40 && !rotated; ++i) {  // the provider re-reads every second
-    rotated = CallGetMetrics(testutil::TlsChannel(port, Pem(pki_.other_ca_crt)), &value).ok();
-    if (!rotated) std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  const bool rotated = testutil::Eventually(  // the provider re-reads every second
+      [&] {
+        return CallGetMetrics(testutil::TlsChannel(port, Pem(pki_.other_ca_crt)), &value).ok();
+      },
+      absl::Seconds(10), absl::Milliseconds(250));
   EXPECT_TRUE(rotated) << "the new certificate was not served within 10 s";
   EXPECT_FALSE(CallGetMetrics(testutil::TlsChannel(port, Pem(pki_.ca_crt)), &value).ok());
 }
@@ -184,7 +185,7 @@ TEST_F(GrpcServerTest, OptionsAndCertificateFilesAreCheckedAtStart) {
       {"plaintext together with TLS files", [](GrpcServerOptions& o) { o.plaintext = true; },
        absl::StatusCode::kInvalidArgument, "choose one"},
       {"a certificate file that doesn't exist",
-       [this](GrpcServerOptions& o) { o.tls_cert_file = dir_ + "/missing.crt"; },
+       [this](GrpcServerOptions& o) { o.tls_cert_file = dir_.File("missing.crt"); },
        absl::StatusCode::kInvalidArgument, "missing.crt: cannot be read"},
       {"a key that isn't the certificate's",
        [this](GrpcServerOptions& o) { o.tls_key_file = pki_.other_server_key; },
@@ -194,8 +195,8 @@ TEST_F(GrpcServerTest, OptionsAndCertificateFilesAreCheckedAtStart) {
        absl::StatusCode::kInvalidArgument, "no PEM certificate"},
       {"a client CA that isn't PEM",
        [this](GrpcServerOptions& o) {
-         std::ofstream(dir_ + "/garbage.crt") << "not a certificate\n";
-         o.client_ca_file = dir_ + "/garbage.crt";
+         std::ofstream(dir_.File("garbage.crt")) << "not a certificate\n";
+         o.client_ca_file = dir_.File("garbage.crt");
        },
        absl::StatusCode::kInvalidArgument, "garbage.crt: no PEM certificate"},
       {"a refresh interval under a second",

@@ -1,10 +1,10 @@
 // The ops endpoints over cpprestsdk's http_listener; see ops_server.h.
 #include "controller/outputs/ops_server.h"
 
+#include <cpprest/http_listener.h>
+
 #include <exception>
 #include <utility>
-
-#include <cpprest/http_listener.h>
 
 #include "absl/strings/str_cat.h"
 

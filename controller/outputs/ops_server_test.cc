@@ -2,20 +2,20 @@
 // content type, unknown paths and methods, and the errors of Start.
 #include "controller/outputs/ops_server.h"
 
+#include <cpprest/http_client.h>
+
 #include <atomic>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
 
-#include <cpprest/http_client.h>
-
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "tests/util/prometheus_server.h"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale::outputs {
 namespace {
@@ -113,7 +113,8 @@ TEST_F(OpsServerTest, PromtoolAcceptsTheMetricsPage) {
   ASSERT_TRUE(server.Start().ok());
   const Answer metrics = Get(server.url(), "/metrics");
   ASSERT_EQ(metrics.status, 200);
-  const std::string dir = testutil::MakeTempDir("twinscale-ops");
+  const testutil::TempDir tmp("twinscale-ops");
+  const std::string dir = tmp.path();
   const std::string page = dir + "/page.txt";
   std::ofstream(page) << metrics.body;
   const std::string cmd = std::string(testutil::kPromtoolBinary) + " check metrics < " + page +
@@ -122,7 +123,6 @@ TEST_F(OpsServerTest, PromtoolAcceptsTheMetricsPage) {
   std::ifstream log(dir + "/promtool.log");
   const std::string said((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_EQ(rc, 0) << said << "\n" << metrics.body;
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(OpsServerTest, AReadinessCheckThatThrowsIsNotReady) {

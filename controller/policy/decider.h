@@ -12,7 +12,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-
 #include "controller/policy/decision.h"
 #include "controller/policy/spec.h"
 #include "controller/state/cluster_view.h"

@@ -24,8 +24,8 @@ struct Reason {
 // Limits a gateway may enforce while capacity can't keep up (never enforced by twinscale itself).
 struct AdmissionAdvice {
   bool active = false;
-  double max_arrival_rate = 0;          // requests per second the serving fleet holds within SLO
-  int32_t max_queue_per_replica = 0;    // waiting requests per replica beyond which to shed
+  double max_arrival_rate = 0;        // requests per second the serving fleet holds within SLO
+  int32_t max_queue_per_replica = 0;  // waiting requests per replica beyond which to shed
 };
 
 // A starting pod the decision did not count as capacity (recommend.h: a starting pod counts only
@@ -41,22 +41,22 @@ struct Decision {
   int32_t current = 0;         // spec.replicas when decided
   int32_t recommendation = 0;  // what the forecast alone asks for (before windows and limits)
   int32_t previous_recommendation = 0;  // where the searches started (the last one; 0: none)
-  int32_t replicas = 0;        // the decision
+  int32_t replicas = 0;                 // the decision
   AdmissionAdvice admission;
   std::vector<Reason> reasons;
   // Starting pods left out of capacity, in the snapshot's order, and the warm-up deadline they
   // were held to (PolicyConfig::warmup_p99): past it a pod that is still not Ready stops counting.
   std::vector<NotCountedPod> not_counted;
   absl::Duration warmup_deadline = absl::ZeroDuration();
-  bool slo_at_risk = false;    // the SLO is forecast to miss even with this decision
+  bool slo_at_risk = false;  // the SLO is forecast to miss even with this decision
   // The inputs it used (enough to replay it alone) and the forecasts it saw.
-  ForecastQuestion question;   // candidate_replicas = the decision
+  ForecastQuestion question;  // candidate_replicas = the decision
   // At the current size, full threshold; when a smaller size held the SLO at the safety margin
   // and the current one was therefore not asked (Sizing::base_implied), that size's forecast.
   Forecast forecast_at_current;
   Forecast forecast_at_decision;  // likewise a lower bound when held above such a size
-  int32_t forecasts = 0;       // what-if evaluations this decision ran
-  int32_t missed_at = 0;       // the current size, when its forecast missed the SLO (else 0)
+  int32_t forecasts = 0;          // what-if evaluations this decision ran
+  int32_t missed_at = 0;          // the current size, when its forecast missed the SLO (else 0)
   // The scale-in what-ifs (at the safety margin): the earlier decisions' draws it pooled with its
   // own (fleet_sizing.h; part of its inputs), and its own draws, which later decisions pool.
   std::vector<MarginForecast> scale_in_evidence;

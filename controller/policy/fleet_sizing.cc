@@ -68,10 +68,10 @@ class Sizer {
     ++out_.evaluations;
     const Forecast own = f_.Evaluate(x);
     int32_t pooled = 0;
-    const Forecast answer =
-        margin < 1.0 ? PoolMarginForecasts(own, n, b_.scale_in_evidence, x.percentile / 100,
-                                           pooled, x.arrival_rate)
-                     : own;
+    const Forecast answer = margin < 1.0
+                                ? PoolMarginForecasts(own, n, b_.scale_in_evidence,
+                                                      x.percentile / 100, pooled, x.arrival_rate)
+                                : own;
     out_.asked.push_back({n, margin, x.percentile, answer, own, pooled});
     return answer;
   }
@@ -112,8 +112,8 @@ class Sizer {
     if (!at_base.meets_slo) {
       // Misses that are held: see fleet_sizing.h.
       // An ITL miss is a miss of the SLO itself (its objective has no headroom aim): never shallow.
-      const bool shallow = b_.slo_percentile > 0 &&
-                           100 * at_base.attainment >= b_.slo_percentile && at_base.itl_met;
+      const bool shallow =
+          b_.slo_percentile > 0 && 100 * at_base.attainment >= b_.slo_percentile && at_base.itl_met;
       if (!at_base.verdict_clear) {
         out_.miss_within_noise = true;
       } else if (shallow && !b_.miss_seen_at_base) {

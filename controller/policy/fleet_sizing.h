@@ -31,14 +31,14 @@
 // one not clearly short leaves that trace at 22 replicas, 94.7% of requests, on another seed.
 // A clear miss is still one draw: over an hour of decisions every 15 s, a draw two standard
 // errors short comes up several times on a load that does not change. So a clear miss that only
-// eats into the aim's points above the percentile (its attainment still at or above the SLO's own percentile) is
-// acted on when the previous decision's forecast also missed at this size (miss_seen_at_base; each
-// decision draws its own random numbers): one interval later, and by one replica (the next
-// decision, at the new size, asks again). The size the search picks comes from this decision's
-// draw alone, and under common random numbers a pessimistic draw is pessimistic at every
-// candidate: on the Azure conversation trace at x40 a draw can put 22 replicas at 92.0% where the
-// decisions around it say 95-98%, with 23 and 24 short as well; acted on at once it asks for 25,
-// which the stricter scale-in question then holds for the rest of the hour, where 23 serve the
+// eats into the aim's points above the percentile (its attainment still at or above the SLO's own
+// percentile) is acted on when the previous decision's forecast also missed at this size
+// (miss_seen_at_base; each decision draws its own random numbers): one interval later, and by one
+// replica (the next decision, at the new size, asks again). The size the search picks comes from
+// this decision's draw alone, and under common random numbers a pessimistic draw is pessimistic at
+// every candidate: on the Azure conversation trace at x40 a draw can put 22 replicas at 92.0% where
+// the decisions around it say 95-98%, with 23 and 24 short as well; acted on at once it asks for
+// 25, which the stricter scale-in question then holds for the rest of the hour, where 23 serve the
 // SLO. A miss below the SLO's percentile is not noise; it scales up at once, to the size the
 // search found.
 //
@@ -80,16 +80,17 @@ struct MarginForecast {
 };
 
 struct SizingBounds {
-  int32_t base = 1;          // the current size, clamped to [min_replicas, max_replicas], >= 1
+  int32_t base = 1;  // the current size, clamped to [min_replicas, max_replicas], >= 1
   int32_t min_replicas = 1;
   int32_t max_replicas = 1;
   int32_t not_counted = 0;   // starting pods holding a slot but no capacity (CandidateQuestion)
   double safety_margin = 1;  // scale-in is judged at this share of each request's slack
   bool scale_in_allowed = true;
-  int32_t hint = 0;          // the previous recommendation; 0: none
+  int32_t hint = 0;  // the previous recommendation; 0: none
   // A clear miss at base that still meets the SLO's own percentile (it only eats into the
-  // aim's points above the percentile) scales up only when the previous decision's forecast also missed at this
-  // base, an independent draw; a deeper miss scales up at once. 0: every clear miss at once.
+  // aim's points above the percentile) scales up only when the previous decision's forecast also
+  // missed at this base, an independent draw; a deeper miss scales up at once. 0: every clear miss
+  // at once.
   double slo_percentile = 0;
   bool miss_seen_at_base = false;
   // Earlier decisions' independent draws of the scale-in question at this base (same margin and
@@ -112,7 +113,7 @@ struct Sizing {
   };
   Outcome outcome = Outcome::kHold;
   int32_t replicas = 0;
-  Forecast at_base;    // base, full threshold (at_answer when base_implied)
+  Forecast at_base;  // base, full threshold (at_answer when base_implied)
   // Base was not asked: a smaller fleet held the SLO at the margin, which implies base holds it at
   // the full threshold. at_base is then that smaller fleet's forecast (a lower bound).
   bool base_implied = false;
@@ -127,18 +128,18 @@ struct Sizing {
   // the target was left as it was. Its mean scheduling delay, in ms.
   bool ceiling_overloaded = false;
   double ceiling_delay_ms = 0;
-  bool miss_within_noise = false;          // kHold: base missed, but not clearly (held)
-  bool miss_unconfirmed = false;           // kHold: a shallow clear miss, first seen (held)
-  bool shallow_step = false;               // kScaleUp: a shallow miss, confirmed: base + 1
-  bool missed_at_base = false;             // base was asked and missed (for the next decision)
-  int32_t evaluations = 0;                 // what-ifs asked (ceilings included)
+  bool miss_within_noise = false;  // kHold: base missed, but not clearly (held)
+  bool miss_unconfirmed = false;   // kHold: a shallow clear miss, first seen (held)
+  bool shallow_step = false;       // kScaleUp: a shallow miss, confirmed: base + 1
+  bool missed_at_base = false;     // base was asked and missed (for the next decision)
+  int32_t evaluations = 0;         // what-ifs asked (ceilings included)
 
   struct Asked {
     int32_t replicas;
     double margin;
     double percentile;
-    Forecast forecast;  // at the margin: pooled with the evidence when there was some
-    Forecast own;       // this decision's own draw
+    Forecast forecast;   // at the margin: pooled with the evidence when there was some
+    Forecast own;        // this decision's own draw
     int32_t pooled = 0;  // earlier draws pooled into `forecast`
   };
   std::vector<Asked> asked;  // every what-if, in order (ceilings excluded)

@@ -31,11 +31,11 @@ struct ReplicaStart {
 };
 
 struct ForecastQuestion {
-  std::vector<ReplicaStart> ready;                // serving now
-  std::vector<absl::Duration> pending_ready_in;   // starting pods that still count: time to Ready
-  int32_t candidate_replicas = 1;                 // total fleet size asked about
-  absl::Duration new_replica_warmup;              // for replicas beyond ready + pending
-  double arrival_rate = 0;                        // requests per second, fleet-wide
+  std::vector<ReplicaStart> ready;               // serving now
+  std::vector<absl::Duration> pending_ready_in;  // starting pods that still count: time to Ready
+  int32_t candidate_replicas = 1;                // total fleet size asked about
+  absl::Duration new_replica_warmup;             // for replicas beyond ready + pending
+  double arrival_rate = 0;                       // requests per second, fleet-wide
   // Burstiness at the time scale the controller observes it: the coefficient of variation of the
   // fleet's arrival rate from one `rate_interval` to the next, beyond Poisson counting noise (0:
   // Poisson). The twin draws each interval's rate as arrival_rate x a gamma multiplier (mean 1,
@@ -51,7 +51,7 @@ struct ForecastQuestion {
   std::vector<double> rate_persistence;
   double prompt_tokens_mean = 512;
   double output_tokens_mean = 256;
-  LengthShape prompt_shape, output_shape;         // rescaled to the means above
+  LengthShape prompt_shape, output_shape;  // rescaled to the means above
   absl::Duration horizon = absl::Minutes(2);
   // Only requests arriving at or after this are judged: a scale-up can't change what happens
   // before its replicas are ready, so it is judged on the time after the warm-up.
@@ -64,7 +64,7 @@ struct ForecastQuestion {
   // size decides: judged against 0.8 x threshold, prompts whose own prefill takes most of the
   // threshold miss at any size, and the question stops depending on the size at all.
   double slack_margin = 1;
-  double percentile = 90;                         // the SLO holds if attainment >= percentile%
+  double percentile = 90;  // the SLO holds if attainment >= percentile%
   // spec.slo.itl: when > 0, the SLO also needs itl_percentile% of the output tokens judged (those
   // produced from judge_from on) to come at most this long after the previous token of their
   // request. A scale-in question (slack_margin < 1) asks it at slack_margin x the threshold.
@@ -100,14 +100,14 @@ inline double RateAhead(double level, double baseline, const std::vector<double>
 }
 
 struct Forecast {
-  double attainment = 1;           // share of the horizon's requests within their TTFT target
+  double attainment = 1;  // share of the horizon's requests within their TTFT target
   double ttft_p90_ms = 0;
   double scheduling_delay_mean_ms = 0;
   double preemptions_per_s = 0;
   // Mean gap between a sequence's output tokens over the horizon, weighted per token as vLLM's
   // inter-token latency histogram averages it (0: no gaps); what calibration matches.
   double itl_mean_ms = 0;
-  int64_t requests = 0;            // requests the forecast judged
+  int64_t requests = 0;  // requests the forecast judged
   // Requests waiting (queued in the engines, not yet scheduled) fleet-wide at the horizon: the
   // simulated replicas' mean times candidate_replicas.
   double waiting_at_horizon = 0;

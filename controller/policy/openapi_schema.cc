@@ -1153,7 +1153,6 @@ std::optional<OpenApiSchema> OpenApiSchema::Property(std::string_view name) cons
 }
 
 const std::string& OpenApiSchema::Type() const { return node_->type; }
-const std::string& OpenApiSchema::Description() const { return node_->description; }
 
 absl::StatusOr<OpenApiSchema> CrdVersionSchema(const YAML::Node& crd, std::string_view version) {
   try {

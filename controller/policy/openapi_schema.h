@@ -151,9 +151,8 @@ class OpenApiSchema {
   // The schema of the property `name` of this object schema, sharing this schema's tree.
   std::optional<OpenApiSchema> Property(std::string_view name) const;
 
-  // This node's `type` ("object", "string", ...; "" if untyped) and `description`.
+  // This node's `type` ("object", "string", ...; "" if untyped).
   const std::string& Type() const;
-  const std::string& Description() const;
 
   // The parsed schema node; defined in openapi_schema.cc.
   struct Node;

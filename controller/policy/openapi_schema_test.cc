@@ -492,8 +492,9 @@ TEST(OpenApiSchemaStructural, BrokenSchemas) {
        "object}}}}",
        "properties[metadata]: metadata must not specify anything other than name and "
        "generateName (found properties[labels])"},
-      // kube-apiserver v1.26 refuses this CRD: "spec.validation.openAPIV3Schema.properties[metadata]:
-      // Forbidden: must not specify anything other than name and generateName".
+      // kube-apiserver v1.26 refuses this CRD:
+      // "spec.validation.openAPIV3Schema.properties[metadata]: Forbidden: must not specify anything
+      // other than name and generateName".
       {"a description on the root's metadata",
        "type: object\nproperties: {metadata: {type: object, description: Standard object "
        "metadata.}}",

@@ -47,7 +47,6 @@ std::vector<double> ForecastRatios(const std::deque<RateCheck>& checks,
 // smallest of them, at most `cap`; 1 otherwise.
 double ShortfallMargin(const std::vector<double>& ratios, int32_t min_checks, double cap);
 
-
 }  // namespace twinscale::policy
 
 #endif  // TWINSCALE_CONTROLLER_POLICY_RATE_FORECAST_ERROR_H_

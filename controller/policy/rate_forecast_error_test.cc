@@ -36,8 +36,7 @@ TEST(RateForecastErrorTest, WindowsCountByTheShareOfTheirSpanInside) {
   // [20, 50) over windows [0, 15) 60, [15, 30) 120, [30, 45) 30, [45, 60) 90 req/s: 10 s of the
   // second, all 15 s of the third, 5 s of the fourth: (1200 + 450 + 450) / 30 s = 70 req/s
   // against 100 forecast.
-  const std::vector<double> r =
-      ForecastRatios({{T(20), T(50), 100}}, Windows({60, 120, 30, 90}));
+  const std::vector<double> r = ForecastRatios({{T(20), T(50), 100}}, Windows({60, 120, 30, 90}));
   ASSERT_EQ(r.size(), 1u);
   EXPECT_NEAR(r[0], 0.7, 1e-12);
 }

@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/policy/admission_search.h"
-#include "controller/policy/hpa_algorithm.h"
 #include "controller/policy/fleet_sizing.h"
+#include "controller/policy/hpa_algorithm.h"
 #include "controller/policy/replica_search.h"
 
 namespace twinscale::policy {
@@ -91,9 +91,9 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
   // The twin draws each interval's rate around the recent level with the measured swing
   // (arrival_rate_cv); the last interval alone is one such swing, and starting from it would
   // count it twice: a burst would be forecast to continue at its peak and be swung on top of that.
-  q.arrival_rate = !w.arrival_rate.usable()           ? 0.0
-                   : w.arrival_rate_level > 0        ? w.arrival_rate_level
-                                                      : w.arrival_rate.value();
+  q.arrival_rate = !w.arrival_rate.usable()   ? 0.0
+                   : w.arrival_rate_level > 0 ? w.arrival_rate_level
+                                              : w.arrival_rate.value();
   // A rate that swings by more than its mean from one interval to the next is a measurement
   // artefact (a handful of requests per interval), not a shape the twin can use: capped at 1.
   q.arrival_rate_cv = std::clamp(w.rate_cv, 0.0, 1.0);
@@ -139,9 +139,9 @@ double MeanForecastRate(const ForecastQuestion& q, absl::Duration from) {
   for (absl::Duration t = from; t < q.horizon; t += absl::Seconds(1)) {
     absl::Duration within;  // IDivDuration needs somewhere to put the remainder
     const int64_t k = 1 + absl::IDivDuration(t, step, &within);
-    sum += std::max(0.0, path ? RateAhead(q.arrival_rate, q.arrival_rate_baseline,
-                                          q.rate_persistence, k)
-                              : q.arrival_rate);
+    sum += std::max(0.0,
+                    path ? RateAhead(q.arrival_rate, q.arrival_rate_baseline, q.rate_persistence, k)
+                         : q.arrival_rate);
     ++n;
   }
   return n > 0 ? sum / n : 0;
@@ -190,7 +190,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   if (!snap.workload.arrival_rate.usable()) {
     d.recommendation = d.replicas = std::clamp(current, c.min_replicas, c.max_replicas);
     d.reasons.push_back({"InputsStale", absl::StrFormat("holding at %d: %s", d.replicas,
-                                                         snap.workload.arrival_rate.why_stale())});
+                                                        snap.workload.arrival_rate.why_stale())});
     d.question = q;
     d.question.candidate_replicas = d.replicas;
     return d;
@@ -209,10 +209,9 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
           ArrivalWindow{snap.at, seconds, snap.workload.arrival_rate.value() * seconds};
     }
     if (c.forecast_error_window > absl::ZeroDuration()) {
-      const std::vector<double> ratios = ForecastRatios(history.rate_checks, history.arrivals,
-                                                        now - c.forecast_error_window);
-      const double m =
-          ShortfallMargin(ratios, c.forecast_error_min_checks, c.forecast_error_cap);
+      const std::vector<double> ratios =
+          ForecastRatios(history.rate_checks, history.arrivals, now - c.forecast_error_window);
+      const double m = ShortfallMargin(ratios, c.forecast_error_min_checks, c.forecast_error_cap);
       if (m > 1) {
         d.forecast_margin = m;
         q.arrival_rate *= m;
@@ -240,15 +239,15 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                          "TTFT threshold, and %d of %d minutes at p%g (target: %g%% and %g%%): "
                          "aiming the forecasts at %.1f%%",
                          absl::FormatDuration(absl::Trunc(l.record, absl::Seconds(1))),
-                         l.request_percent(), l.requests, l.minutes_met, l.minutes,
-                         c.percentile, c.target_requests, c.target_minutes, q.percentile)});
+                         l.request_percent(), l.requests, l.minutes_met, l.minutes, c.percentile,
+                         c.target_requests, c.target_minutes, q.percentile)});
   }
 
   const double n_ready = std::max<double>(1, snap.ready());
   const double queue_per_replica = snap.total_waiting() / n_ready;
   const double kv = snap.max_kv_usage();
-  const bool over_limits = queue_per_replica > c.queue_depth_per_replica ||
-                           kv > c.kv_cache_utilization;
+  const bool over_limits =
+      queue_per_replica > c.queue_depth_per_replica || kv > c.kv_cache_utilization;
 
   // The what-ifs (fleet_sizing.h): keeping or adding capacity is judged after the warm-up (before
   // it, the fleet already ordered is all there is); removing capacity is judged from now, at the
@@ -294,11 +293,13 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     for (const ReplicaStart& r : q.ready) queued += r.waiting;
     const std::string cause =
         queued >= std::max<double>(1.0, static_cast<double>(q.ready.size()))
-            ? absl::StrFormat("%.0f requests are already queued on the %d Ready replicas, and new "
-                              "replicas take only new arrivals; long prompts may add to it",
-                              queued, static_cast<int32_t>(q.ready.size()))
-            : std::string("the rest are too long to prefill in time; consider "
-                          "slo.ttft.perPromptToken");
+            ? absl::StrFormat(
+                  "%.0f requests are already queued on the %d Ready replicas, and new "
+                  "replicas take only new arrivals; long prompts may add to it",
+                  queued, static_cast<int32_t>(q.ready.size()))
+            : std::string(
+                  "the rest are too long to prefill in time; consider "
+                  "slo.ttft.perPromptToken");
     d.reasons.push_back(
         {"SloUnattainable",
          absl::StrFormat("even %d idle replicas keep only %.1f%% of requests within the TTFT SLO "
@@ -331,9 +332,8 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                absl::StrFormat("at %d replicas the twin forecasts %.1f%% of requests within the "
                                "TTFT SLO (aim %.1f%%) at %.1f req/s over %s; %d replicas reach "
                                "%.1f%%",
-                               base, 100 * d.forecast_at_current.attainment,
-                               sizing.keep_percentile, q.arrival_rate,
-                               absl::FormatDuration(q.horizon), sizing.replicas,
+                               base, 100 * d.forecast_at_current.attainment, sizing.keep_percentile,
+                               q.arrival_rate, absl::FormatDuration(q.horizon), sizing.replicas,
                                100 * sizing.at_answer.attainment),
                sizing.shallow_step
                    ? absl::StrFormat(" (a shallow miss, above the SLO's %.0f%%, seen twice: one "
@@ -345,14 +345,14 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     case Sizing::Outcome::kScaleIn:
       d.reasons.push_back(
           {"ScaleInSafe",
-           absl::StrFormat("the twin shows %.1f%% of requests within %.0f%% of their slack "
-                           "(target %.1f%%) with %d replicas (%.1f req/s)%s",
-                           100 * sizing.at_answer.attainment, 100 * c.safety_margin,
-                           sizing.scale_in_percentile, sizing.replicas, q.arrival_rate,
-                           pooled_at_answer > 0
-                               ? absl::StrFormat(", with %d earlier decisions' forecasts",
-                                                 pooled_at_answer)
-                               : std::string())});
+           absl::StrFormat(
+               "the twin shows %.1f%% of requests within %.0f%% of their slack "
+               "(target %.1f%%) with %d replicas (%.1f req/s)%s",
+               100 * sizing.at_answer.attainment, 100 * c.safety_margin, sizing.scale_in_percentile,
+               sizing.replicas, q.arrival_rate,
+               pooled_at_answer > 0
+                   ? absl::StrFormat(", with %d earlier decisions' forecasts", pooled_at_answer)
+                   : std::string())});
       break;
     case Sizing::Outcome::kHold:
       if (sizing.miss_within_noise) {
@@ -412,9 +412,9 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     // Conservative where the HPA is not: a window not yet observed in full (a fresh start, a
     // restart) counts as recommending the current size, so scale-in waits it out.
     const absl::Duration window = c.scale_down.stabilization_window;
-    const bool covered = window <= absl::ZeroDuration() ||
-                         (!history.recommendations.empty() &&
-                          now - history.recommendations.front().first >= window);
+    const bool covered =
+        window <= absl::ZeroDuration() ||
+        (!history.recommendations.empty() && now - history.recommendations.front().first >= window);
     if (!covered) desired = base;
     if (desired > recommendation) {
       d.reasons.push_back({"ScaleDownStabilized",
@@ -435,8 +435,9 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                               ? current
                               : HpaScaleUpLimit(current, history.scale_events, c.scale_up, now);
     if (desired > limit) {
-      d.reasons.push_back({"ScaleUpLimit", absl::StrFormat("scale-up policies allow %d now (want %d)",
-                                                           limit, desired)});
+      d.reasons.push_back(
+          {"ScaleUpLimit",
+           absl::StrFormat("scale-up policies allow %d now (want %d)", limit, desired)});
       desired = std::max(current, limit);
     }
   } else if (desired < current) {
@@ -444,9 +445,9 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                               ? current
                               : HpaScaleDownLimit(current, history.scale_events, c.scale_down, now);
     if (desired < limit) {
-      d.reasons.push_back({"ScaleDownLimit",
-                           absl::StrFormat("scale-down policies allow %d now (want %d)", limit,
-                                           desired)});
+      d.reasons.push_back(
+          {"ScaleDownLimit",
+           absl::StrFormat("scale-down policies allow %d now (want %d)", limit, desired)});
       desired = std::min(current, limit);
     }
   }
@@ -503,9 +504,10 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
 void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) {
   h.recommendations.emplace_back(d.at, d.recommendation);
   h.last_missed_at = d.missed_at;
-  h.last_admission_rate = d.admission.active ? std::optional<double>(d.admission.max_arrival_rate)
-                                             : std::nullopt;
-  absl::Duration keep = std::max(c.scale_down.stabilization_window, c.scale_up.stabilization_window);
+  h.last_admission_rate =
+      d.admission.active ? std::optional<double>(d.admission.max_arrival_rate) : std::nullopt;
+  absl::Duration keep =
+      std::max(c.scale_down.stabilization_window, c.scale_up.stabilization_window);
   for (const auto& p : c.scale_up.policies) keep = std::max(keep, p.period);
   for (const auto& p : c.scale_down.policies) keep = std::max(keep, p.period);
   while (!h.recommendations.empty() && d.at - h.recommendations.front().first > keep) {
@@ -516,9 +518,8 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
   }
   if (d.served_requests > 0) h.served.push_back({d.at, d.served_requests, d.served_met});
   if (d.rate_check) h.rate_checks.push_back(*d.rate_check);
-  if (d.arrivals_seen && (h.arrivals.empty() ||
-                          d.arrivals_seen->end - h.arrivals.back().end >=
-                              absl::Seconds(d.arrivals_seen->seconds / 2))) {
+  if (d.arrivals_seen && (h.arrivals.empty() || d.arrivals_seen->end - h.arrivals.back().end >=
+                                                    absl::Seconds(d.arrivals_seen->seconds / 2))) {
     h.arrivals.push_back(*d.arrivals_seen);
   }
   // Checks whose span ended more than the window ago, and arrivals older than any open check.

@@ -52,11 +52,11 @@ namespace twinscale::policy {
 // The resolved parameters the policy reads: the InferenceAutoscaler spec with its defaults applied,
 // plus what comes from the deployment profile or is measured (warm-up).
 struct PolicyConfig {
-  int32_t min_replicas = 1;                                 // spec.minReplicas [1]
-  int32_t max_replicas = 16;                                // spec.maxReplicas
-  absl::Duration ttft_threshold = absl::Milliseconds(500);  // spec.slo.ttft.threshold [500ms]
+  int32_t min_replicas = 1;                                     // spec.minReplicas [1]
+  int32_t max_replicas = 16;                                    // spec.maxReplicas
+  absl::Duration ttft_threshold = absl::Milliseconds(500);      // spec.slo.ttft.threshold [500ms]
   absl::Duration ttft_per_prompt_token = absl::ZeroDuration();  // [0ms]
-  double percentile = 90;                                   // spec.slo.ttft.percentile [90]
+  double percentile = 90;                                       // spec.slo.ttft.percentile [90]
   // spec.slo.target: what the fleet is held to over a window: at least target_requests percent
   // of requests within the TTFT objective, and target_minutes percent of the minutes with
   // traffic meeting it at `percentile`, over target_window (the SLO budget's ledger, kept and
@@ -75,21 +75,21 @@ struct PolicyConfig {
   // The set point's cushion, the raise's bound and the record needed; BudgetAt sets the rules'
   // target_requests from target_requests above, and max_lower from the aim's floor.
   BudgetRules budget;
-  ScalingRules scale_up = HpaDefaultScaleUp();              // spec.scaleUp
-  ScalingRules scale_down = TwinscaleDefaultScaleDown();    // spec.scaleDown
-  double safety_margin = 0.8;                               // spec.scaleDown.safetyMargin [0.8]
-  double queue_depth_per_replica = 4;                       // spec.limits.queueDepthPerReplica [4]
-  double kv_cache_utilization = 0.85;                       // spec.limits.kvCacheUtilization [0.85]
-  bool enforce_limits_on_scale_up = false;                  // spec.limits.enforceOnScaleUp [false]
-  absl::Duration warmup_expected = absl::Seconds(60);       // spec.warmup.expected or the profile
-  absl::Duration warmup_p99 = absl::Seconds(180);           // past this a starting pod stops counting
-  absl::Duration interval = absl::Seconds(15);              // spec.metrics.interval [15s]
+  ScalingRules scale_up = HpaDefaultScaleUp();            // spec.scaleUp
+  ScalingRules scale_down = TwinscaleDefaultScaleDown();  // spec.scaleDown
+  double safety_margin = 0.8;                             // spec.scaleDown.safetyMargin [0.8]
+  double queue_depth_per_replica = 4;                     // spec.limits.queueDepthPerReplica [4]
+  double kv_cache_utilization = 0.85;                     // spec.limits.kvCacheUtilization [0.85]
+  bool enforce_limits_on_scale_up = false;                // spec.limits.enforceOnScaleUp [false]
+  absl::Duration warmup_expected = absl::Seconds(60);     // spec.warmup.expected or the profile
+  absl::Duration warmup_p99 = absl::Seconds(180);         // past this a starting pod stops counting
+  absl::Duration interval = absl::Seconds(15);            // spec.metrics.interval [15s]
   // spec.slo.itl: output-token gaps; 0 threshold: no ITL objective. Unlike the TTFT objective it
   // is aimed at its own percentile, not at the target share: token counts are large, so the
   // twin's ITL share is not noisy.
   absl::Duration itl_threshold = absl::ZeroDuration();
   double itl_percentile = 90;
-  bool admission_enabled = false;                           // spec.admission.enabled [false]
+  bool admission_enabled = false;  // spec.admission.enabled [false]
   // spec.admission.maxQueuePerReplica: caps the published per-replica queue limit (which is
   // queue_depth_per_replica rounded up); unset: no cap.
   std::optional<int32_t> admission_max_queue_per_replica;
@@ -103,7 +103,7 @@ struct PolicyConfig {
   absl::Duration forecast_error_window = absl::Minutes(3);
   int32_t forecast_error_min_checks = 4;
   double forecast_error_cap = 2.0;
-  double default_prompt_tokens = 512;                       // until lengths are observed
+  double default_prompt_tokens = 512;  // until lengths are observed
   double default_output_tokens = 256;
   uint64_t seed = 1;  // the twin's seed: each decision's is derived from it and the time
 };
@@ -143,7 +143,8 @@ Decision Recommend(const state::FleetSnapshot& snapshot, const PolicyConfig& con
 // The forecast question for the fleet as observed, without a candidate size: the Ready replicas'
 // states, the starting pods that still count (with their remaining warm-up), the arrival rate,
 // its burstiness and the lengths, the horizon and the SLO (aimed at the target's share of
-// requests, before the record moves it). Every what-if of a decision starts from it; calibration replays it.
+// requests, before the record moves it). Every what-if of a decision starts from it; calibration
+// replays it.
 ForecastQuestion ObservedQuestion(const state::FleetSnapshot& snapshot, const PolicyConfig& config);
 
 // The SLO budget at `now`: the ledger over PolicyConfig::target_window, the record over the last

@@ -144,8 +144,8 @@ TEST(RecommendTest, Table) {
     FleetSnapshot s = Snap(5, 5, now);
     s.stale = true;
     s.stale_reason = "pod b: last scrape 2m old";
-    cases.push_back({"stale inputs freeze scale-in even when the twin says it is safe", s,
-                     Config(), Steady(1, 600, now), 5, "ScaleInFrozen"});
+    cases.push_back({"stale inputs freeze scale-in even when the twin says it is safe", s, Config(),
+                     Steady(1, 600, now), 5, "ScaleInFrozen"});
   }
   {
     // Night: NoEvents (a fresh scrape, no requests): the twin shows 1 replica holds; the window
@@ -159,8 +159,8 @@ TEST(RecommendTest, Table) {
     // a scale event of -1 happened 30 s ago, so the 60 s period allows no more: hold at 6.
     PolicyHistory h = Steady(3, 600, now);
     h.scale_events.emplace_back(now - absl::Seconds(30), -1);
-    cases.push_back({"slow decay: one safe step per scale-down period", Snap(6, 20, now),
-                     Config(), h, 6, "ScaleDownLimit"});
+    cases.push_back({"slow decay: one safe step per scale-down period", Snap(6, 20, now), Config(),
+                     h, 6, "ScaleDownLimit"});
   }
   {
     // Scale-in wanted but the window has seen 5 within its 300 s: stabilized at 5.
@@ -171,8 +171,8 @@ TEST(RecommendTest, Table) {
   }
   {
     // A controller restart: no history at all. Scale-in waits until a whole window is observed.
-    cases.push_back({"after a restart scale-in waits for a full window", Snap(6, 10, now),
-                     Config(), PolicyHistory{}, 6, "ScaleDownStabilized"});
+    cases.push_back({"after a restart scale-in waits for a full window", Snap(6, 10, now), Config(),
+                     PolicyHistory{}, 6, "ScaleDownStabilized"});
   }
   {
     // Burst while 3 pods are still warming. Warm-up 15 s: horizon 30 s; the pending pods have
@@ -186,8 +186,8 @@ TEST(RecommendTest, Table) {
     for (int i = 0; i < 3; ++i) {
       s.replicas.push_back(Pod(PodView::Stage::kWarmingUp, absl::Seconds(50)));
     }
-    cases.push_back({"a burst during warm-up scales up early", s, warm, Steady(6, 600, now),
-                     9, "ForecastMissesSlo"});
+    cases.push_back({"a burst during warm-up scales up early", s, warm, Steady(6, 600, now), 9,
+                     "ForecastMissesSlo"});
   }
   {
     // Two pods unschedulable for 20 min: they stop counting but still hold 2 of the 6 slots, so
@@ -209,15 +209,15 @@ TEST(RecommendTest, Table) {
     // The spec lowered maxReplicas to 3 while 6 run: the decision obeys at once.
     PolicyConfig c = Config();
     c.max_replicas = 3;
-    cases.push_back({"a spec change takes effect at once", Snap(6, 30, now), c,
-                     Steady(6, 600, now), 3, ""});
+    cases.push_back(
+        {"a spec change takes effect at once", Snap(6, 30, now), c, Steady(6, 600, now), 3, ""});
   }
   {
     // Limits guard scale-in: 1 replica would hold but the queue is 9 per replica (> 4).
     FleetSnapshot s = Snap(4, 5, now);
     for (auto& r : s.replicas) r.waiting = 9;
-    cases.push_back({"queue above the limit blocks scale-in", s, Config(), Steady(1, 600, now),
-                     4, "ScaleInBlockedByLimits"});
+    cases.push_back({"queue above the limit blocks scale-in", s, Config(), Steady(1, 600, now), 4,
+                     "ScaleInBlockedByLimits"});
   }
   {
     // Even maxReplicas = 5 can't hold 80 req/s (5 x 10 = 50): go to 5 and say so.
@@ -502,14 +502,17 @@ TEST(RecommendTest, AdmissionAdviceWhenCapacityCannotKeepUp) {
   // admission.maxQueuePerReplica when that is lower.
   EXPECT_EQ(d.admission.max_queue_per_replica, 4);
   c.queue_depth_per_replica = 2.5;
-  EXPECT_EQ(Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
-            3);
+  EXPECT_EQ(
+      Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
+      3);
   c.admission_max_queue_per_replica = 1;
-  EXPECT_EQ(Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
-            1);
+  EXPECT_EQ(
+      Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
+      1);
   c.admission_max_queue_per_replica = 10;
-  EXPECT_EQ(Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
-            3);
+  EXPECT_EQ(
+      Recommend(Snap(3, 80, now), c, f, now, Steady(3, 600, now)).admission.max_queue_per_replica,
+      3);
 }
 
 TEST(RecommendTest, TheNextDecisionsAdviceStartsFromThisOnes) {
@@ -654,16 +657,36 @@ TEST(RecommendTest, TheBudgetOnRecordWorkedByHand) {
       {"5 minutes at 80%: too short a record to raise", {{300, 15, 80}}, 80, 80, 0, 0, ""},
       {"20 minutes at 97%: 97 - 96.5", {{1200, 15, 97}}, 97, 97, 0.5, 0, "SurplusSpent"},
       {"20 minutes at 96.5%: on the set point", {{1200, 15, 96.5}}, 96.5, 96.5, 0, 0, ""},
-      {"20 minutes at 95.3%: 96.5 - 95.3", {{1200, 15, 95.3}}, 95.3, 95.3, 0, 1.2,
+      {"20 minutes at 95.3%: 96.5 - 95.3",
+       {{1200, 15, 95.3}},
+       95.3,
+       95.3,
+       0,
+       1.2,
        "ShortfallOnRecord"},
-      {"20 minutes at 90%: raised by 2 at most", {{1200, 15, 90}}, 90, 90, 0, 2,
+      {"20 minutes at 90%: raised by 2 at most",
+       {{1200, 15, 90}},
+       90,
+       90,
+       0,
+       2,
        "ShortfallOnRecord"},
-      {"30 minutes at 99.9%: 99.9 - 96.5, up to 4", {{1800, 15, 99.9}}, 99.9, 99.9, 3.4, 0,
+      {"30 minutes at 99.9%: 99.9 - 96.5, up to 4",
+       {{1800, 15, 99.9}},
+       99.9,
+       99.9,
+       3.4,
+       0,
        "SurplusSpent"},
       // 40 minutes back to 31 at 80%, then 30 minutes at 98%: only the last 30 move the aim; the
       // day's ledger holds both (80 x 40 + 98 x 120 intervals).
-      {"older intervals leave the record, not the ledger", {{2400, 1815, 80}, {1800, 15, 98}}, 98,
-       (80.0 * 40 + 98.0 * 120) / 160, 1.5, 0, "SurplusSpent"},
+      {"older intervals leave the record, not the ledger",
+       {{2400, 1815, 80}, {1800, 15, 98}},
+       98,
+       (80.0 * 40 + 98.0 * 120) / 160,
+       1.5,
+       0,
+       "SurplusSpent"},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -795,16 +818,32 @@ TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
   // A decision pools only the draws at its own base and question.
   const AimedForecaster f;
   PolicyHistory at_five = Steady(5, 300, T(3000));
-  at_five.margin_draws.push_back({T(2990), 5, c.safety_margin, c.ttft_threshold,
-                                  c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000}});
-  at_five.margin_draws.push_back({T(2990), 6, c.safety_margin, c.ttft_threshold,
-                                  c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000}});
-  at_five.margin_draws.push_back({T(2990), 5, 0.5, c.ttft_threshold, c.ttft_per_prompt_token,
+  at_five.margin_draws.push_back({T(2990),
+                                  5,
+                                  c.safety_margin,
+                                  c.ttft_threshold,
+                                  c.ttft_per_prompt_token,
                                   {4, 0.99, 0.001, 1000}});
-  at_five.margin_draws.push_back({T(2600), 5, c.safety_margin, c.ttft_threshold,
-                                  c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000}});
-  at_five.margin_draws.push_back({T(2990), 5, c.safety_margin, c.ttft_threshold,
-                                  c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000},
+  at_five.margin_draws.push_back({T(2990),
+                                  6,
+                                  c.safety_margin,
+                                  c.ttft_threshold,
+                                  c.ttft_per_prompt_token,
+                                  {4, 0.99, 0.001, 1000}});
+  at_five.margin_draws.push_back(
+      {T(2990), 5, 0.5, c.ttft_threshold, c.ttft_per_prompt_token, {4, 0.99, 0.001, 1000}});
+  at_five.margin_draws.push_back({T(2600),
+                                  5,
+                                  c.safety_margin,
+                                  c.ttft_threshold,
+                                  c.ttft_per_prompt_token,
+                                  {4, 0.99, 0.001, 1000}});
+  at_five.margin_draws.push_back({T(2990),
+                                  5,
+                                  c.safety_margin,
+                                  c.ttft_threshold,
+                                  c.ttft_per_prompt_token,
+                                  {4, 0.99, 0.001, 1000},
                                   /*not_counted=*/2});
   const Decision d = Recommend(Snap(5, 20, T(3000)), c, f, T(3000), at_five);
   // Base 6, margin 0.5, 400 s old, and asked while 2 starting pods (none now) were left out of

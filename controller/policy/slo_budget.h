@@ -49,9 +49,7 @@ struct BudgetLedger {
   int32_t minutes = 0;
   int32_t minutes_met = 0;
   double request_percent() const { return requests > 0 ? 100 * met / requests : 100; }
-  double minute_percent() const {
-    return minutes > 0 ? 100.0 * minutes_met / minutes : 100;
-  }
+  double minute_percent() const { return minutes > 0 ? 100.0 * minutes_met / minutes : 100; }
 };
 
 // The ledger of the intervals in `served` that end within (now - window, now]; `interval` is how

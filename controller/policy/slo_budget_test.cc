@@ -26,8 +26,7 @@ std::deque<ServedInterval> Record(const std::vector<double>& percent, double req
 TEST(SloBudgetTest, TheLedgerCountsRequestsAndWholeMinutesWithinTheWindow) {
   // Minute 1: 92, 92, 88, 88 (90% of its requests: meets p90). Minute 2: 100, 100, 100, 50
   // (87.5%: misses). Minute 3: 96 x 4. Requests: 12 x 1000, met 10,940 -> 91.17%.
-  const std::deque<ServedInterval> r =
-      Record({92, 92, 88, 88, 100, 100, 100, 50, 96, 96, 96, 96});
+  const std::deque<ServedInterval> r = Record({92, 92, 88, 88, 100, 100, 100, 50, 96, 96, 96, 96});
   const BudgetLedger all = LedgerOf(r, T(180), absl::Hours(24), absl::Seconds(15), 90);
   EXPECT_DOUBLE_EQ(all.requests, 12000);
   EXPECT_NEAR(all.met, 10940, 1e-9);
@@ -51,8 +50,7 @@ TEST(SloBudgetTest, AnEmptyOrFutureRecordIsNoRecord) {
   EXPECT_EQ(LedgerOf({}, T(60), absl::Hours(1), absl::Seconds(15), 90).minutes, 0);
   EXPECT_EQ(LedgerOf(r, T(60), absl::ZeroDuration(), absl::Seconds(15), 90).requests, 0);
   // Intervals without requests count for nothing (no minute either).
-  EXPECT_EQ(LedgerOf(Record({95, 95}, 0), T(60), absl::Hours(1), absl::Seconds(15), 90).minutes,
-            0);
+  EXPECT_EQ(LedgerOf(Record({95, 95}, 0), T(60), absl::Hours(1), absl::Seconds(15), 90).minutes, 0);
 }
 
 BudgetLedger Ledger(double request_percent, int32_t minutes, int32_t minutes_met,
@@ -80,10 +78,10 @@ TEST(SloBudgetTest, TheShiftFollowsTheRecordAroundTheSetPoint) {
   const std::vector<Case> cases = {
       {"too little record", Ledger(80, 5, 5, absl::Minutes(5)), BudgetState::kNoRecord, 0, 0},
       {"at the set point", Ledger(96.5, 30, 30, half_hour), BudgetState::kOnTarget, 0, 0},
-      {"a surplus is spent point for point", Ledger(98, 30, 30, half_hour),
-       BudgetState::kSurplus, 1.5, 0},
-      {"a large surplus: 99.9 - 96.5", Ledger(99.9, 30, 30, half_hour), BudgetState::kSurplus,
-       3.4, 0},
+      {"a surplus is spent point for point", Ledger(98, 30, 30, half_hour), BudgetState::kSurplus,
+       1.5, 0},
+      {"a large surplus: 99.9 - 96.5", Ledger(99.9, 30, 30, half_hour), BudgetState::kSurplus, 3.4,
+       0},
       {"a shortfall raises the aim by itself", Ledger(95.5, 30, 30, half_hour),
        BudgetState::kRequestShortfall, 0, 1},
       {"a deep shortfall raises it by 2 at most", Ledger(80, 30, 30, half_hour),

@@ -22,30 +22,6 @@ std::string_view ModeName(Mode mode) {
   return "Unknown";
 }
 
-std::string_view RoutingName(Routing routing) {
-  switch (routing) {
-    case Routing::kRandom:
-      return "Random";
-    case Routing::kRoundRobin:
-      return "RoundRobin";
-    case Routing::kLeastRequests:
-      return "LeastRequests";
-    case Routing::kPrefixAware:
-      return "PrefixAware";
-  }
-  return "Unknown";
-}
-
-std::string_view MetricsSourceKindName(MetricsSourceKind source) {
-  switch (source) {
-    case MetricsSourceKind::kPods:
-      return "Pods";
-    case MetricsSourceKind::kPrometheus:
-      return "Prometheus";
-  }
-  return "Unknown";
-}
-
 absl::Duration TtftObjective::TargetFor(int64_t prompt_tokens) const {
   // Duration arithmetic saturates at +-infinity rather than overflowing.
   return threshold + per_prompt_token * (prompt_tokens > 0 ? prompt_tokens : 0);

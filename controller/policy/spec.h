@@ -49,8 +49,6 @@ enum class MetricsSourceKind {
 
 // The CRD's spelling of each enumerator ("Direct", "KEDA", ...), for status, logs and reports.
 std::string_view ModeName(Mode mode);
-std::string_view RoutingName(Routing routing);
-std::string_view MetricsSourceKindName(MetricsSourceKind source);
 
 // metadata: the parts of Kubernetes' ObjectMeta the controller uses. From a manifest written by
 // hand only name (and perhaps namespace and labels) are set; from the API server all of them.

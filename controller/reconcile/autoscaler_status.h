@@ -22,10 +22,10 @@
 namespace twinscale::reconcile {
 
 // Condition types.
-inline constexpr std::string_view kSpecValid = "SpecValid";        // the spec parsed and resolved
-inline constexpr std::string_view kMetricsFresh = "MetricsFresh";  // inputs within staleAfter
+inline constexpr std::string_view kSpecValid = "SpecValid";          // the spec parsed and resolved
+inline constexpr std::string_view kMetricsFresh = "MetricsFresh";    // inputs within staleAfter
 inline constexpr std::string_view kScalingActive = "ScalingActive";  // the controller may act
-inline constexpr std::string_view kSloAtRisk = "SloAtRisk";        // forecast misses even so
+inline constexpr std::string_view kSloAtRisk = "SloAtRisk";          // forecast misses even so
 // Starting pods hold slots of spec.replicas but no longer count as capacity: not Ready past the
 // warm-up deadline (reason PodsNotReady) or unschedulable (PodsUnschedulable). See SetPodsStalled.
 inline constexpr std::string_view kPodsStalled = "PodsStalled";

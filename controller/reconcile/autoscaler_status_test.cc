@@ -16,11 +16,13 @@ const absl::Time kT0 = absl::FromUnixSeconds(1795251600);  // 2026-11-21T09:00:0
 TEST(AutoscalerStatusTest, TransitionTimeMovesOnlyWhenTheStatusFlips) {
   AutoscalerStatus s;
   SetCondition(s, kMetricsFresh, "True", "ScrapesFresh", "10 of 10 pods", kT0, 1);
-  SetCondition(s, kMetricsFresh, "True", "ScrapesFresh", "9 of 10 pods", kT0 + absl::Seconds(15), 1);
+  SetCondition(s, kMetricsFresh, "True", "ScrapesFresh", "9 of 10 pods", kT0 + absl::Seconds(15),
+               1);
   ASSERT_EQ(s.conditions.size(), 1u);
   EXPECT_EQ(s.conditions[0].last_transition_time, kT0);  // same status: time kept
   EXPECT_EQ(s.conditions[0].message, "9 of 10 pods");
-  SetCondition(s, kMetricsFresh, "False", "ScrapesStale", "no pod answered", kT0 + absl::Seconds(30), 2);
+  SetCondition(s, kMetricsFresh, "False", "ScrapesStale", "no pod answered",
+               kT0 + absl::Seconds(30), 2);
   EXPECT_EQ(s.conditions[0].last_transition_time, kT0 + absl::Seconds(30));
   EXPECT_EQ(s.conditions[0].observed_generation, 2);
   SetCondition(s, kSpecValid, "True", "Valid", "", kT0 + absl::Seconds(45), 2);
@@ -50,23 +52,38 @@ TEST(AutoscalerStatusTest, MeaningfulChangeTable) {
   };
   const Case cases[] = {
       {"nothing", [](AutoscalerStatus&) {}, false},
-      {"only the decision's time", [](AutoscalerStatus& s) { s.last_decision->time += absl::Seconds(15); }, false},
-      {"a reason's numbers only", [](AutoscalerStatus& s) { s.last_decision->reasons[0].message = "p90 320 ms"; }, false},
-      {"queue 2.0 -> 2.1 (5%)", [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 2.1; }, false},
-      {"queue 2.0 -> 2.4 (20%)", [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 2.4; }, true},
-      {"queue 2.0 -> 0", [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 0.0; }, true},
-      {"TTFT 300 -> 320 ms", [](AutoscalerStatus& s) { s.observed->ttft_p90 = absl::Milliseconds(320); }, false},
-      {"TTFT 300 -> 400 ms", [](AutoscalerStatus& s) { s.observed->ttft_p90 = absl::Milliseconds(400); }, true},
-      {"calibration 0.800 -> 0.805", [](AutoscalerStatus& s) { s.calibration->decode_speed = 0.805; }, false},
-      {"calibration 0.80 -> 0.82", [](AutoscalerStatus& s) { s.calibration->decode_speed = 0.82; }, true},
-      {"warm-up +0.5 s", [](AutoscalerStatus& s) { *s.measured_warmup += absl::Milliseconds(500); }, false},
+      {"only the decision's time",
+       [](AutoscalerStatus& s) { s.last_decision->time += absl::Seconds(15); }, false},
+      {"a reason's numbers only",
+       [](AutoscalerStatus& s) { s.last_decision->reasons[0].message = "p90 320 ms"; }, false},
+      {"queue 2.0 -> 2.1 (5%)",
+       [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 2.1; }, false},
+      {"queue 2.0 -> 2.4 (20%)",
+       [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 2.4; }, true},
+      {"queue 2.0 -> 0", [](AutoscalerStatus& s) { s.observed->queue_depth_per_replica = 0.0; },
+       true},
+      {"TTFT 300 -> 320 ms",
+       [](AutoscalerStatus& s) { s.observed->ttft_p90 = absl::Milliseconds(320); }, false},
+      {"TTFT 300 -> 400 ms",
+       [](AutoscalerStatus& s) { s.observed->ttft_p90 = absl::Milliseconds(400); }, true},
+      {"calibration 0.800 -> 0.805",
+       [](AutoscalerStatus& s) { s.calibration->decode_speed = 0.805; }, false},
+      {"calibration 0.80 -> 0.82", [](AutoscalerStatus& s) { s.calibration->decode_speed = 0.82; },
+       true},
+      {"warm-up +0.5 s", [](AutoscalerStatus& s) { *s.measured_warmup += absl::Milliseconds(500); },
+       false},
       {"warm-up +2 s", [](AutoscalerStatus& s) { *s.measured_warmup += absl::Seconds(2); }, true},
       {"desired 10 -> 11", [](AutoscalerStatus& s) { s.desired_replicas = 11; }, true},
       {"current 10 -> 11", [](AutoscalerStatus& s) { s.current_replicas = 11; }, true},
       {"generation", [](AutoscalerStatus& s) { s.observed_generation = 4; }, true},
-      {"a reason code", [](AutoscalerStatus& s) { s.last_decision->reasons[0].code = "ScaleInSafe"; }, true},
+      {"a reason code",
+       [](AutoscalerStatus& s) { s.last_decision->reasons[0].code = "ScaleInSafe"; }, true},
       {"a condition's status", [](AutoscalerStatus& s) { s.conditions[0].status = "False"; }, true},
-      {"a new condition", [](AutoscalerStatus& s) { SetCondition(s, kSloAtRisk, "False", "ForecastMeetsSlo", "", kT0, 3); }, true},
+      {"a new condition",
+       [](AutoscalerStatus& s) {
+         SetCondition(s, kSloAtRisk, "False", "ForecastMeetsSlo", "", kT0, 3);
+       },
+       true},
       {"admission on", [](AutoscalerStatus& s) { s.admission->active = true; }, true},
   };
   for (const Case& c : cases) {

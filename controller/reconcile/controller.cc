@@ -47,9 +47,9 @@ class Controller::Handler : public kube::InformerHandler {
   Controller* c_;
 };
 
-Controller::Controller(ControllerOptions options, kube::KubeClient* client,
-                       Reconciler* reconciler, PodInformers* pods, const Clock* clock,
-                       JsonLogger* log, ControllerMetrics* metrics)
+Controller::Controller(ControllerOptions options, kube::KubeClient* client, Reconciler* reconciler,
+                       PodInformers* pods, const Clock* clock, JsonLogger* log,
+                       ControllerMetrics* metrics)
     : options_(std::move(options)),
       client_(client),
       reconciler_(reconciler),
@@ -92,8 +92,8 @@ absl::Status Controller::Start() {
       if (s.ok()) {
         log_->Info("leader election Lease reachable again", "", {{"lease", lease}});
       } else {
-        log_->Warning("cannot read or write the leader election Lease; this replica can't lead",
-                      "", {{"lease", lease}, {"reason", kube::KubeReason(s)}, {"error", s}});
+        log_->Warning("cannot read or write the leader election Lease; this replica can't lead", "",
+                      {{"lease", lease}, {"reason", kube::KubeReason(s)}, {"error", s}});
       }
     };
     auto elector = kube::LeaderElector::Create(client_, clock_, options_.lease, cb);
@@ -119,7 +119,7 @@ absl::Status Controller::Start() {
 
 void Controller::StartLeading() {
   {
-    std::lock_guard<std::mutex> lock(workers_mu_);
+    absl::MutexLock lock(&workers_mu_);
     if (stopped_ || leading_.load()) return;
     StartWorkersLocked();
   }
@@ -130,7 +130,7 @@ void Controller::NotifyLeadership() {
   if (!options_.on_leadership_change) return;
   // Serialized, and always the state as it is now: a StopLeading racing a StartLeading can't
   // leave the hook believing the wrong one.
-  std::lock_guard<std::mutex> lock(notify_mu_);
+  absl::MutexLock lock(&notify_mu_);
   const bool leading = leading_.load();
   if (leading == notified_leading_) return;
   notified_leading_ = leading;
@@ -178,7 +178,7 @@ void Controller::StartWorkersLocked() {
 void Controller::StopLeading() {
   std::vector<std::thread> old;
   {
-    std::lock_guard<std::mutex> lock(workers_mu_);
+    absl::MutexLock lock(&workers_mu_);
     if (!leading_.load()) return;
     leading_ = false;
     ++leadership_epoch_;
@@ -187,8 +187,10 @@ void Controller::StopLeading() {
   if (metrics_) metrics_->is_leader->WithLabels({}).Set(0);
   if (log_) log_->Info("stopped leading");
   for (std::thread& t : old) {
-    if (t.get_id() != std::this_thread::get_id()) t.join();
-    else t.detach();
+    if (t.get_id() != std::this_thread::get_id())
+      t.join();
+    else
+      t.detach();
   }
   NotifyLeadership();
 }
@@ -201,20 +203,20 @@ absl::Status Controller::LeaseHealth() const {
 
 void Controller::Stop() {
   {
-    std::lock_guard<std::mutex> lock(workers_mu_);
+    absl::MutexLock lock(&workers_mu_);
     if (stopped_) return;
     stopped_ = true;
   }
   // Workers first (no act after this point), then the Lease (released by Run on cancel), then
   // the watch.
   {
-    std::lock_guard<std::mutex> lock(workers_mu_);
+    absl::MutexLock lock(&workers_mu_);
     leading_ = false;
     ++leadership_epoch_;
   }
   std::vector<std::thread> old;
   {
-    std::lock_guard<std::mutex> lock(workers_mu_);
+    absl::MutexLock lock(&workers_mu_);
     old.swap(workers_);
   }
   for (std::thread& t : old) t.join();

@@ -18,7 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "controller/common/clock.h"
 #include "controller/kube/leader_election.h"
 #include "controller/reconcile/reconciler.h"
@@ -75,10 +77,9 @@ class Controller {
  private:
   class Handler;
   void StartLeading();
-  void StartWorkersLocked();  // with workers_mu_ held
+  void StartWorkersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(workers_mu_);
   void StopLeading();
-  void NotifyLeadership();    // tells on_leadership_change the current state if it changed
-  void Work();
+  void NotifyLeadership();  // tells on_leadership_change the current state if it changed
 
   ControllerOptions options_;
   kube::KubeClient* client_;
@@ -93,13 +94,14 @@ class Controller {
   std::unique_ptr<kube::LeaderElector> elector_;
   std::unique_ptr<kube::Cancellation> stop_;
   std::thread election_thread_;
-  std::vector<std::thread> workers_;
+  // Read by the workers without the lock; changed with workers_mu_ held.
   std::atomic<bool> leading_{false};
   std::atomic<int64_t> leadership_epoch_{0};  // workers of an older epoch exit
-  std::mutex workers_mu_;
-  bool stopped_ = false;
-  std::mutex notify_mu_;
-  bool notified_leading_ = false;  // guarded by notify_mu_
+  absl::Mutex workers_mu_;
+  std::vector<std::thread> workers_ ABSL_GUARDED_BY(workers_mu_);
+  bool stopped_ ABSL_GUARDED_BY(workers_mu_) = false;
+  absl::Mutex notify_mu_;  // serializes on_leadership_change
+  bool notified_leading_ ABSL_GUARDED_BY(notify_mu_) = false;
 };
 
 }  // namespace reconcile

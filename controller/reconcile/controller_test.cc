@@ -11,14 +11,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <streambuf>
 #include <string>
-#include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "controller/common/json_log.h"
@@ -31,11 +29,13 @@
 #include "controller/reconcile/pod_informers.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::reconcile {
 namespace {
 
 using nlohmann::json;
+using testutil::Eventually;
 
 // What one pass showed the decider: when, and each pod's stage by name.
 struct SeenPass {
@@ -169,16 +169,6 @@ json IasWithInterval(const std::string& mode, const std::string& interval) {
   return ias;
 }
 
-bool WaitFor(const std::function<bool()>& done, absl::Duration timeout) {
-  RealClock clock;
-  const absl::Time deadline = clock.Now() + timeout;
-  while (!done()) {
-    if (clock.Now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
 // A log sink a test can read while the controller's threads write to it.
 class LockedLog : public std::streambuf {
  public:
@@ -215,9 +205,14 @@ class LockedLog : public std::streambuf {
 
 class ControllerTest : public ::testing::Test {
  protected:
-  ControllerTest() : api_(&clock_), pods_(&api_) {
+  // The controller, its reconciler and the fake API read real time, or `manual_clock_` when asked
+  // (ControllerOnManualClockTest).
+  explicit ControllerTest(bool manual_clock = false)
+      : clock_(manual_clock ? static_cast<const Clock*>(&manual_clock_) : &real_clock_),
+        api_(clock_),
+        pods_(&api_) {
     deps_.client = &api_;
-    deps_.clock = &clock_;
+    deps_.clock = clock_;
     deps_.pods = &pods_;
     deps_.deciders = &factory_;
     deps_.metrics_sources =
@@ -232,6 +227,12 @@ class ControllerTest : public ::testing::Test {
     for (const auto& r : api_.requests()) {
       if (r.verb == "get" && r.resource == kube::kInferenceAutoscalers && r.name == "llama") ++n;
     }
+    return n;
+  }
+  // Requests for the leader election Lease so far: each election attempt reads it, some write.
+  int LeaseRequests() {
+    int n = 0;
+    for (const auto& r : api_.requests()) n += r.resource == kube::kLeases;
     return n;
   }
   int PodRequests(const std::string& verb) {
@@ -274,12 +275,14 @@ class ControllerTest : public ::testing::Test {
     reconciler_ = std::make_unique<Reconciler>(deps_);
     ControllerOptions options;
     options.leader_election = false;
-    controller_ = std::make_unique<Controller>(options, &api_, reconciler_.get(), &pods_, &clock_,
+    controller_ = std::make_unique<Controller>(options, &api_, reconciler_.get(), &pods_, clock_,
                                                nullptr, nullptr);
     return controller_->Start();
   }
 
-  RealClock clock_;
+  RealClock real_clock_;
+  ManualClock manual_clock_{absl::FromUnixSeconds(1795251600)};  // 2026-11-21T09:00:00Z
+  const Clock* const clock_;
   fakes::FakeKubeClient api_;
   PodInformers pods_;
   FixedFactory factory_;
@@ -294,10 +297,10 @@ TEST_F(ControllerTest, AnAutoscalerThatAppearsIsFoundByTheInformerAndReconciled)
   ASSERT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment()).ok());
   ASSERT_TRUE(StartController().ok());
   Controller& controller = *controller_;
-  ASSERT_TRUE(WaitFor([&] { return controller.Synced(); }, absl::Seconds(5)));
+  ASSERT_TRUE(Eventually([&] { return controller.Synced(); }, absl::Seconds(5)));
   // Created after the first list: only the watch of InferenceAutoscalers can bring it.
   ASSERT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", Ias()).ok());
-  EXPECT_TRUE(WaitFor([&] { return SpecReplicas() == 3; }, absl::Seconds(5)))
+  EXPECT_TRUE(Eventually([&] { return SpecReplicas() == 3; }, absl::Seconds(5)))
       << "the controller never reconciled the new InferenceAutoscaler";
   bool listed_autoscalers = false;
   for (const auto& r : api_.requests()) {
@@ -311,7 +314,7 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
   ASSERT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment()).ok());
   ASSERT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", Ias()).ok());
   // A peer holds a fresh lease, valid for a minute.
-  const std::string now = kube::FormatMicroTime(clock_.Now());
+  const std::string now = kube::FormatMicroTime(clock_->Now());
   ASSERT_TRUE(api_.Create(kube::kLeases, "llm",
                           {{"apiVersion", "coordination.k8s.io/v1"},
                            {"kind", "Lease"},
@@ -345,10 +348,12 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
     absl::MutexLock lock(&hook_mu);
     return hook_calls;
   };
-  Controller controller(options, &api_, &reconciler, &pods_, &clock_, nullptr, &*metrics);
+  Controller controller(options, &api_, &reconciler, &pods_, clock_, nullptr, &*metrics);
   ASSERT_TRUE(controller.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return controller.Synced(); }, absl::Seconds(5)));
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // several election attempts
+  ASSERT_TRUE(Eventually([&] { return controller.Synced(); }, absl::Seconds(5)));
+  const int attempts = LeaseRequests();
+  ASSERT_TRUE(Eventually([&] { return LeaseRequests() >= attempts + 5; }))
+      << "the follower stopped trying for the Lease";
   EXPECT_FALSE(controller.IsLeader());
   EXPECT_TRUE(hooks().empty());  // never told "leading"
   EXPECT_FALSE(board.serving());
@@ -362,13 +367,13 @@ TEST_F(ControllerTest, AFollowerDoesNotActWhileAnotherReplicaHoldsTheLease) {
   ASSERT_TRUE(api_.MergePatch(kube::kLeases, "llm", "twinscale",
                               {{"spec", {{"holderIdentity", ""}, {"leaseDurationSeconds", 1}}}})
                   .ok());
-  EXPECT_TRUE(WaitFor([&] { return controller.IsLeader(); }, absl::Seconds(5)));
-  EXPECT_TRUE(WaitFor([&] { return SpecReplicas() == 3; }, absl::Seconds(5)));
+  EXPECT_TRUE(Eventually([&] { return controller.IsLeader(); }, absl::Seconds(5)));
+  EXPECT_TRUE(Eventually([&] { return SpecReplicas() == 3; }, absl::Seconds(5)));
   EXPECT_NE(registry.Render().find("\ntwinscale_leader 1\n"), std::string::npos);
   // The leader serves, and its passes publish.
   EXPECT_EQ(hooks(), std::vector<bool>{true});
   EXPECT_TRUE(board.serving());
-  EXPECT_TRUE(WaitFor([&] { return board.Get("llm", "llama").has_value(); }, absl::Seconds(5)));
+  EXPECT_TRUE(Eventually([&] { return board.Get("llm", "llama").has_value(); }, absl::Seconds(5)));
   EXPECT_EQ(board.Get("llm", "llama")->decision.desired_replicas, 3);
   // Stopping (SIGTERM) stops leading: the outputs stop serving, with nothing left published.
   controller.Stop();
@@ -394,15 +399,17 @@ TEST_F(ControllerTest, ARefusedLeaseIsLoggedOnceAndMakesTheReplicaUnready) {
   });
   LockedLog sink;
   std::ostream out(&sink);
-  JsonLogger log(clock_, out);
+  JsonLogger log(*clock_, out);
   Reconciler reconciler(deps_);
   ControllerOptions options;
   options.lease = {
       "llm", "twinscale", "me", absl::Seconds(3), absl::Seconds(2), absl::Milliseconds(200)};
-  Controller controller(options, &api_, &reconciler, &pods_, &clock_, &log, nullptr);
+  Controller controller(options, &api_, &reconciler, &pods_, clock_, &log, nullptr);
   ASSERT_TRUE(controller.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return !controller.LeaseHealth().ok(); }, absl::Seconds(5)));
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // several more attempts, all refused
+  ASSERT_TRUE(Eventually([&] { return !controller.LeaseHealth().ok(); }, absl::Seconds(5)));
+  const int attempts = LeaseRequests();
+  ASSERT_TRUE(Eventually([&] { return LeaseRequests() >= attempts + 5; }))  // all refused
+      << "the replica stopped trying for the Lease";
   EXPECT_FALSE(controller.IsLeader());
   const absl::Status health = controller.LeaseHealth();
   EXPECT_EQ(health.code(), absl::StatusCode::kPermissionDenied) << health;
@@ -414,34 +421,87 @@ TEST_F(ControllerTest, ARefusedLeaseIsLoggedOnceAndMakesTheReplicaUnready) {
 
   // The Role is fixed: the Lease is written, the replica leads and is ready again.
   refuse = false;
-  EXPECT_TRUE(WaitFor([&] { return controller.IsLeader(); }, absl::Seconds(5)));
+  EXPECT_TRUE(Eventually([&] { return controller.IsLeader(); }, absl::Seconds(5)));
   EXPECT_TRUE(controller.LeaseHealth().ok()) << controller.LeaseHealth();
   EXPECT_EQ(sink.Count("leader election Lease reachable again"), 1) << sink.text();
   controller.Stop();
   EXPECT_EQ(sink.Count("cannot read or write the leader election Lease"), 1) << sink.text();
 }
 
-// A pod flapping between Ready and not Ready every 10 ms for 3 s — hundreds of watch events, each
-// a stage change that matters — must not become hundreds of passes: a pod change only brings a
-// pass forward, never to less than an interval (1 s) after the previous one, so a 3 s window holds
-// at most 3 pass starts plus one already due when it opened.
-TEST_F(ControllerTest, PodChurnNeverMakesPassesComeFasterThanOnePerInterval) {
+// The controller on a ManualClock: its passes are due by the clock alone (the work queue's delayed
+// keys, the pods' wake-ups), so a test can say exactly when each one runs.
+class ControllerOnManualClockTest : public ControllerTest {
+ protected:
+  ControllerOnManualClockTest() : ControllerTest(/*manual_clock=*/true) {}
+  void Advance(absl::Duration d) { manual_clock_.Advance(d); }
+  // Writes a change to pod vllm-0 that matters to no pass (an annotation) and waits until the
+  // controller's pod cache has it: the pods' watch then has delivered, and its handler reported,
+  // every change written before. (The cache is read as autoscaler llm/llama's last pass read it:
+  // the same key, start and interval.)
+  bool PodChangesDelivered() {
+    static int sentinel = 0;
+    const std::string value = std::to_string(++sentinel);
+    if (!api_.MergePatch(kube::kPods, "llm", "vllm-0",
+                         {{"metadata", {{"annotations", {{"test/sentinel", value}}}}}})
+             .ok()) {
+      return false;
+    }
+    return Eventually([&] {
+      const std::optional<SeenPass> last = LastPass();
+      if (!last.has_value()) return false;
+      auto pods = pods_.Pods("llm/llama", "llm", "app=vllm", last->at, absl::Seconds(1));
+      if (!pods.ok()) return false;
+      for (const json& p : *pods) {
+        if (p["metadata"].value("name", "") != "vllm-0") continue;
+        return p["metadata"].value("annotations", json::object()).value("test/sentinel", "") ==
+               value;
+      }
+      return false;
+    });
+  }
+};
+
+// A pod flapping between Ready and not Ready — hundreds of watch events, each a stage change that
+// matters — must not become hundreds of passes: a pod change only brings a pass forward, never to
+// less than an interval (1 s) after the previous one. With the clock standing still however many
+// changes come, the next pass runs when the clock reaches one interval after the last, and the one
+// after it an interval later: one pass per interval of clock time.
+TEST_F(ControllerOnManualClockTest, PodChurnNeverMakesPassesComeFasterThanOnePerInterval) {
   ASSERT_NO_FATAL_FAILURE(SetUpFleet(2, 0, "1s"));
   ASSERT_TRUE(StartController().ok());
   Controller& controller = *controller_;
-  ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 2; }, absl::Seconds(10)));
-  const int before = Passes();
-  const absl::Time start = clock_.Now();
+  ASSERT_TRUE(Eventually([&] { return factory_.log.Count() >= 1; }));  // the first pass, at once
+  // Passes by the clock time the decider saw them at, in (from, to].
+  const absl::Time start = clock_->Now();
+  auto passes_in = [&](absl::Time from, absl::Time to) {
+    int n = 0;
+    for (const SeenPass& p : factory_.log.Passes()) n += p.at > from && p.at <= to;
+    return n;
+  };
   int flips = 0;
-  while (clock_.Now() - start < absl::Seconds(3)) {
-    ASSERT_TRUE(
-        api_.MergePatch(kube::kPods, "llm", "vllm-1", ReadyPatch(flips % 2 == 1), "status").ok());
-    ++flips;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  const int passes = Passes() - before;
-  const double seconds = absl::ToDoubleSeconds(clock_.Now() - start);
+  auto churn = [&] {
+    for (int i = 0; i < 150; ++i, ++flips) {
+      ASSERT_TRUE(
+          api_.MergePatch(kube::kPods, "llm", "vllm-1", ReadyPatch(flips % 2 == 1), "status").ok());
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(churn());
+  ASSERT_TRUE(PodChangesDelivered());
+  Advance(absl::Seconds(1));  // one interval after the first pass: the next is due
+  ASSERT_TRUE(Eventually([&] { return passes_in(start, start + absl::Seconds(1)) >= 1; }));
+  ASSERT_NO_FATAL_FAILURE(churn());
+  ASSERT_TRUE(PodChangesDelivered());
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually(
+      [&] { return passes_in(start + absl::Seconds(1), start + absl::Seconds(2)) >= 1; }));
   controller.Stop();
+  // However many pod changes came, one pass per interval of clock time: none more at the start
+  // (the first, and one its pods' first list may have made due then), then one a second.
+  EXPECT_LE(passes_in(start - absl::Nanoseconds(1), start), 2);
+  EXPECT_EQ(passes_in(start, start + absl::Seconds(1)), 1);
+  EXPECT_EQ(passes_in(start + absl::Seconds(1), start + absl::Seconds(2)), 1);
+  const int passes = passes_in(start, clock_->Now());
+  const double seconds = absl::ToDoubleSeconds(clock_->Now() - start);
   ASSERT_GT(flips, 100);
   EXPECT_LE(passes, static_cast<int>(seconds) + 1)
       << passes << " passes in " << seconds << " s of " << flips << " pod changes";
@@ -449,9 +509,9 @@ TEST_F(ControllerTest, PodChurnNeverMakesPassesComeFasterThanOnePerInterval) {
 }
 
 // After a failed pass the next is a retry 10 s away. A pod that becomes Ready meanwhile brings it
-// forward to one interval (1 s) after the failed pass: the new capacity is seen within seconds,
-// through the watch, not at the retry.
-TEST_F(ControllerTest, APodBecomingReadyWakesItsAutoscalerLongBeforeTheRetry) {
+// forward to one interval (1 s) after the failed pass: the new capacity is seen one second of
+// clock time later, through the watch, not at the retry.
+TEST_F(ControllerOnManualClockTest, APodBecomingReadyWakesItsAutoscalerLongBeforeTheRetry) {
   ASSERT_NO_FATAL_FAILURE(SetUpFleet(1, 1, "1s"));
   std::atomic<bool> fail_scale{false};
   api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& r) -> absl::Status {
@@ -462,27 +522,33 @@ TEST_F(ControllerTest, APodBecomingReadyWakesItsAutoscalerLongBeforeTheRetry) {
   });
   ASSERT_TRUE(StartController().ok());
   Controller& controller = *controller_;
-  // Two passes that saw vllm-1 starting: the pods' first list and its wake-ups are behind us.
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto p = LastPass();
-        return factory_.log.Count() >= 2 && p.has_value() && p->pods.count("vllm-1") != 0 &&
-               p->pods.at("vllm-1") == state::PodView::Stage::kLoading;
-      },
-      absl::Seconds(10)));
+  auto last_saw = [&](state::PodView::Stage stage) {
+    auto p = LastPass();
+    return p.has_value() && p->pods.count("vllm-1") != 0 && p->pods.at("vllm-1") == stage;
+  };
+  // The first pass saw vllm-1 starting; so does the next, one interval later (by then whatever
+  // the pods' first list made due has run).
+  ASSERT_TRUE(Eventually([&] { return last_saw(state::PodView::Stage::kLoading); }));
+  const absl::Time start = clock_->Now();
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually([&] {
+    const std::optional<SeenPass> p = LastPass();
+    return p.has_value() && p->at == start + absl::Seconds(1);
+  }));
+  ASSERT_TRUE(last_saw(state::PodView::Stage::kLoading));
+  // The next, another interval later, fails: its retry is 10 s away.
   fail_scale = true;
-  ASSERT_TRUE(WaitFor([&] { return !fail_scale.load(); }, absl::Seconds(5)));  // it failed
-  const absl::Time failed = clock_.Now();
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually([&] { return !fail_scale.load(); }, absl::Seconds(5)));  // it failed
+  const absl::Time failed = clock_->Now();
+  const int passes = Passes();
   ASSERT_TRUE(api_.MergePatch(kube::kPods, "llm", "vllm-1", ReadyPatch(true), "status").ok());
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        auto p = LastPass();
-        return p.has_value() && p->pods.count("vllm-1") != 0 &&
-               p->pods.at("vllm-1") == state::PodView::Stage::kReady;
-      },
-      absl::Seconds(6)))
+  // One interval after the failed pass.
+  Advance(absl::Seconds(1));
+  EXPECT_TRUE(Eventually([&] { return last_saw(state::PodView::Stage::kReady); }, absl::Seconds(6)))
       << "the pod became Ready but no pass saw it before the 10 s retry";
-  EXPECT_LT(clock_.Now() - failed, absl::Seconds(8));
+  EXPECT_EQ(Passes(), passes + 1) << "one pass, the pod's wake-up";
+  EXPECT_LT(clock_->Now() - failed, absl::Seconds(8));
   controller.Stop();
 }
 
@@ -506,15 +572,15 @@ TEST_F(ControllerTest, APodDeletedMidDecisionBringsTheRetryForward) {
   });
   ASSERT_TRUE(StartController().ok());
   Controller& controller = *controller_;
-  ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 2; }, absl::Seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return factory_.log.Count() >= 2; }, absl::Seconds(10)));
   ASSERT_EQ(LastPass()->pods.size(), 3u);
 
   fail_patch = true;
   delete_on_read = true;
   factory_.log.decide = 4;
-  ASSERT_TRUE(WaitFor([&] { return !fail_patch.load(); }, absl::Seconds(5)));  // it failed
+  ASSERT_TRUE(Eventually([&] { return !fail_patch.load(); }, absl::Seconds(5)));  // it failed
   ASSERT_FALSE(delete_on_read.load());
-  EXPECT_TRUE(WaitFor([&] { return SpecReplicas() == 4; }, absl::Seconds(6)))
+  EXPECT_TRUE(Eventually([&] { return SpecReplicas() == 4; }, absl::Seconds(6)))
       << "the scale-up waited for the 10 s retry";
   std::optional<SeenPass> last = LastPass();
   ASSERT_TRUE(last.has_value());
@@ -539,7 +605,7 @@ TEST_F(ControllerTest, AnExpiredPodWatchReListsWithoutLosingPods) {
   });
   ASSERT_TRUE(StartController().ok());
   Controller& controller = *controller_;
-  ASSERT_TRUE(WaitFor([&] { return factory_.log.Count() >= 3; }, absl::Seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return factory_.log.Count() >= 3; }, absl::Seconds(10)));
   EXPECT_EQ(PodRequests("list"), 1) << "the pods are listed once, then watched";
 
   watch_down = true;
@@ -559,7 +625,7 @@ TEST_F(ControllerTest, AnExpiredPodWatchReListsWithoutLosingPods) {
   while (!settled && real.Now() < deadline) {
     const int lists = PodRequests("list");
     const size_t count = factory_.log.Count();
-    if (!WaitFor([&] { return factory_.log.Count() >= count + 2; }, absl::Seconds(5))) break;
+    if (!Eventually([&] { return factory_.log.Count() >= count + 2; }, absl::Seconds(5))) break;
     settled = PodRequests("list") == lists && LastPass()->pods == want;
   }
   EXPECT_TRUE(settled) << "pods seen: " << LastPass()->pods.size();

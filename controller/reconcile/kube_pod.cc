@@ -70,9 +70,8 @@ void ReadEngineArgs(const nlohmann::json& pod, KubePod& out) {
   for (int by_image = 0; by_image < 2 && chosen == nullptr; ++by_image) {
     for (const nlohmann::json& c : *containers) {
       if (!c.is_object()) continue;
-      const bool match = by_image == 0
-                             ? state::LooksLikeVllm(ContainerWords(c))
-                             : StringField(c, "image").find("vllm") != std::string::npos;
+      const bool match = by_image == 0 ? state::LooksLikeVllm(ContainerWords(c))
+                                       : StringField(c, "image").find("vllm") != std::string::npos;
       if (match) {
         chosen = &c;
         break;
@@ -97,9 +96,8 @@ void ReadEngineArgs(const nlohmann::json& pod, KubePod& out) {
     out.engine_args = *std::move(args);
   } else {
     const std::string name = StringField(c, "name");
-    out.engine_args_error =
-        absl::StrCat("pod ", out.name, " container ", name.empty() ? "?" : name, ": ",
-                     args.status().message());
+    out.engine_args_error = absl::StrCat("pod ", out.name, " container ", name.empty() ? "?" : name,
+                                         ": ", args.status().message());
   }
 }
 
@@ -128,7 +126,8 @@ absl::StatusOr<KubePod> ParseKubePod(const nlohmann::json& pod) {
   const nlohmann::json* ready = FindCondition(pod, "Ready");
   const nlohmann::json* containers = FindCondition(pod, "ContainersReady");
   const std::string phase = StringAt(pod, "status", "phase");
-  out.unschedulable = ConditionIs(scheduled, "False") && scheduled->value("reason", "") == "Unschedulable";
+  out.unschedulable =
+      ConditionIs(scheduled, "False") && scheduled->value("reason", "") == "Unschedulable";
 
   if (!StringAt(pod, "metadata", "deletionTimestamp").empty() || phase == "Succeeded" ||
       phase == "Failed") {

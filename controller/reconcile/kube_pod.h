@@ -34,8 +34,9 @@ struct KubePod {
   std::optional<absl::Time> ready_since;  // Ready=True's lastTransitionTime
   // The vLLM engine settings of the pod's vLLM container (the first whose command + args start a
   // vLLM server, state::LooksLikeVllm, or whose image is a vLLM one, whose entrypoint does),
-  // $(VAR) expanded from its literal env; nullopt when no container is. A command line vLLM would refuse leaves engine_args unset and says why in
-  // engine_args_error ("pod NAME container C: vLLM flag ...").
+  // $(VAR) expanded from its literal env; nullopt when no container is. A command line vLLM would
+  // refuse leaves engine_args unset and says why in engine_args_error ("pod NAME container C: vLLM
+  // flag ...").
   std::optional<state::EngineArgs> engine_args;
   std::string engine_args_error;
 };

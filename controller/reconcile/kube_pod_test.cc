@@ -16,7 +16,8 @@ nlohmann::json Pod(nlohmann::json conditions, nlohmann::json extra_meta = nlohma
   nlohmann::json pod = {
       {"apiVersion", "v1"},
       {"kind", "Pod"},
-      {"metadata", {{"name", "vllm-0"}, {"uid", "u-1"}, {"creationTimestamp", "2026-11-21T09:00:00Z"}}},
+      {"metadata",
+       {{"name", "vllm-0"}, {"uid", "u-1"}, {"creationTimestamp", "2026-11-21T09:00:00Z"}}},
       {"status", {{"phase", phase}, {"podIP", "10.0.0.7"}, {"conditions", conditions}}}};
   if (extra_meta.is_object()) pod["metadata"].update(extra_meta);
   return pod;
@@ -37,8 +38,8 @@ struct StageCase {
 TEST(KubePodTest, StageRulesTable) {
   const StageCase cases[] = {
       {"no conditions yet (just created)", Pod(nlohmann::json::array()), Stage::kPending, false},
-      {"unschedulable",
-       Pod({Cond("PodScheduled", "False", "Unschedulable")}), Stage::kPending, true},
+      {"unschedulable", Pod({Cond("PodScheduled", "False", "Unschedulable")}), Stage::kPending,
+       true},
       {"scheduled, containers starting",
        Pod({Cond("PodScheduled", "True"), Cond("Initialized", "True"),
             Cond("ContainersReady", "False", "ContainersNotReady"), Cond("Ready", "False")}),
@@ -97,10 +98,11 @@ TEST(KubePodTest, ReadsTheVllmContainersEngineArgs) {
        {{{"name", "proxy"}, {"command", {"envoy", "-c", "/etc/envoy.yaml"}}},
         {{"name", "vllm"},
          {"command", {"vllm", "serve"}},
-         {"args", {"meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "$(CTX)",
-                   "--max-num-seqs=128"}},
-         {"env", {{{"name", "CTX"}, {"value", "8k"}},
-                  {{"name", "TOKEN"}, {"valueFrom", {{"secretKeyRef", {{"name", "hf"}}}}}}}}}}}};
+         {"args",
+          {"meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "$(CTX)", "--max-num-seqs=128"}},
+         {"env",
+          {{{"name", "CTX"}, {"value", "8k"}},
+           {{"name", "TOKEN"}, {"valueFrom", {{"secretKeyRef", {{"name", "hf"}}}}}}}}}}}};
   auto p = ParseKubePod(pod);
   ASSERT_TRUE(p.ok()) << p.status();
   ASSERT_TRUE(p->engine_args.has_value());
@@ -129,7 +131,8 @@ TEST(KubePodTest, ReadsTheVllmContainersEngineArgs) {
   // sidecar listed first).
   pod["spec"]["containers"] = {
       {{"name", "router"}, {"image", "ghcr.io/x/vllm-router:1"}, {"args", {"--port", "9000"}}},
-      {{"name", "engine"}, {"image", "registry/llm:1"},
+      {{"name", "engine"},
+       {"image", "registry/llm:1"},
        {"command", {"vllm", "serve", "m", "--max-num-seqs", "64"}}}};
   p = ParseKubePod(pod);
   ASSERT_TRUE(p.ok());
@@ -137,10 +140,12 @@ TEST(KubePodTest, ReadsTheVllmContainersEngineArgs) {
   EXPECT_EQ(p->engine_args->max_num_seqs, 64);
 
   // Fields of the wrong type (outside input) read as absent, never throw.
-  pod["spec"]["containers"] = {
-      {{"name", 7}, {"image", 5}, {"command", {"vllm", 1, "serve"}}, {"env", "SEQS=4"},
-       {"args", {"--max-num-seqs", "8"}}},
-      "not a container"};
+  pod["spec"]["containers"] = {{{"name", 7},
+                                {"image", 5},
+                                {"command", {"vllm", 1, "serve"}},
+                                {"env", "SEQS=4"},
+                                {"args", {"--max-num-seqs", "8"}}},
+                               "not a container"};
   p = ParseKubePod(pod);
   ASSERT_TRUE(p.ok());
   ASSERT_TRUE(p->engine_args.has_value());

@@ -182,9 +182,4 @@ void PodInformers::Stop() {
   for (auto& [id, source] : sources) source->Stop();
 }
 
-size_t PodInformers::InformerCount() const {
-  absl::MutexLock lock(&mu_);
-  return sources_.size();
-}
-
 }  // namespace twinscale::reconcile

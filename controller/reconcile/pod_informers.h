@@ -99,9 +99,6 @@ class PodInformers {
   // Stops every informer and waits for their threads. Idempotent; Pods() fails afterwards.
   void Stop();
 
-  // Informers running now (one per distinct namespace and selector in use).
-  size_t InformerCount() const;
-
  private:
   class Source;  // one informer and its event handler
   struct Subscriber {

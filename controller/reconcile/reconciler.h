@@ -1,5 +1,6 @@
-// The Reconciler: one pass over one InferenceAutoscaler — read -> snapshot -> decide -> act ->
-// status (docs/architecture.md "Components and data flow"). A pass:
+// The Reconciler: one pass over one InferenceAutoscaler — read spec -> read target -> read pods ->
+// decide -> act -> write status (docs/architecture.md "Components and data flow"), one private
+// method per step, the steps' rules in reconcile_steps.h. A pass:
 //   1. reads the object; a spec that doesn't parse or resolve gets SpecValid=False naming the
 //      field, a Warning event (once per generation), and nothing else happens;
 //   2. reads the target's /scale (spec.replicas, status.selector) and, in Direct mode, looks for
@@ -36,23 +37,25 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "controller/common/clock.h"
+#include "controller/common/json_log.h"
+#include "controller/kube/event_recorder.h"
 #include "controller/metrics/metrics_source.h"
 #include "controller/policy/decider.h"
 #include "controller/policy/spec.h"
 #include "controller/reconcile/autoscaler_status.h"
+#include "controller/reconcile/reconcile_steps.h"
 
 namespace twinscale {
-class JsonLogger;
 namespace kube {
 class KubeClient;
-class EventRecorder;
 }  // namespace kube
 namespace outputs {
 class DecisionBoard;
@@ -66,14 +69,14 @@ using MetricsSourceFactory = std::function<absl::StatusOr<std::unique_ptr<metric
     const policy::MetricsSpec& spec, const std::string& model_name)>;
 
 struct ReconcilerDeps {
-  kube::KubeClient* client = nullptr;        // required
-  const Clock* clock = nullptr;              // required
-  PodInformers* pods = nullptr;              // required: the targets' pods (list then watch)
+  kube::KubeClient* client = nullptr;          // required
+  const Clock* clock = nullptr;                // required
+  PodInformers* pods = nullptr;                // required: the targets' pods (list then watch)
   policy::DeciderFactory* deciders = nullptr;  // required
-  MetricsSourceFactory metrics_sources;      // required
-  kube::EventRecorder* events = nullptr;     // optional
-  JsonLogger* log = nullptr;                 // optional
-  ControllerMetrics* metrics = nullptr;      // optional
+  MetricsSourceFactory metrics_sources;        // required
+  kube::EventRecorder* events = nullptr;       // optional
+  JsonLogger* log = nullptr;                   // optional
+  ControllerMetrics* metrics = nullptr;        // optional
   // Optional: where each pass's decision is published for the gRPC outputs (KEDA's external
   // scaler, the admission API); Forget removes the object's entry.
   outputs::DecisionBoard* board = nullptr;
@@ -96,24 +99,44 @@ class Reconciler {
 
  private:
   struct TargetState;
-  TargetState& StateFor(const std::string& key);
+  struct Pass;
+  // The state kept for object `key` between passes (created on its first pass).
+  TargetState& StateFor(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The steps of a pass, in order (the list above; their rules are in reconcile_steps.h). A step
+  // that returns a result ends the pass with it, its status written; nullopt goes on to the next.
+  // Read spec: parses the object and builds or reconfigures its decider; SpecValid.
+  std::optional<ReconcileResult> ReadSpec(Pass& pass);
+  // Read target: /scale and, in Direct mode, another autoscaler of the target.
+  std::optional<ReconcileResult> ReadTarget(Pass& pass);
+  // Read pods: the informer's pods of the target and their metrics (the source rebuilt when the
+  // spec changed it); a failed read of the metrics goes on, as stale inputs.
+  std::optional<ReconcileResult> ReadPods(Pass& pass);
+  // Decide: the decider's decision on the pass's view.
+  policy::Decision Decide(Pass& pass);
+  // Act: in Direct mode marks scale-in victims and writes /scale; ScalingActive in every mode.
+  // The write's error, if any.
+  absl::Status Act(Pass& pass, const policy::Decision& decision);
+  // Write status: MetricsFresh, SloAtRisk, PodsStalled and the status fields, the metrics, the
+  // published decision; then the status write. The pass's result.
+  ReconcileResult WriteStatus(Pass& pass, const policy::Decision& decision,
+                              const absl::Status& act_status);
+
+  // Marks this scale-in's victims with kVictimCost and clears the mark from the other pods.
+  void MarkVictims(const Pass& pass, const std::vector<std::string>& victims);
+  // The merge patch of /status when the pass's status differs meaningfully from the one written.
+  absl::Status PatchStatus(Pass& pass);
+  void Record(const Pass& pass, kube::EventType type, std::string_view reason,
+              const std::string& message);
+  void Log(const Pass& pass, LogLevel level, std::string_view msg,
+           std::initializer_list<LogField> fields);
+  void CountError(const char* stage);
 
   ReconcilerDeps deps_;
-  std::mutex mu_;  // guards the map, not the states (one worker per key)
-  std::map<std::string, std::unique_ptr<TargetState>> states_;
+  // Guards the map, not the states: the work queue hands a key to one worker at a time.
+  absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<TargetState>> states_ ABSL_GUARDED_BY(mu_);
 };
-
-// The replicas to mark for deletion when scaling `pods` in by `count`: pods that are not Ready
-// first (newest first: they have cost least), then Ready ones with the fewest requests in flight
-// (running + waiting, per the last reading; unread pods last), ties newest first (as the ReplicaSet
-// controller ranks equal pods), then by name. Pure; exposed for tests.
-struct VictimCandidate {
-  std::string name;
-  bool ready = false;
-  absl::Time created;
-  std::optional<double> in_flight;
-};
-std::vector<std::string> ChooseScaleInVictims(std::vector<VictimCandidate> pods, int32_t count);
 
 }  // namespace reconcile
 }  // namespace twinscale

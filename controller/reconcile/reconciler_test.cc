@@ -13,24 +13,24 @@
 #include <deque>
 #include <fstream>
 #include <functional>
-#include <thread>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include "absl/strings/str_split.h"
 #include "controller/common/json_log.h"
+#include "controller/kube/event_recorder.h"
 #include "controller/kube/informer.h"
 #include "controller/kube/leader_election.h"
 #include "controller/kube/leader_pod_label.h"
-#include "yaml-cpp/yaml.h"
-
-#include "controller/kube/event_recorder.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/outputs/decision_board.h"
 #include "controller/reconcile/pod_informers.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
+#include "tests/util/eventually.h"
+#include "yaml-cpp/yaml.h"
 
 namespace twinscale::reconcile {
 namespace {
@@ -131,7 +131,8 @@ class ScriptedSource : public metrics::MetricsSource {
   std::map<std::string, std::string>* failing_;
 };
 
-nlohmann::json Ias(const std::string& mode, const std::string& profile = "llama-3.1-8b-h100-sxm-tp1") {
+nlohmann::json Ias(const std::string& mode,
+                   const std::string& profile = "llama-3.1-8b-h100-sxm-tp1") {
   return {{"apiVersion", "twinscale.io/v1alpha1"},
           {"kind", "InferenceAutoscaler"},
           {"metadata", {{"name", "llama"}, {"namespace", "llm"}}},
@@ -156,15 +157,20 @@ nlohmann::json Deployment(int replicas) {
 nlohmann::json ReadyPod(const std::string& name, int ip_suffix, const std::string& created) {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "llm"}, {"labels", {{"app", "vllm"}}},
-                        {"creationTimestamp", created}}},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "llm"},
+            {"labels", {{"app", "vllm"}}},
+            {"creationTimestamp", created}}},
           {"status",
            {{"phase", "Running"},
             {"podIP", "10.0.0." + std::to_string(ip_suffix)},
             {"conditions",
              {{{"type", "PodScheduled"}, {"status", "True"}},
               {{"type", "ContainersReady"}, {"status", "True"}},
-              {{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", "2026-11-21T09:01:10Z"}}}}}}};
+              {{"type", "Ready"},
+               {"status", "True"},
+               {"lastTransitionTime", "2026-11-21T09:01:10Z"}}}}}}};
 }
 
 class ReconcilerTest : public ::testing::Test {
@@ -177,8 +183,9 @@ class ReconcilerTest : public ::testing::Test {
     deps_.pods = &pods_;
     deps_.deciders = &factory_;
     deps_.events = &events_;
-    deps_.metrics_sources = [this](const policy::MetricsSpec&, const std::string&)
-        -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
+    deps_.metrics_sources =
+        [this](const policy::MetricsSpec&,
+               const std::string&) -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
       return std::make_unique<ScriptedSource>(&clock_, &load_, &fail_all_, &failing_);
     };
   }
@@ -195,7 +202,9 @@ class ReconcilerTest : public ::testing::Test {
   int32_t SpecReplicas() {
     return (*api_.Get(kube::kDeployments, "llm", "vllm"))["spec"]["replicas"].get<int32_t>();
   }
-  nlohmann::json Status() { return (*api_.Get(kube::kInferenceAutoscalers, "llm", "llama"))["status"]; }
+  nlohmann::json Status() {
+    return (*api_.Get(kube::kInferenceAutoscalers, "llm", "llama"))["status"];
+  }
   nlohmann::json Condition(const std::string& type) {
     const nlohmann::json status = Status();
     for (const auto& c : status.value("conditions", nlohmann::json::array())) {
@@ -203,9 +212,7 @@ class ReconcilerTest : public ::testing::Test {
     }
     return nullptr;
   }
-  std::vector<nlohmann::json> Events() {
-    return api_.List(kube::kEvents, "llm")->items;
-  }
+  std::vector<nlohmann::json> Events() { return api_.List(kube::kEvents, "llm")->items; }
   int Writes(const std::string& verb, const kube::ResourceRef& ref, const std::string& sub) {
     int n = 0;
     for (const auto& r : api_.requests()) {
@@ -217,24 +224,10 @@ class ReconcilerTest : public ::testing::Test {
   // cache, through the same informer — satisfy `done`: the watch delivers a write a moment after
   // it returns, so a test that changed pods waits for that before the next pass.
   bool WaitForPodCache(const std::function<bool(const std::vector<nlohmann::json>&)>& done) {
-    RealClock real;
-    const absl::Time deadline = real.Now() + absl::Seconds(10);
-    while (real.Now() < deadline) {
+    return testutil::Eventually([&] {
       auto pods = pods_.Pods("llm/cache-probe", "llm", "app=vllm", clock_.Now(), absl::Seconds(15));
-      if (pods.ok() && done(*pods)) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  }
-  // Polls `done` (real time, every 10 ms, up to 10 s).
-  static bool PollFor(const std::function<bool()>& done) {
-    RealClock real;
-    const absl::Time deadline = real.Now() + absl::Seconds(10);
-    while (!done()) {
-      if (real.Now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
+      return pods.ok() && done(*pods);
+    });
   }
   static bool HasPod(const std::vector<nlohmann::json>& pods, const std::string& name) {
     for (const auto& p : pods) {
@@ -321,15 +314,16 @@ TEST_F(ReconcilerTest, AConflictOnScaleIsReReadAndRetried) {
 
 TEST_F(ReconcilerTest, AnotherAutoscalerOfTheTargetStopsDirectScaling) {
   SetUpFleet("Direct", 3);
-  ASSERT_TRUE(api_.Create(kube::kHorizontalPodAutoscalers, "llm",
-                          {{"apiVersion", "autoscaling/v2"},
-                           {"kind", "HorizontalPodAutoscaler"},
-                           {"metadata", {{"name", "old-hpa"}, {"namespace", "llm"}}},
-                           {"spec", {{"scaleTargetRef", {{"apiVersion", "apps/v1"},
-                                                         {"kind", "Deployment"},
-                                                         {"name", "vllm"}}},
-                                     {"maxReplicas", 10}}}})
-                  .ok());
+  ASSERT_TRUE(
+      api_.Create(kube::kHorizontalPodAutoscalers, "llm",
+                  {{"apiVersion", "autoscaling/v2"},
+                   {"kind", "HorizontalPodAutoscaler"},
+                   {"metadata", {{"name", "old-hpa"}, {"namespace", "llm"}}},
+                   {"spec",
+                    {{"scaleTargetRef",
+                      {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "vllm"}}},
+                     {"maxReplicas", 10}}}})
+          .ok());
   factory_.script = {8};
   Reconciler r(deps_);
   r.Reconcile("llm", "llama");
@@ -344,13 +338,15 @@ TEST_F(ReconcilerTest, AnotherAutoscalerOfTheTargetStopsDirectScaling) {
 }
 
 TEST_F(ReconcilerTest, AnInvalidSpecGetsAConditionAndOneEventPerGeneration) {
-  ASSERT_TRUE(api_.Create(kube::kInferenceAutoscalers, "llm", Ias("Direct", "no-such-profile")).ok());
+  ASSERT_TRUE(
+      api_.Create(kube::kInferenceAutoscalers, "llm", Ias("Direct", "no-such-profile")).ok());
   ASSERT_TRUE(api_.Create(kube::kDeployments, "llm", Deployment(3)).ok());
   Reconciler r(deps_);
   const ReconcileResult res = r.Reconcile("llm", "llama");
   EXPECT_FALSE(res.status.ok());
   EXPECT_EQ(Condition("SpecValid")["status"], "False");
-  EXPECT_THAT(Condition("SpecValid")["message"].get<std::string>(), HasSubstr("spec.model.profile"));
+  EXPECT_THAT(Condition("SpecValid")["message"].get<std::string>(),
+              HasSubstr("spec.model.profile"));
   r.Reconcile("llm", "llama");
   int warnings = 0;
   for (const auto& e : Events()) {
@@ -407,7 +403,8 @@ TEST_F(ReconcilerTest, ScaleInMarksTheLeastLoadedReadyPodForDeletion) {
   r.Reconcile("llm", "llama");
   EXPECT_EQ(SpecReplicas(), 2);
   const auto annotations = [&](const char* pod) {
-    return (*api_.Get(kube::kPods, "llm", pod))["metadata"].value("annotations", nlohmann::json::object());
+    return (*api_.Get(kube::kPods, "llm", pod))["metadata"].value("annotations",
+                                                                  nlohmann::json::object());
   };
   EXPECT_EQ(annotations("vllm-1").value("controller.kubernetes.io/pod-deletion-cost", ""), "-1000");
   EXPECT_FALSE(annotations("vllm-0").contains("controller.kubernetes.io/pod-deletion-cost"));
@@ -428,14 +425,16 @@ TEST_F(ReconcilerTest, ScaleInClearsItsStaleMarksFromEarlierScaleIns) {
   ASSERT_TRUE(WaitForPodCache([](const std::vector<nlohmann::json>& pods) {
     for (const auto& p : pods) {
       if (p["metadata"]["name"] == "vllm-1") {
-        return p["metadata"].value("annotations", nlohmann::json::object())
+        return p["metadata"]
+                   .value("annotations", nlohmann::json::object())
                    .value("controller.kubernetes.io/pod-deletion-cost", "") == "-1000";
       }
     }
     return false;
   }));
   // Nothing removed vllm-1 (no ReplicaSet here); the fleet grows again and vllm-1 gets busy.
-  ASSERT_TRUE(api_.MergePatch(kube::kDeployments, "llm", "vllm", {{"spec", {{"replicas", 3}}}}).ok());
+  ASSERT_TRUE(
+      api_.MergePatch(kube::kDeployments, "llm", "vllm", {{"spec", {{"replicas", 3}}}}).ok());
   load_ = {{"vllm-0", 1}, {"vllm-1", 40}, {"vllm-2", 30}};
   factory_.script = {2};
   clock_.Advance(absl::Seconds(15));
@@ -489,15 +488,14 @@ TEST_F(ReconcilerTest, StaleMetricsRaiseOneWarningEventPerEpisode) {
     }
     return n;
   };
-  const std::map<std::string, std::string> every_pod_fails = {
-      {"vllm-0", "connection refused"},
-      {"vllm-1", "connection refused"},
-      {"vllm-2", "connection refused"}};
+  const std::map<std::string, std::string> every_pod_fails = {{"vllm-0", "connection refused"},
+                                                              {"vllm-1", "connection refused"},
+                                                              {"vllm-2", "connection refused"}};
   struct Pass {
     std::string name;
     bool source_down;
     std::map<std::string, std::string> failing;
-    std::string want_condition;  // MetricsFresh's reason
+    std::string want_condition;                  // MetricsFresh's reason
     int want_source_failed, want_scrapes_stale;  // Warning events so far
   };
   const std::vector<Pass> passes = {
@@ -507,10 +505,18 @@ TEST_F(ReconcilerTest, StaleMetricsRaiseOneWarningEventPerEpisode) {
       {"the source is back but no pod reads: another cause, an event", false, every_pod_fails,
        "ScrapesStale", 1, 1},
       {"still no pod reads: no more", false, every_pod_fails, "ScrapesStale", 1, 1},
-      {"one pod of three reads again: fresh, nothing", false,
-       {{"vllm-0", "connection refused"}, {"vllm-1", "connection refused"}}, "Fresh", 1, 1},
+      {"one pod of three reads again: fresh, nothing",
+       false,
+       {{"vllm-0", "connection refused"}, {"vllm-1", "connection refused"}},
+       "Fresh",
+       1,
+       1},
       {"every pod reads: nothing", false, {}, "Fresh", 1, 1},
-      {"the source goes down again: a new episode, an event", true, {}, "MetricsSourceFailed", 2,
+      {"the source goes down again: a new episode, an event",
+       true,
+       {},
+       "MetricsSourceFailed",
+       2,
        1},
   };
   for (const Pass& p : passes) {
@@ -553,11 +559,17 @@ TEST_F(ReconcilerTest, FailedPodReadsAreLoggedWhenTheyChangeNotEveryPass) {
       {"one pod fails: a line", {{"vllm-1", "connection refused"}}, 1, 0},
       {"the same pod, the same error: no line", {{"vllm-1", "connection refused"}}, 1, 0},
       {"another pod fails too: a line",
-       {{"vllm-1", "connection refused"}, {"vllm-2", "timed out after 5s"}}, 2, 0},
+       {{"vllm-1", "connection refused"}, {"vllm-2", "timed out after 5s"}},
+       2,
+       0},
       {"the same two: no line",
-       {{"vllm-1", "connection refused"}, {"vllm-2", "timed out after 5s"}}, 2, 0},
+       {{"vllm-1", "connection refused"}, {"vllm-2", "timed out after 5s"}},
+       2,
+       0},
       {"the first fails otherwise: a line",
-       {{"vllm-1", "HTTP 500"}, {"vllm-2", "timed out after 5s"}}, 3, 0},
+       {{"vllm-1", "HTTP 500"}, {"vllm-2", "timed out after 5s"}},
+       3,
+       0},
       {"all read again: recovered", {}, 3, 1},
       {"still all read: nothing", {}, 3, 1},
   };
@@ -626,9 +638,12 @@ TEST_F(ReconcilerTest, ForgetRemovesThePublishedDecision) {
 
 TEST_F(ReconcilerTest, ANewLeaderStartsFromTheCalibrationInStatus) {
   SetUpFleet("Recommend", 3);
-  nlohmann::json status = {{"observedGeneration", 1},
-                           {"calibration", {{"prefillSpeed", 0.75}, {"decodeSpeed", 0.8}, {"updates", 40}}}};
-  ASSERT_TRUE(api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama", {{"status", status}}, "status").ok());
+  nlohmann::json status = {
+      {"observedGeneration", 1},
+      {"calibration", {{"prefillSpeed", 0.75}, {"decodeSpeed", 0.8}, {"updates", 40}}}};
+  ASSERT_TRUE(
+      api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama", {{"status", status}}, "status")
+          .ok());
   Reconciler r(deps_);
   r.Reconcile("llm", "llama");
   EXPECT_DOUBLE_EQ(factory_.restored.prefill_speed, 0.75);
@@ -641,7 +656,8 @@ TEST_F(ReconcilerTest, ASpecChangeReconfiguresTheSameDecider) {
   Reconciler r(deps_);
   r.Reconcile("llm", "llama");
   ASSERT_TRUE(api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama",
-                              {{"spec", {{"maxReplicas", 32}}}}).ok());
+                              {{"spec", {{"maxReplicas", 32}}}})
+                  .ok());
   r.Reconcile("llm", "llama");
   EXPECT_EQ(factory_.created, 1);
   EXPECT_EQ(factory_.reconfigured, 1);
@@ -690,8 +706,8 @@ TEST_F(ReconcilerTest, WhileThePodWatchFailsAPassListsThePodsAndHoldsWhenThatFai
   std::atomic<bool> fail_lists{true};
   std::atomic<bool> fail_watches{true};
   api_.SetInterceptor([&](const fakes::FakeKubeClient::Request& req) -> absl::Status {
-    const bool failing = (req.verb == "list" && fail_lists.load()) ||
-                         (req.verb == "watch" && fail_watches.load());
+    const bool failing =
+        (req.verb == "list" && fail_lists.load()) || (req.verb == "watch" && fail_watches.load());
     if (req.resource == kube::kPods && failing) {
       return absl::UnavailableError("dial tcp 10.96.0.1:443: connection refused");
     }
@@ -700,7 +716,7 @@ TEST_F(ReconcilerTest, WhileThePodWatchFailsAPassListsThePodsAndHoldsWhenThatFai
   const int watches = Writes("watch", kube::kPods, "");
   api_.DropWatches();
   // The informer retries its watch after the drop (and fails): it knows it is failing by then.
-  ASSERT_TRUE(PollFor([&] { return Writes("watch", kube::kPods, "") > watches; }));
+  ASSERT_TRUE(testutil::Eventually([&] { return Writes("watch", kube::kPods, "") > watches; }));
 
   factory_.script = {7};
   clock_.Advance(absl::Seconds(15));
@@ -723,7 +739,7 @@ TEST_F(ReconcilerTest, WhileThePodWatchFailsAPassListsThePodsAndHoldsWhenThatFai
 
   // The watch is back: once its cache is current, a pass lists nothing.
   fail_watches = false;
-  ASSERT_TRUE(PollFor([&] {
+  ASSERT_TRUE(testutil::Eventually([&] {
     const int lists = Writes("list", kube::kPods, "");
     return WaitForPodCache([](const auto&) { return true; }) &&
            Writes("list", kube::kPods, "") == lists;
@@ -803,12 +819,14 @@ TEST_F(ReconcilerTest, TheShippedRbacAllowsExactlyWhatTheControllerDoes) {
   clock_.Advance(absl::Seconds(15));
   r.Reconcile("llm", "llama");
   ASSERT_TRUE(api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama",
-                              {{"spec", {{"model", {{"profile", "no-such-profile"}}}}}}).ok());
+                              {{"spec", {{"model", {{"profile", "no-such-profile"}}}}}})
+                  .ok());
   Reconciler fresh(deps_);
   fresh.Reconcile("llm", "llama");
   Reconciler restarted(deps_);  // the same InvalidSpec event again: aggregated (a count bump)
   restarted.Reconcile("llm", "llama");
-  auto elector = kube::LeaderElector::Create(&api_, &clock_, {"twinscale-system", "twinscale-controller", "a"});
+  auto elector = kube::LeaderElector::Create(&api_, &clock_,
+                                             {"twinscale-system", "twinscale-controller", "a"});
   ASSERT_TRUE(elector.ok()) << elector.status();
   EXPECT_TRUE((*elector)->TryAcquireOrRenew());
   clock_.Advance(absl::Seconds(2));
@@ -841,16 +859,19 @@ TEST_F(ReconcilerTest, TheShippedRbacAllowsExactlyWhatTheControllerDoes) {
   std::set<std::tuple<std::string, std::string, std::string>> used;
   for (const auto& req : api_.requests()) {
     // The test's own set-up writes (creating the fleet, editing the spec) are not the controller's.
-    if (req.verb == "create" && (req.resource == kube::kDeployments || req.resource == kube::kPods ||
-                                 req.resource == kube::kInferenceAutoscalers ||
-                                 req.resource == kube::kHorizontalPodAutoscalers)) {
+    if (req.verb == "create" &&
+        (req.resource == kube::kDeployments || req.resource == kube::kPods ||
+         req.resource == kube::kInferenceAutoscalers ||
+         req.resource == kube::kHorizontalPodAutoscalers)) {
       continue;
     }
-    if (req.verb == "patch" && req.resource == kube::kInferenceAutoscalers && req.subresource.empty()) {
+    if (req.verb == "patch" && req.resource == kube::kInferenceAutoscalers &&
+        req.subresource.empty()) {
       continue;
     }
-    const std::string resource =
-        req.subresource.empty() ? req.resource.resource : req.resource.resource + "/" + req.subresource;
+    const std::string resource = req.subresource.empty()
+                                     ? req.resource.resource
+                                     : req.resource.resource + "/" + req.subresource;
     used.emplace(req.resource.group, resource, req.verb);
     EXPECT_TRUE(grants.count({req.resource.group, resource, req.verb}))
         << "RBAC does not allow " << req.verb << " " << req.resource.group << "/" << resource;
@@ -861,10 +882,12 @@ TEST_F(ReconcilerTest, TheShippedRbacAllowsExactlyWhatTheControllerDoes) {
     const bool exercised = used.count({group, resource, verb}) != 0;
     const bool same_path_as_exercised =
         resource == "statefulsets/scale" || resource == "leaderworkersets/scale" ||
-        (verb == "update" && (resource == "deployments/scale" || resource == "inferenceautoscalers/status")) ||
+        (verb == "update" &&
+         (resource == "deployments/scale" || resource == "inferenceautoscalers/status")) ||
         (resource == "inferenceautoscalers/status" && verb == "get");
     EXPECT_TRUE(exercised || same_path_as_exercised)
-        << "RBAC grants " << verb << " " << group << "/" << resource << " but the controller never uses it";
+        << "RBAC grants " << verb << " " << group << "/" << resource
+        << " but the controller never uses it";
   }
 }
 

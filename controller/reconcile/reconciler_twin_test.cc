@@ -44,6 +44,7 @@
 #include "nlohmann/json.hpp"
 #include "simulator/profiles/profile_loader.h"
 #include "tests/fakes/fake_kube_client.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::reconcile {
 namespace {
@@ -156,8 +157,7 @@ json Pod(const std::string& name, int ip, bool ready) {
 
 class ReconcilerTwinTest : public ::testing::Test {
  protected:
-  ReconcilerTwinTest()
-      : clock_(kT0), api_(&clock_), pods_(&api_), events_(&api_, &clock_) {
+  ReconcilerTwinTest() : clock_(kT0), api_(&clock_), pods_(&api_), events_(&api_, &clock_) {
     auto profiles = sim::ProfileRegistry::LoadEmbedded();
     EXPECT_TRUE(profiles.ok()) << profiles.status();
     if (profiles.ok()) profiles_ = std::make_unique<sim::ProfileRegistry>(*std::move(profiles));
@@ -217,14 +217,11 @@ class ReconcilerTwinTest : public ::testing::Test {
   // The pass of now, after the watch has brought the pods as they are.
   ReconcileResult Pass(Reconciler& r) {
     const size_t want = api_.List(kube::kPods, "llm")->items.size();
-    RealClock real;
-    const absl::Time deadline = real.Now() + absl::Seconds(10);
-    while (real.Now() < deadline) {
+    (void)testutil::Eventually([&] {  // if it never does, the pass's own checks say what it saw
       auto cached =
           pods_.Pods("llm/cache-probe", "llm", "app=vllm", clock_.Now(), absl::Seconds(15));
-      if (cached.ok() && cached->size() == want) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+      return cached.ok() && cached->size() == want;
+    });
     return r.Reconcile("llm", "llama");
   }
 
@@ -363,8 +360,9 @@ TEST_F(ReconcilerTwinTest, TheDecisionFollowsThePodsVllmFlagsAndSaysSo) {
     pod["spec"] = {{"containers",
                     {{{"name", "vllm"},
                       {"command", {"/bin/sh", "-c"}},
-                      {"args", {"exec vllm serve meta-llama/Llama-3.1-8B-Instruct "
-                                "--max-num-seqs $(SEQS) --port 8000"}},
+                      {"args",
+                       {"exec vllm serve meta-llama/Llama-3.1-8B-Instruct "
+                        "--max-num-seqs $(SEQS) --port 8000"}},
                       {"env", {{{"name", "SEQS"}, {"value", "4"}}}}}}}};
     ASSERT_TRUE(api_.Create(kube::kPods, "llm", pod).ok());
   }
@@ -385,16 +383,22 @@ TEST_F(ReconcilerTwinTest, TheDecisionFollowsThePodsVllmFlagsAndSaysSo) {
   bad["spec"]["containers"][0]["env"][0]["value"] = "four";
   ASSERT_TRUE(api_.Update(kube::kPods, "llm", bad).ok());
   clock_.Advance(absl::Seconds(15));
-  RealClock real;
   std::string unreadable;
-  for (const absl::Time deadline = real.Now() + absl::Seconds(10);
-       unreadable.empty() && real.Now() < deadline;) {
-    ASSERT_TRUE(Pass(r).status.ok());
-    for (const json& reason : Status()["lastDecision"].value("reasons", json::array())) {
-      if (reason.value("code", "") == "EngineArgsUnreadable") unreadable = reason.value("message", "");
-    }
-    if (unreadable.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  bool pass_failed = false;
+  (void)testutil::Eventually(
+      [&] {
+        const ReconcileResult pass = Pass(r);
+        EXPECT_TRUE(pass.status.ok()) << pass.status;
+        pass_failed = !pass.status.ok();
+        for (const json& reason : Status()["lastDecision"].value("reasons", json::array())) {
+          if (reason.value("code", "") == "EngineArgsUnreadable") {
+            unreadable = reason.value("message", "");
+          }
+        }
+        return pass_failed || !unreadable.empty();
+      },
+      absl::Seconds(10), absl::Milliseconds(20));
+  ASSERT_FALSE(pass_failed);
   EXPECT_EQ(unreadable,
             "pod vllm-1 container vllm: vLLM flag --max-num-seqs: \"four\" is not an integer (the "
             "twin keeps the spec's engine)");

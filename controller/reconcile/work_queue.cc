@@ -1,12 +1,12 @@
 // A de-duplicating work queue with delayed adds: see work_queue.h.
 #include "controller/reconcile/work_queue.h"
 
-#include <chrono>
+#include <algorithm>
 
 namespace twinscale::reconcile {
 
 void WorkQueue::Add(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (shutdown_) return;
   scheduled_.erase(key);
   if (processing_.count(key) != 0) {
@@ -14,7 +14,7 @@ void WorkQueue::Add(const std::string& key) {
     return;
   }
   if (queued_.insert(key).second) ready_.push_back(key);
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
@@ -22,12 +22,12 @@ void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
     Add(key);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (shutdown_ || queued_.count(key) != 0) return;
   const absl::Time due = clock_->Now() + delay;
   auto [it, inserted] = scheduled_.emplace(key, due);
   if (!inserted && due < it->second) it->second = due;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void WorkQueue::PromoteDueLocked() {
@@ -64,7 +64,7 @@ std::optional<std::string> WorkQueue::GetFor(absl::Duration timeout) {
   // The timeout is spent in waiting slices rather than measured on the clock: with a ManualClock
   // nobody may advance time while a worker waits, and the wait must still end.
   absl::Duration remaining = timeout;
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (true) {
     if (shutdown_) return std::nullopt;
     PromoteDueLocked();
@@ -74,7 +74,7 @@ std::optional<std::string> WorkQueue::GetFor(absl::Duration timeout) {
     const absl::Time now = clock_->Now();
     for (const auto& [key, due] : scheduled_) slice = std::min(slice, due - now);
     slice = std::max(slice, absl::Milliseconds(1));
-    cv_.wait_for(lock, absl::ToChronoMilliseconds(slice));
+    cv_.WaitWithTimeout(&mu_, slice);
     remaining -= slice;
   }
 }
@@ -87,16 +87,16 @@ std::optional<std::string> WorkQueue::Get() {
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   processing_.erase(key);
   if (dirty_while_processing_.erase(key) != 0 && !shutdown_) {
     if (queued_.insert(key).second) ready_.push_back(key);
-    cv_.notify_one();
+    cv_.Signal();
   }
 }
 
 void WorkQueue::Forget(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   scheduled_.erase(key);
   dirty_while_processing_.erase(key);
   if (queued_.erase(key) != 0) {
@@ -110,18 +110,18 @@ void WorkQueue::Forget(const std::string& key) {
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   shutdown_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool WorkQueue::shutting_down() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return shutdown_;
 }
 
 size_t WorkQueue::Len() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return ready_.size() + scheduled_.size();
 }
 

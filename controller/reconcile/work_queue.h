@@ -6,15 +6,15 @@
 #ifndef TWINSCALE_CONTROLLER_RECONCILE_WORK_QUEUE_H_
 #define TWINSCALE_CONTROLLER_RECONCILE_WORK_QUEUE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "controller/common/clock.h"
 
@@ -43,23 +43,25 @@ class WorkQueue {
   void ShutDown();
   bool shutting_down() const;
   // Wakes waiters to re-check delayed keys against the clock.
-  void Poke() { cv_.notify_all(); }
+  void Poke() { cv_.SignalAll(); }
   // Keys queued or scheduled, not counting the ones being processed.
   size_t Len() const;
 
  private:
-  void PromoteDueLocked();
-  std::optional<std::string> TakeLocked();
+  void PromoteDueLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<std::string> TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock* clock_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> ready_;
-  std::set<std::string> queued_;      // in ready_ (or to be re-queued once done: dirty)
-  std::set<std::string> processing_;
-  std::set<std::string> dirty_while_processing_;
-  std::map<std::string, absl::Time> scheduled_;  // delayed keys and when they are due
-  bool shutdown_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // signalled when a key is queued or scheduled, on Poke and on ShutDown
+  std::deque<std::string> ready_ ABSL_GUARDED_BY(mu_);
+  // In ready_ (or to be re-queued once done: dirty).
+  std::set<std::string> queued_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> processing_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> dirty_while_processing_ ABSL_GUARDED_BY(mu_);
+  // Delayed keys and when they are due.
+  std::map<std::string, absl::Time> scheduled_ ABSL_GUARDED_BY(mu_);
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace twinscale::reconcile

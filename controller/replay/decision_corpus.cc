@@ -150,12 +150,11 @@ absl::Status ReadShape(const Reader& parent, const char* key, policy::LengthShap
 }
 
 absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
-  TS_RETURN_IF_ERROR(r.Keys({"ready", "pending_ready_in_s", "new_replica_warmup_s", "arrival_rate",
-                             "arrival_rate_cv", "rate_interval_s", "arrival_cv",
-                             "arrival_rate_baseline", "rate_persistence",
-                             "prompt_tokens_mean", "output_tokens_mean",
-                             "prompt_shape", "output_shape", "horizon_s", "judge_from_s",
-                             "ttft_threshold_s", "ttft_per_prompt_token_s", "percentile", "seed"}));
+  TS_RETURN_IF_ERROR(r.Keys(
+      {"ready", "pending_ready_in_s", "new_replica_warmup_s", "arrival_rate", "arrival_rate_cv",
+       "rate_interval_s", "arrival_cv", "arrival_rate_baseline", "rate_persistence",
+       "prompt_tokens_mean", "output_tokens_mean", "prompt_shape", "output_shape", "horizon_s",
+       "judge_from_s", "ttft_threshold_s", "ttft_per_prompt_token_s", "percentile", "seed"}));
   if (!r.Has("ready") || !r.raw("ready").is_array()) return r.Error("ready", "is not an array");
   const json& ready = r.raw("ready");
   for (size_t i = 0; i < ready.size(); ++i) {
@@ -185,8 +184,7 @@ absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
     TS_ASSIGN_OR_RETURN(cv, r.Number("arrival_cv", 0.01, 100));
     q.rate_interval = absl::Seconds(kLegacyCountInterval_s);
     const double mean_count = q.arrival_rate * kLegacyCountInterval_s;
-    q.arrival_rate_cv =
-        mean_count > 0 ? std::sqrt(std::max(0.0, cv * cv - 1.0) / mean_count) : 0.0;
+    q.arrival_rate_cv = mean_count > 0 ? std::sqrt(std::max(0.0, cv * cv - 1.0) / mean_count) : 0.0;
   } else {
     TS_ASSIGN_OR_RETURN(q.arrival_rate_cv, r.Number("arrival_rate_cv", 0, 100));
     TS_ASSIGN_OR_RETURN(s, r.Number("rate_interval_s", 1e-3, 86400));
@@ -259,10 +257,6 @@ absl::Status ReadEntry(const Reader& r, CorpusEntry& e) {
 }
 
 }  // namespace
-
-std::string QuestionToJson(const policy::ForecastQuestion& question) {
-  return QuestionObject(question).dump();
-}
 
 std::string CorpusEntryToJson(const CorpusEntry& e) {
   ordered_json j;

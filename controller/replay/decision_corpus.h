@@ -69,16 +69,14 @@ struct CorpusEntry {
   int32_t not_counted = 0;  // starting pods that hold a slot but no longer count as capacity
   double safety_margin = 0.8;
   bool scale_in_allowed = true;
-  int32_t decided = 0;      // Decision::replicas
-  int32_t recommended = 0;  // Decision::recommendation
+  int32_t decided = 0;                  // Decision::replicas
+  int32_t recommended = 0;              // Decision::recommendation
   int32_t previous_recommendation = 0;  // Decision::previous_recommendation (0: none)
   policy::ForecastQuestion question;
 };
 
 // One line of JSON (no newline) for `entry`.
 std::string CorpusEntryToJson(const CorpusEntry& entry);
-// The question alone, as the "question" object above (one line of JSON).
-std::string QuestionToJson(const policy::ForecastQuestion& question);
 
 // InvalidArgument naming the field for malformed JSON, a missing or mistyped field, an unknown key
 // or a value out of range (negative counts, a percentile outside (0, 100], min > max, ...).

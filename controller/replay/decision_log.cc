@@ -58,7 +58,8 @@ std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler, absl::Time o
                           autoscaler.prediction_error_ms(), origin, checks);
 }
 
-std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::Decision>& decisions,
+std::string DecisionLogJsonl(std::string_view policy,
+                             const std::vector<policy::Decision>& decisions,
                              const std::vector<double>& speed, const std::vector<double>& error,
                              absl::Time origin, const std::vector<CheckedPrediction>* checks) {
   std::string out;
@@ -96,7 +97,8 @@ std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::
     j["forecast_at_current"] = ForecastJson(d.forecast_at_current);
     j["forecast_at_decision"] = ForecastJson(d.forecast_at_decision);
     j["slo_at_risk"] = d.slo_at_risk;
-    j["speed"] = i < speed.size() ? ordered_json(RoundForPeople(speed[i], 4)) : ordered_json(nullptr);
+    j["speed"] =
+        i < speed.size() ? ordered_json(RoundForPeople(speed[i], 4)) : ordered_json(nullptr);
     j["prediction_error_ms"] = i < error.size() && std::isfinite(error[i])
                                    ? ordered_json(RoundForPeople(error[i], 1))
                                    : ordered_json(nullptr);

@@ -23,11 +23,11 @@
 // surplus on record took off it (SurplusSpent; negative: the points a shortfall on record added,
 // ShortfallOnRecord), "forecast_margin" (only when one applied) the factor ForecastMargin scaled
 // the rate forecast by, "budget" the SLO budget's ledger over the target's window as the decision
-// read it (absent before any request was served), "scale_in_evidence" the earlier decisions' scale-in
-// draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT forecast for
-// the interval just ended minus the observed p90 (null when either is unknown); "speed" the
-// calibrated decode speed factor after the decision. "twin_check" (twin_error.h) is the twin's
-// forecast for the fleet the decision left, over the span [time_s + judge_from_s, time_s +
+// read it (absent before any request was served), "scale_in_evidence" the earlier decisions'
+// scale-in draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT
+// forecast for the interval just ended minus the observed p90 (null when either is unknown);
+// "speed" the calibrated decode speed factor after the decision. "twin_check" (twin_error.h) is the
+// twin's forecast for the fleet the decision left, over the span [time_s + judge_from_s, time_s +
 // horizon_s), beside what the truth served over it ("counted": in the run's bias and MAE; an
 // unknown observed value is null); absent for a decision replay did not check (the pre-roll's).
 //
@@ -50,7 +50,8 @@ namespace twinscale::replay {
 // prediction_error_ms[i] (NaN: unknown) go with decisions[i] (missing entries are null).
 // `origin` is the absl::Time of the trace's first arrival (ReplayConfig::start). `checks`
 // (ReplayResult::twin_checks; may be null) go with the decisions at their times.
-std::string DecisionLogJsonl(std::string_view policy, const std::vector<policy::Decision>& decisions,
+std::string DecisionLogJsonl(std::string_view policy,
+                             const std::vector<policy::Decision>& decisions,
                              const std::vector<double>& speed,
                              const std::vector<double>& prediction_error_ms,
                              absl::Time origin = absl::UnixEpoch(),

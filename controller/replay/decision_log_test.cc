@@ -48,8 +48,8 @@ TEST(DecisionLogTest, OneJsonLinePerDecisionWithItsReasonsAndNumbers) {
   const std::vector<policy::Decision> decisions = {
       MakeDecision(origin + absl::Seconds(15), 4, 5),
       MakeDecision(origin + absl::Milliseconds(30500), 5, 5)};
-  const std::string text = DecisionLogJsonl("twinscale:x", decisions, {0.81234, 0.8},
-                                            {std::nan(""), -12.34}, origin);
+  const std::string text =
+      DecisionLogJsonl("twinscale:x", decisions, {0.81234, 0.8}, {std::nan(""), -12.34}, origin);
   std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(text.back(), '\n');

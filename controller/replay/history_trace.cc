@@ -11,7 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "controller/state/fleet_snapshot.h"
+#include "controller/state/rate_estimators.h"
 #include "simulator/core/rng.h"
 #include "simulator/core/samplers.h"
 #include "simulator/workload/bucket_length_sampler.h"
@@ -120,8 +120,7 @@ std::vector<double> GaugeSumPerPoint(const metrics::PromMatrix& m, absl::Time st
   return sum;
 }
 
-absl::StatusOr<LengthHistogram> HistogramFromBuckets(const metrics::PromMatrix& by_le,
-                                                     double sum) {
+absl::StatusOr<LengthHistogram> HistogramFromBuckets(const metrics::PromMatrix& by_le, double sum) {
   std::map<double, double> cumulative;  // le -> count (last point of the series)
   for (const metrics::PromSeries& s : by_le) {
     auto le = s.labels.find("le");
@@ -192,8 +191,8 @@ absl::StatusOr<HistoryTrace> SynthesizeTrace(const FleetHistory& history,
   out.cv = DispersionToCv(out.dispersion);
 
   const double step_s = absl::ToDoubleSeconds(history.step);
-  const std::vector<double> rates = SmoothedRates(history.arrivals, history.step,
-                                                  std::max(options.smoothing, history.step));
+  const std::vector<double> rates =
+      SmoothedRates(history.arrivals, history.step, std::max(options.smoothing, history.step));
   const sim::BucketLengthSampler prompt(history.prompt.upper_bounds, history.prompt.counts,
                                         options.match_means ? history.prompt.mean : 0.0,
                                         options.max_tokens, /*ceil_to_bucket=*/true);

@@ -61,26 +61,26 @@ struct LengthHistogram {
 
 // What the history says, before synthesis.
 struct FleetHistory {
-  absl::Time start;                       // t_0
+  absl::Time start;  // t_0
   absl::Duration step = absl::Seconds(15);
-  std::vector<double> arrivals;           // arrivals[k - 1]: in (t_{k-1}, t_k]
+  std::vector<double> arrivals;  // arrivals[k - 1]: in (t_{k-1}, t_k]
   LengthHistogram prompt, output;
 };
 
 struct SynthesisOptions {
   absl::Duration smoothing = absl::Minutes(5);  // the rate curve's moving window (>= step)
-  bool match_means = true;  // rescale the length shapes to the observed means
+  bool match_means = true;                      // rescale the length shapes to the observed means
   int32_t max_tokens = 1 << 20;
   int64_t max_requests = 50'000'000;  // refuse larger syntheses (memory)
   uint64_t seed = 1;
 };
 
 struct HistoryTrace {
-  sim::Trace trace;          // normalised (first arrival at 0)
-  absl::Time start;          // the history's t_0
-  sim::SimDuration shift;    // history time of trace time 0, from t_0 (NormalizeTrace's shift)
-  double dispersion = 1;     // estimated index of dispersion of per-step arrivals
-  double cv = 1;             // gamma inter-arrival CV used
+  sim::Trace trace;              // normalised (first arrival at 0)
+  absl::Time start;              // the history's t_0
+  sim::SimDuration shift;        // history time of trace time 0, from t_0 (NormalizeTrace's shift)
+  double dispersion = 1;         // estimated index of dispersion of per-step arrivals
+  double cv = 1;                 // gamma inter-arrival CV used
   double observed_requests = 0;  // arrivals the history counted
 };
 

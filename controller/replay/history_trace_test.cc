@@ -52,11 +52,14 @@ TEST(CounterIncreasesTest, ResetsNewSeriesAndGaps) {
     std::vector<double> want;  // 4 steps
   };
   const std::vector<Case> cases = {
-      {"steady counter: differences", {Series({}, {{0, 10}, {1, 12}, {2, 15}, {3, 15}, {4, 20}})},
+      {"steady counter: differences",
+       {Series({}, {{0, 10}, {1, 12}, {2, 15}, {3, 15}, {4, 20}})},
        {2, 3, 0, 5}},
-      {"reset: the new value is the increase", {Series({}, {{0, 10}, {1, 12}, {2, 3}, {3, 5}, {4, 6}})},
+      {"reset: the new value is the increase",
+       {Series({}, {{0, 10}, {1, 12}, {2, 3}, {3, 5}, {4, 6}})},
        {2, 3, 2, 1}},
-      {"pod started within the range: its first value counts", {Series({}, {{2, 4}, {3, 9}, {4, 9}})},
+      {"pod started within the range: its first value counts",
+       {Series({}, {{2, 4}, {3, 9}, {4, 9}})},
        {0, 4, 5, 0}},
       {"gap: the increase spans it", {Series({}, {{0, 1}, {1, 2}, {3, 6}, {4, 7}})}, {1, 0, 4, 1}},
       {"two pods add up",
@@ -95,7 +98,8 @@ TEST(HistogramFromBucketsTest, RejectsMalformedBuckets) {
   };
   const std::vector<Case> cases = {
       {"no +Inf bucket: the total is unknown", {Series({{"le", "10"}}, {{0, 3}})}},
-      {"le is not a number", {Series({{"le", "ten"}}, {{0, 3}}), Series({{"le", "+Inf"}}, {{0, 3}})}},
+      {"le is not a number",
+       {Series({{"le", "ten"}}, {{0, 3}}), Series({{"le", "+Inf"}}, {{0, 3}})}},
       {"a series without le (not summed by le)", {Series({{"pod", "a"}}, {{0, 3}})}},
   };
   for (const Case& c : cases) {
@@ -266,11 +270,13 @@ TEST(FetchFleetHistoryTest, ErrorsNameTheFlag) {
   HistoryQueryOptions good;
   good.end = kStart;
   std::vector<Case> cases;
-  cases.push_back({"selector without braces", good, absl::StatusCode::kInvalidArgument, "--selector"});
+  cases.push_back(
+      {"selector without braces", good, absl::StatusCode::kInvalidArgument, "--selector"});
   cases.back().o.selector = "model_name=\"m\"";
   cases.push_back({"zero step", good, absl::StatusCode::kInvalidArgument, "--step"});
   cases.back().o.step = absl::ZeroDuration();
-  cases.push_back({"range shorter than two steps", good, absl::StatusCode::kInvalidArgument, "--range"});
+  cases.push_back(
+      {"range shorter than two steps", good, absl::StatusCode::kInvalidArgument, "--range"});
   cases.back().o.range = absl::Seconds(20);
   cases.push_back({"nothing matches", good, absl::StatusCode::kNotFound, "--selector"});
   for (const Case& c : cases) {

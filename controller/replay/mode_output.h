@@ -20,8 +20,7 @@ namespace twinscale::replay {
 class ModeOutput {
  public:
   // `tolerance`: the cluster's --horizontal-pod-autoscaler-tolerance (or a per-HPA one).
-  ModeOutput(policy::Mode mode, int32_t min_replicas, int32_t max_replicas,
-             double tolerance = 0.1);
+  ModeOutput(policy::Mode mode, int32_t min_replicas, int32_t max_replicas, double tolerance = 0.1);
 
   // The count the target gets when twinscale decides `decided` for a target at `current`. Every
   // sync of the HPA is one call (KEDA's HPA syncs at the controller's interval in replay).

@@ -168,10 +168,10 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
   result.gpu_hours = replica_minutes * deployment.tensor_parallel / 60.0;
 
   if (options.request_share > 0) {
-    const int32_t cap = options.share_max_replicas > 0
-                            ? std::clamp(options.share_max_replicas, options.min_replicas,
-                                         options.max_replicas)
-                            : options.max_replicas;
+    const int32_t cap =
+        options.share_max_replicas > 0
+            ? std::clamp(options.share_max_replicas, options.min_replicas, options.max_replicas)
+            : options.max_replicas;
     std::vector<int64_t> requests;
     std::vector<int32_t> start;
     for (const OracleMinute& minute : result.minutes) {
@@ -209,8 +209,8 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
 
 LateFollower FollowLate(const std::vector<int64_t>& requests,
                         const std::vector<int32_t>& allocation, int32_t lag, int32_t max_margin,
-                        int32_t max_replicas, double share, double minute_share,
-                        double percentile, int32_t tensor_parallel,
+                        int32_t max_replicas, double share, double minute_share, double percentile,
+                        int32_t tensor_parallel,
                         absl::FunctionRef<double(size_t, int32_t)> attainment,
                         const std::vector<double>& weights) {
   const size_t n = requests.size();
@@ -244,7 +244,8 @@ LateFollower FollowLate(const std::vector<int64_t>& requests,
 
 ShareAllocation AllocateForShare(const std::vector<int64_t>& requests,
                                  const std::vector<int32_t>& start, int32_t max_replicas,
-                                 double share, absl::FunctionRef<double(size_t, int32_t)> attainment) {
+                                 double share,
+                                 absl::FunctionRef<double(size_t, int32_t)> attainment) {
   const size_t n = requests.size();
   AskedOnce at(n, attainment);
   ShareAllocation out;
@@ -320,9 +321,8 @@ ShareAllocation AllocateForShare(const std::vector<int64_t>& requests,
     std::vector<std::pair<double, size_t>> jumps;
     for (size_t m = 0; m < n; ++m) {
       if (requests[m] == 0 || out.replicas[m] >= max_replicas) continue;
-      jumps.emplace_back(-static_cast<double>(requests[m]) *
-                             (at(m, max_replicas) - at(m, out.replicas[m])),
-                         m);
+      jumps.emplace_back(
+          -static_cast<double>(requests[m]) * (at(m, max_replicas) - at(m, out.replicas[m])), m);
     }
     std::sort(jumps.begin(), jumps.end());
     for (const auto& [neg_gain, m] : jumps) {

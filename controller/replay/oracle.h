@@ -95,8 +95,8 @@ struct OracleMinute {
 // need would buy a policy whose replicas are Ready only that long after it decides.
 struct LateFollower {
   int32_t lag_minutes = 0;
-  bool reached = false;     // some margin up to the maximum meets the target
-  int32_t margin = 0;       // the smallest that does (else the maximum tried)
+  bool reached = false;  // some margin up to the maximum meets the target
+  int32_t margin = 0;    // the smallest that does (else the maximum tried)
   double gpu_hours = 0;
   double attainment = 0;    // of all requests
   double minute_share = 0;  // of minutes with traffic at the percentile
@@ -104,10 +104,10 @@ struct LateFollower {
 
 // The oracle for the request share (OracleOptions::request_share).
 struct ShareOracle {
-  double share = 0;        // asked for
-  bool reached = false;    // false: not even share_max_replicas in every minute reaches it
-  double attainment = 0;   // reached by the allocation (with share_max_replicas everywhere if not)
-  double gpu_hours = 0;    // of the allocation (when reached)
+  double share = 0;       // asked for
+  bool reached = false;   // false: not even share_max_replicas in every minute reaches it
+  double attainment = 0;  // reached by the allocation (with share_max_replicas everywhere if not)
+  double gpu_hours = 0;   // of the allocation (when reached)
   int32_t max_replicas = 0;  // in any minute of the allocation (not reached: share_max_replicas)
   std::optional<LateFollower> late;  // with OracleOptions::follower_lag_minutes, when reached
 };
@@ -148,14 +148,15 @@ struct ShareAllocation {
 // minute whole) weighs each minute in GPU-hours and in the share of minutes (OracleMinute::weight).
 LateFollower FollowLate(const std::vector<int64_t>& requests,
                         const std::vector<int32_t>& allocation, int32_t lag, int32_t max_margin,
-                        int32_t max_replicas, double share, double minute_share,
-                        double percentile, int32_t tensor_parallel,
+                        int32_t max_replicas, double share, double minute_share, double percentile,
+                        int32_t tensor_parallel,
                         absl::FunctionRef<double(size_t, int32_t)> attainment,
                         const std::vector<double>& weights = {});
 
 ShareAllocation AllocateForShare(const std::vector<int64_t>& requests,
                                  const std::vector<int32_t>& start, int32_t max_replicas,
-                                 double share, absl::FunctionRef<double(size_t, int32_t)> attainment);
+                                 double share,
+                                 absl::FunctionRef<double(size_t, int32_t)> attainment);
 
 // InvalidArgument for 1 > min_replicas or max_replicas < min_replicas, or a deployment that fails
 // sim::ValidateDeployment.

@@ -261,8 +261,8 @@ TEST(FollowLateTest, TheSmallestMarginMeetingBothShares) {
 TEST(FollowLateTest, TheMinutesShareCanBindAlone) {
   // 95.3% of requests in time at +0, but one of three minutes under p90: 67% of minutes.
   Tables t;
-  t.a = {{{0, 4}, 0.99}, {{1, 4}, 0.99}, {{2, 4}, 0.88}, {{0, 5}, 0.995}, {{1, 5}, 0.995},
-         {{2, 5}, 0.95}};
+  t.a = {{{0, 4}, 0.99},  {{1, 4}, 0.99},  {{2, 4}, 0.88},
+         {{0, 5}, 0.995}, {{1, 5}, 0.995}, {{2, 5}, 0.95}};
   const LateFollower got =
       FollowLate({100, 100, 100}, {4, 4, 4}, 1, 8, 16, 0.95, 0.95, 0.90, 1, std::ref(t));
   EXPECT_TRUE(got.reached);
@@ -273,8 +273,8 @@ TEST(FollowLateTest, MissingWithEveryMarginTriedSaysSo) {
   // The cap (4) stops the margin: +1 and +2 both hold 4 replicas, 90% of requests.
   Tables t;
   t.a = {{{0, 3}, 0.90}, {{1, 3}, 0.90}, {{0, 4}, 0.90}, {{1, 4}, 0.90}};
-  const LateFollower got = FollowLate({100, 100}, {3, 3}, 2, 2, 4, 0.95, 0.95, 0.90, 1,
-                                      std::ref(t));
+  const LateFollower got =
+      FollowLate({100, 100}, {3, 3}, 2, 2, 4, 0.95, 0.95, 0.90, 1, std::ref(t));
   EXPECT_FALSE(got.reached);
   EXPECT_EQ(got.margin, 2);
   EXPECT_NEAR(got.attainment, 0.90, 1e-12);
@@ -308,7 +308,10 @@ TEST(FollowLateTest, APartialLastMinuteCountsByItsLength) {
   const Case cases[] = {
       // Weighted: minutes met 2 of 2 + 2/60 = 60/61 (98.4%); replica-minutes 3 + 3 + 146 x 2/60
       // = 10.867, 0.1811 GPU-h at one GPU per replica.
-      {"weighted by its 2 s: meets the target", {1, 1, 2.0 / 60}, true, 60.0 / 61,
+      {"weighted by its 2 s: meets the target",
+       {1, 1, 2.0 / 60},
+       true,
+       60.0 / 61,
        (6 + 146 * 2.0 / 60) / 60},
       // Whole: 2 of 3 minutes (66.7%), and 152 replica-minutes (2.533 GPU-h), 146 of them from
       // 2 seconds.
@@ -316,8 +319,8 @@ TEST(FollowLateTest, APartialLastMinuteCountsByItsLength) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    const LateFollower got = FollowLate({1000, 1000, 11}, {3, 3, 146}, 0, 0, 200, 0.95, 0.95,
-                                        0.90, 1, std::ref(t), c.weights);
+    const LateFollower got = FollowLate({1000, 1000, 11}, {3, 3, 146}, 0, 0, 200, 0.95, 0.95, 0.90,
+                                        1, std::ref(t), c.weights);
     EXPECT_EQ(got.reached, c.want_reached);
     EXPECT_NEAR(got.attainment, 1945.5 / 2011, 1e-12);
     EXPECT_NEAR(got.minute_share, c.want_minute_share, 1e-12);

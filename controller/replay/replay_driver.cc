@@ -138,9 +138,8 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   auto periods_covering = [&](int64_t nanos) {
     return SimDuration::Nanos((nanos + period.nanos() - 1) / period.nanos() * period.nanos());
   };
-  const SimDuration pre =
-      std::min(periods_covering(absl::ToInt64Nanoseconds(config.pre_roll)),
-               periods_covering(trace_last.nanos() + 1));
+  const SimDuration pre = std::min(periods_covering(absl::ToInt64Nanoseconds(config.pre_roll)),
+                                   periods_covering(trace_last.nanos() + 1));
   std::shared_ptr<const sim::Trace> played = config.trace;
   if (pre > SimDuration::Zero()) {
     played = std::make_shared<const sim::Trace>(
@@ -316,10 +315,9 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
                        ? 1.0
                        : static_cast<double>(s.minutes_meeting_slo) / s.minutes_with_traffic;
   if (!predictions.empty()) {
-    std::stable_sort(record.begin(), record.end(),
-                     [](const ServedRequest& a, const ServedRequest& b) {
-                       return a.arrival < b.arrival;
-                     });
+    std::stable_sort(
+        record.begin(), record.end(),
+        [](const ServedRequest& a, const ServedRequest& b) { return a.arrival < b.arrival; });
     std::vector<QueueSample> queue;
     queue.reserve(n_rows);
     for (const TimelineRow& row : rows) queue.push_back({row.time, row.waiting});

@@ -145,10 +145,10 @@ struct ReplaySummary {
   double minute_share = 0;  // 1 when no minute has traffic
   int32_t scale_events = 0;
   int32_t max_replicas = 0;
-  double simulated_seconds = 0;  // from the first arrival to the last decision
-  double pre_roll_seconds = 0;   // played before the first arrival, not counted
+  double simulated_seconds = 0;     // from the first arrival to the last decision
+  double pre_roll_seconds = 0;      // played before the first arrival, not counted
   bool admission_enforced = false;  // ReplayConfig::enforce_admission: not in the comparison
-  double wall_seconds = 0;       // 0 without a clock
+  double wall_seconds = 0;          // 0 without a clock
   int64_t decisions = 0;
   // The twin's error over the run's settled decisions (twin_error.h); nullopt for a policy
   // without a twin (Autoscaler::LastPrediction) or when no decision counts.

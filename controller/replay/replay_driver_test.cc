@@ -12,9 +12,9 @@
 
 #include "controller/replay/baseline_autoscaler.h"
 #include "controller/replay/report.h"
-#include "simulator/model/engine_test_util.h"
 #include "simulator/profiles/profile_loader.h"
 #include "simulator/whatif/simulate.h"
+#include "tests/util/engine_test_util.h"
 
 namespace twinscale::replay {
 namespace {
@@ -293,7 +293,8 @@ TEST(ReplayDriverTest, WithPreRollPlaysTheTracesFirstMinutesWithIdsOfTheirOwnThe
   }
   // The trace's own requests keep their ids; the pre-roll's get others, equal where the trace's
   // were equal (a conversation stays one) and shared with none of the trace's.
-  for (size_t i = 3; i < 7; ++i) EXPECT_EQ(got.requests[i].prefix_hashes, trace.requests[i - 3].prefix_hashes);
+  for (size_t i = 3; i < 7; ++i)
+    EXPECT_EQ(got.requests[i].prefix_hashes, trace.requests[i - 3].prefix_hashes);
   const std::vector<uint64_t>& a = got.requests[0].prefix_hashes;
   const std::vector<uint64_t>& b = got.requests[1].prefix_hashes;
   ASSERT_EQ(a.size(), 2u);

@@ -84,9 +84,8 @@ std::string PreRollText(absl::Duration pre_roll, bool from_history) {
     return absl::StrCat("pre-roll ", absl::FormatDuration(pre_roll),
                         " (the traffic just before the trace played first, not counted)");
   }
-  return absl::StrCat("pre-roll ", absl::FormatDuration(pre_roll),
-                      " (the trace's first ", absl::FormatDuration(pre_roll),
-                      " played before it, not counted)");
+  return absl::StrCat("pre-roll ", absl::FormatDuration(pre_roll), " (the trace's first ",
+                      absl::FormatDuration(pre_roll), " played before it, not counted)");
 }
 
 std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>& summaries,
@@ -129,8 +128,9 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
                           e.decisions, e.ttft_p90_bias_ms, e.ttft_p90_mae_ms);
   }
   if (any_twin) {
-    out += "  (the twin's forecast for the fleet each decision left, minus what the truth served "
-           "over the same span, settled decisions only)\n";
+    out +=
+        "  (the twin's forecast for the fleet each decision left, minus what the truth served "
+        "over the same span, settled decisions only)\n";
   }
   out += "\ncheapest member of each family meeting the target:\n";
   for (const FamilyBest& f : CheapestPerFamily(summaries, h.target)) {
@@ -145,7 +145,8 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
   for (const ReplaySummary& s : summaries) any_admission = any_admission || s.admission_enforced;
   if (any_admission) {
     out +=
-        "  (\"+admission\" rows: the same policy with its advisory admission limits enforced at the "
+        "  (\"+admission\" rows: the same policy with its advisory admission limits enforced at "
+        "the "
         "gateway, rejected requests counted as misses; not in the comparison)\n";
   }
   if (oracle != nullptr) {
@@ -164,12 +165,12 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
         if (f.late) {
           const LateFollower& l = *f.late;
           if (l.reached) {
-            absl::StrAppendFormat(&out,
-                                  "  the same fleet %d min late (a perfect forecast, replicas Ready "
-                                  "after the warm-up): +%d replica%s to meet the target, %.3f GPU-h, "
-                                  "%.2f%% of requests\n",
-                                  l.lag_minutes, l.margin, l.margin == 1 ? "" : "s", l.gpu_hours,
-                                  l.attainment * 100);
+            absl::StrAppendFormat(
+                &out,
+                "  the same fleet %d min late (a perfect forecast, replicas Ready "
+                "after the warm-up): +%d replica%s to meet the target, %.3f GPU-h, "
+                "%.2f%% of requests\n",
+                l.lag_minutes, l.margin, l.margin == 1 ? "" : "s", l.gpu_hours, l.attainment * 100);
           } else {
             absl::StrAppendFormat(&out,
                                   "  the same fleet %d min late: even +%d replicas miss the target "
@@ -251,7 +252,8 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     b["family"] = f.family;
     b["members"] = f.members;
     b["policy"] = f.any_meets ? ordered_json(f.policy) : ordered_json(nullptr);
-    b["gpu_hours"] = f.any_meets ? ordered_json(RoundForPeople(f.gpu_hours, 3)) : ordered_json(nullptr);
+    b["gpu_hours"] =
+        f.any_meets ? ordered_json(RoundForPeople(f.gpu_hours, 3)) : ordered_json(nullptr);
     best.push_back(std::move(b));
   }
   j["cheapest_meeting_target"] = std::move(best);
@@ -277,13 +279,12 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
           {"replicas_by_minute", std::move(share_by_minute)}};
       if (f.late) {
         const LateFollower& l = *f.late;
-        j["oracle"]["for_target"]["late"] = {
-            {"lag_minutes", l.lag_minutes},
-            {"reached", l.reached},
-            {"margin", l.margin},
-            {"gpu_hours", RoundForPeople(l.gpu_hours, 3)},
-            {"attainment", RoundForPeople(l.attainment, 4)},
-            {"minute_share", RoundForPeople(l.minute_share, 4)}};
+        j["oracle"]["for_target"]["late"] = {{"lag_minutes", l.lag_minutes},
+                                             {"reached", l.reached},
+                                             {"margin", l.margin},
+                                             {"gpu_hours", RoundForPeople(l.gpu_hours, 3)},
+                                             {"attainment", RoundForPeople(l.attainment, 4)},
+                                             {"minute_share", RoundForPeople(l.minute_share, 4)}};
       }
     }
   } else {
@@ -314,7 +315,8 @@ std::string TimelineCsv(const std::vector<ReplayResult>& results) {
 absl::Status WriteSummaryJson(const std::string& dir, const ReportHeader& header,
                               const std::vector<ReplaySummary>& summaries,
                               const OracleResult* oracle) {
-  return WriteReportFile(absl::StrCat(dir, "/summary.json"), SummaryJson(header, summaries, oracle));
+  return WriteReportFile(absl::StrCat(dir, "/summary.json"),
+                         SummaryJson(header, summaries, oracle));
 }
 
 absl::Status WriteTimelineCsv(const std::string& dir, const std::vector<ReplayResult>& results) {

@@ -27,12 +27,23 @@ std::string Html(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -71,7 +82,8 @@ std::string InlineScript(std::string_view js) {
   out.reserve(js.size() + 16);
   for (size_t i = 0; i < js.size(); ++i) {
     out += js[i];
-    if (js[i] == '<' && (StartsWithNoCase(js, i + 1, "/script") || StartsWithNoCase(js, i + 1, "!--"))) {
+    if (js[i] == '<' &&
+        (StartsWithNoCase(js, i + 1, "/script") || StartsWithNoCase(js, i + 1, "!--"))) {
       out += '\\';
     }
   }
@@ -233,7 +245,8 @@ std::string SummaryTable(const ReportHeader& h, const std::vector<ReplaySummary>
         s.minute_share * 100, s.scale_events, s.max_replicas, s.wall_seconds,
         met ? "met" : "missed", met ? "met" : "missed");
   }
-  out += "</tbody></table></div>\n<h3>Cheapest member of each family meeting the target</h3>\n<ul>\n";
+  out +=
+      "</tbody></table></div>\n<h3>Cheapest member of each family meeting the target</h3>\n<ul>\n";
   for (const FamilyBest& f : CheapestPerFamily(summaries, h.target)) {
     if (f.any_meets) {
       absl::StrAppendFormat(&out, "<li><b>%s</b>: %s, %.3f GPU-h</li>\n", Html(f.family),
@@ -274,8 +287,7 @@ std::string SummaryTable(const ReportHeader& h, const std::vector<ReplaySummary>
       absl::StrAppendFormat(&out,
                             "<p>Zero-lag oracle for the target: out of reach, %d replicas every "
                             "minute bring %.2f%% of requests within the SLO.</p>\n",
-                            oracle->for_share->max_replicas,
-                            oracle->for_share->attainment * 100);
+                            oracle->for_share->max_replicas, oracle->for_share->attainment * 100);
     }
   } else {
     out += "<p>The zero-lag oracle was not computed (<code>--oracle=false</code>).</p>\n";
@@ -291,8 +303,8 @@ std::string ConfigSection(const ReportHeader& h, const OracleResult* oracle,
     absl::StrAppend(&out, "<tr><th>", key, "</th><td>", value_html, "</td></tr>\n");
   };
   row("trace", Html(h.trace));
-  row("requests", absl::StrFormat("%d over %.0f s (first to last arrival)", h.requests,
-                                  h.span_seconds));
+  row("requests",
+      absl::StrFormat("%d over %.0f s (first to last arrival)", h.requests, h.span_seconds));
   row("deployment", Html(h.deployment));
   row("SLO", SloText(h.slo));
   row("target", absl::StrFormat("&ge; %g%% of requests within the SLO and &ge; %g%% of minutes "
@@ -333,8 +345,9 @@ std::string ConfigSection(const ReportHeader& h, const OracleResult* oracle,
   };
   out += "<table class=\"kv\">\n";
   for (const Item& it : items) {
-    absl::StrAppendFormat(&out, "<tr><th>%s</th><td><span class=\"badge %s\">%s</span></td><td>%s</td></tr>\n",
-                          it.name, it.on ? "on" : "off", it.on ? "on" : "off", Html(it.what));
+    absl::StrAppendFormat(
+        &out, "<tr><th>%s</th><td><span class=\"badge %s\">%s</span></td><td>%s</td></tr>\n",
+        it.name, it.on ? "on" : "off", it.on ? "on" : "off", Html(it.what));
   }
   out += "</table>\n";
   if (!truth->any()) {
@@ -803,11 +816,10 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
                   kStyle, "</style>\n</head>\n<body>\n");
 
   // Header.
-  absl::StrAppend(&out, "<header>\n<h1>twinscale replay report</h1>\n<p class=\"sub\">",
-                  Html(header.trace),
-                  absl::StrFormat(" &middot; %d requests over %.0f s", header.requests,
-                                  header.span_seconds),
-                  "</p>\n<dl>\n");
+  absl::StrAppend(
+      &out, "<header>\n<h1>twinscale replay report</h1>\n<p class=\"sub\">", Html(header.trace),
+      absl::StrFormat(" &middot; %d requests over %.0f s", header.requests, header.span_seconds),
+      "</p>\n<dl>\n");
   auto fact = [&out](const char* key, const std::string& value_html) {
     absl::StrAppend(&out, "<div><dt>", key, "</dt><dd>", value_html, "</dd></div>\n");
   };
@@ -848,7 +860,8 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
       "<button id=\"pick-none\" type=\"button\">none</button><span class=\"sep\"></span></div>\n"
       "<div class=\"grid\">\n"
       "<figure><figcaption>Traffic</figcaption><p class=\"caption\">the trace's arrivals and "
-      "their tokens per second; the same for every policy</p><div class=\"chart\"><canvas id=\"chart-traffic\"></canvas></div></figure>\n"
+      "their tokens per second; the same for every policy</p><div class=\"chart\"><canvas "
+      "id=\"chart-traffic\"></canvas></div></figure>\n"
       "<figure><figcaption>Replicas</figcaption><p class=\"caption\">solid: ready; dashed: ready "
       "+ warming; &#9650;&#9660; scale events at the new desired count; grey steps: the zero-lag "
       "oracle's fleet per minute; green steps: the oracle for the target's</p>"
@@ -866,8 +879,7 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
   int64_t rejected = 0;
   for (const ReplaySummary& s : summaries) rejected += s.rejected;
   if (rejected == 0) out += "; no policy had any in this run";
-  out +=
-      "</p><div class=\"chart\"><canvas id=\"chart-rejected\"></canvas></div></figure>\n";
+  out += "</p><div class=\"chart\"><canvas id=\"chart-rejected\"></canvas></div></figure>\n";
   bool any_twin = false;
   for (const ReplayResult& r : results) any_twin = any_twin || r.summary.twin_error.has_value();
   if (any_twin) {
@@ -912,10 +924,10 @@ absl::StatusOr<std::string> ReadChartJs(const std::string& path) {
   if (file == nullptr) {
     const int err = errno;
     if (err == ENOENT) {
-      return absl::NotFoundError(absl::StrCat(
-          "Chart.js not found at ", path,
-          " (install the Debian package libjs-chart.js, or point --chartjs or ", kChartJsEnv,
-          " at chart.min.js / chart.umd.js)"));
+      return absl::NotFoundError(
+          absl::StrCat("Chart.js not found at ", path,
+                       " (install the Debian package libjs-chart.js, or point --chartjs or ",
+                       kChartJsEnv, " at chart.min.js / chart.umd.js)"));
     }
     return absl::ErrnoToStatus(err, absl::StrCat("cannot read Chart.js at ", path));
   }
@@ -926,7 +938,8 @@ absl::StatusOr<std::string> ReadChartJs(const std::string& path) {
   if (std::ferror(file.get())) {
     return absl::ErrnoToStatus(errno, absl::StrCat("cannot read Chart.js at ", path));
   }
-  if (text.empty()) return absl::FailedPreconditionError(absl::StrCat("Chart.js at ", path, " is empty"));
+  if (text.empty())
+    return absl::FailedPreconditionError(absl::StrCat("Chart.js at ", path, " is empty"));
   return text;
 }
 
@@ -937,7 +950,7 @@ absl::Status WriteReportHtml(const std::string& dir, const ReportHeader& header,
   absl::StatusOr<std::string> chartjs = ReadChartJs(chartjs_path);
   if (!chartjs.ok()) return chartjs.status();
   return WriteReportFile(absl::StrCat(dir, "/report.html"),
-                   ReportHtml(header, summaries, oracle, results, *chartjs));
+                         ReportHtml(header, summaries, oracle, results, *chartjs));
 }
 
 }  // namespace twinscale::replay

@@ -108,13 +108,26 @@ TEST(ReportHtmlTest, PageNamesEveryPolicyInTheTableAndTheHeader) {
   for (const ReplaySummary& s : f.summaries) {
     EXPECT_NE(page.find(absl::StrCat("</span>", s.policy, "</td>")), std::string::npos) << s.policy;
   }
-  for (const char* want :
-       {"<!DOCTYPE html>", "conv.csv x10", "1000 requests over 45 s", "llama-3.1-8b-h100-sxm-tp1",
-        "TTFT p90 &le; 500 ms", "efficiency+routing", "<dd>7</dd>", "6.958", "96.89%",
-        "keda-queue</b>: none of 2 meets it", "<b>5.300 GPU-h</b>, at most 7 replicas",
-        "<canvas id=\"chart-scatter\"", "<canvas id=\"chart-replicas\"", "<canvas id=\"chart-ttft\"",
-        "<canvas id=\"chart-kv\"", "<canvas id=\"chart-queue\"", "<canvas id=\"chart-rejected\"",
-        "<canvas id=\"chart-traffic\"", "id=\"render-status\"", kFakeChartJs}) {
+  for (const char* want : {"<!DOCTYPE html>",
+                           "conv.csv x10",
+                           "1000 requests over 45 s",
+                           "llama-3.1-8b-h100-sxm-tp1",
+                           "TTFT p90 &le; 500 ms",
+                           "efficiency+routing",
+                           "<dd>7</dd>",
+                           "6.958",
+                           "96.89%",
+                           "keda-queue</b>: none of 2 meets it",
+                           "<b>5.300 GPU-h</b>, at most 7 replicas",
+                           "<canvas id=\"chart-scatter\"",
+                           "<canvas id=\"chart-replicas\"",
+                           "<canvas id=\"chart-ttft\"",
+                           "<canvas id=\"chart-kv\"",
+                           "<canvas id=\"chart-queue\"",
+                           "<canvas id=\"chart-rejected\"",
+                           "<canvas id=\"chart-traffic\"",
+                           "id=\"render-status\"",
+                           kFakeChartJs}) {
     EXPECT_NE(page.find(want), std::string::npos) << want;
   }
   // The truth's perturbations: two on, three off.
@@ -243,8 +256,7 @@ TEST(ReportHtmlTest, MissingChartJsIsNotFoundNamingThePathAndNothingIsWritten) {
   std::filesystem::create_directories(dir);
   std::filesystem::remove(dir + "/report.html");
   const std::string missing = dir + "/no-such-chart.min.js";
-  const absl::Status s =
-      WriteReportHtml(dir, f.header, f.summaries, &f.oracle, f.results, missing);
+  const absl::Status s = WriteReportHtml(dir, f.header, f.summaries, &f.oracle, f.results, missing);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
   EXPECT_NE(s.message().find(missing), std::string::npos) << s;
   EXPECT_NE(s.message().find("libjs-chart.js"), std::string::npos) << s;
@@ -258,15 +270,14 @@ TEST(ReportHtmlTest, WritesThePageWithTheGivenChartJsInlined) {
   std::filesystem::create_directories(dir);
   const std::string chartjs_path = dir + "/chart.js";
   { std::ofstream(chartjs_path) << kFakeChartJs; }
-  ASSERT_TRUE(
-      WriteReportHtml(dir, f.header, f.summaries, &f.oracle, f.results, chartjs_path).ok());
+  ASSERT_TRUE(WriteReportHtml(dir, f.header, f.summaries, &f.oracle, f.results, chartjs_path).ok());
   std::ifstream in(dir + "/report.html");
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), Page(f, &f.oracle));
   // A directory that does not exist: the error names the page's path.
-  const absl::Status s = WriteReportHtml(dir + "/nope", f.header, f.summaries, &f.oracle,
-                                         f.results, chartjs_path);
+  const absl::Status s =
+      WriteReportHtml(dir + "/nope", f.header, f.summaries, &f.oracle, f.results, chartjs_path);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
   EXPECT_NE(s.message().find(dir + "/nope/report.html"), std::string::npos) << s;
 }

@@ -156,8 +156,11 @@ TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
   EXPECT_FALSE(t.contains("late"));
   oracle.for_share->late = LateFollower{2, true, 1, 0.2, 0.95491, 0.98};
   t = nlohmann::json::parse(SummaryJson(h, s, &oracle))["oracle"]["for_target"];
-  EXPECT_EQ(t["late"], nlohmann::json({{"lag_minutes", 2}, {"reached", true}, {"margin", 1},
-                                       {"gpu_hours", 0.2}, {"attainment", 0.9549},
+  EXPECT_EQ(t["late"], nlohmann::json({{"lag_minutes", 2},
+                                       {"reached", true},
+                                       {"margin", 1},
+                                       {"gpu_hours", 0.2},
+                                       {"attainment", 0.9549},
                                        {"minute_share", 0.98}}));
   oracle.for_share->reached = false;
   t = nlohmann::json::parse(SummaryJson(h, s, &oracle))["oracle"]["for_target"];

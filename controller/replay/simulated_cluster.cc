@@ -164,8 +164,4 @@ FleetState SimulatedCluster::State() const {
   return s;
 }
 
-sim::RunSummary SimulatedCluster::SimulatorSummary() const {
-  return stats_.Summarize(fleet_->waiting() + fleet_->gateway_queue(), fleet_->running());
-}
-
 }  // namespace twinscale::replay

@@ -91,7 +91,6 @@ class SimulatedCluster {
   SimulatedCluster& operator=(const SimulatedCluster&) = delete;
 
   absl::Time Now() const { return ToAbsl(sim_.Now()); }
-  sim::SimTime SimNow() const { return sim_.Now(); }
   absl::Time ToAbsl(sim::SimTime t) const { return options_.start + absl::Nanoseconds(t.nanos()); }
   sim::SimTime ToSim(absl::Time t) const {
     return sim::SimTime::FromNanos(absl::ToInt64Nanoseconds(t - options_.start));
@@ -122,8 +121,6 @@ class SimulatedCluster {
   const std::vector<RequestFate>& fates() const { return fates_; }
   // GPU-hours held by every pod up to Now() (a pod holds its GPUs from Loading until it is gone).
   double GpuHours() const { return fleet_->GpuSeconds(sim_.Now()) / 3600.0; }
-  // The simulator's own summary (its TTFT percentiles include requests still in flight).
-  sim::RunSummary SimulatorSummary() const;
   int64_t events() const { return sim_.events_fired(); }
   int64_t scrapes() const { return scrapes_taken_; }
   const sim::Fleet& fleet() const { return *fleet_; }

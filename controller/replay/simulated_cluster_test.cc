@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "simulator/model/engine_test_util.h"
+#include "tests/util/engine_test_util.h"
 
 namespace twinscale::replay {
 namespace {
@@ -138,8 +138,7 @@ TEST(SimulatedClusterTest, ScaleOutShowsEveryStageBeforeReadyWithTheProfileDelay
     // The first pod is an initial replica: it stands for a fleet that was serving before the
     // trace began, so it shows as Ready for an hour before time 0 as well, settled from the start
     // (a controller leaves out of calibration pods Ready for less than 90 s).
-    EXPECT_EQ(FindPod(view, "vllm-0")->ready_for,
-              absl::Hours(1) + absl::Milliseconds(step.ms));
+    EXPECT_EQ(FindPod(view, "vllm-0")->ready_for, absl::Hours(1) + absl::Milliseconds(step.ms));
     EXPECT_EQ(FindPod(view, "vllm-0")->age, absl::Hours(1) + absl::Milliseconds(step.ms));
   }
   const FleetState s = cluster.State();

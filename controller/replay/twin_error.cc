@@ -21,9 +21,9 @@ std::vector<CheckedPrediction> CheckPredictions(const std::vector<TwinPrediction
     const absl::Duration from = p.at + p.judge_from;
     const absl::Duration to = p.at + p.horizon;
     c.cut = to > record_end;
-    auto first = std::lower_bound(
-        served.begin(), served.end(), from,
-        [](const ServedRequest& r, absl::Duration t) { return r.arrival < t; });
+    auto first =
+        std::lower_bound(served.begin(), served.end(), from,
+                         [](const ServedRequest& r, absl::Duration t) { return r.arrival < t; });
     ttfts.clear();
     int64_t met = 0;
     for (auto it = first; it != served.end() && it->arrival < to; ++it) {
@@ -35,9 +35,8 @@ std::vector<CheckedPrediction> CheckPredictions(const std::vector<TwinPrediction
       c.observed_attainment = static_cast<double>(met) / static_cast<double>(c.requests);
     }
     if (!ttfts.empty()) c.observed_ttft_p90_ms = sim::Quantile(ttfts, 0.90);
-    auto sample = std::lower_bound(
-        queue.begin(), queue.end(), to,
-        [](const QueueSample& q, absl::Duration t) { return q.at < t; });
+    auto sample = std::lower_bound(queue.begin(), queue.end(), to,
+                                   [](const QueueSample& q, absl::Duration t) { return q.at < t; });
     if (sample != queue.end()) c.observed_waiting = sample->waiting;
     c.counted = c.requests > 0 && !c.cut && p.settled;
     out.push_back(std::move(c));

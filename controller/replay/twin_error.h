@@ -48,14 +48,14 @@ inline constexpr int64_t kSettledCalibrationUpdates = 10;
 
 // What the twin said at one decision. Times are since the trace's first arrival.
 struct TwinPrediction {
-  absl::Duration at;                              // the decision's time
-  absl::Duration judge_from;                      // the span: [at + judge_from, at + horizon)
+  absl::Duration at;          // the decision's time
+  absl::Duration judge_from;  // the span: [at + judge_from, at + horizon)
   absl::Duration horizon;
-  int32_t replicas = 0;                           // the fleet it was asked about
-  double attainment = 1;                          // share of the span's requests within the SLO
+  int32_t replicas = 0;   // the fleet it was asked about
+  double attainment = 1;  // share of the span's requests within the SLO
   double ttft_p90_ms = 0;
-  double waiting_at_end = 0;                      // fleet-wide, at at + horizon
-  bool settled = true;                            // calibration settled (see above)
+  double waiting_at_end = 0;  // fleet-wide, at at + horizon
+  bool settled = true;        // calibration settled (see above)
   // The policy's plan at the decision, for the report: the mean arrival rate it asked the twin
   // about over the span it judged (its forecast, with any forecast margin), the aim, and the SLO
   // budget's record over the target's window as it read it (percentages).
@@ -67,9 +67,9 @@ struct TwinPrediction {
 
 // One request as the truth served it.
 struct ServedRequest {
-  absl::Duration arrival;            // since the first arrival
-  std::optional<double> ttft_ms;     // none: no first token (rejected, aborted, unserved)
-  bool met = false;                  // within the TTFT SLO
+  absl::Duration arrival;         // since the first arrival
+  std::optional<double> ttft_ms;  // none: no first token (rejected, aborted, unserved)
+  bool met = false;               // within the TTFT SLO
 };
 
 // The truth fleet's waiting requests at a decision's time.
@@ -80,19 +80,19 @@ struct QueueSample {
 
 struct CheckedPrediction {
   TwinPrediction predicted;
-  int64_t requests = 0;                      // arriving in the span
-  double observed_attainment = 1;            // 1 when none arrived
+  int64_t requests = 0;            // arriving in the span
+  double observed_attainment = 1;  // 1 when none arrived
   std::optional<double> observed_ttft_p90_ms;
-  std::optional<int64_t> observed_waiting;   // none when no sample is at or after the span's end
-  bool cut = false;                          // the span ends after the record's end
-  bool counted = false;                      // in the run's bias and MAE (see above)
+  std::optional<int64_t> observed_waiting;  // none when no sample is at or after the span's end
+  bool cut = false;                         // the span ends after the record's end
+  bool counted = false;                     // in the run's bias and MAE (see above)
 };
 
 struct TwinError {
-  int64_t decisions = 0;                   // counted
-  double attainment_bias_points = 0;       // mean of predicted - observed, x100
+  int64_t decisions = 0;              // counted
+  double attainment_bias_points = 0;  // mean of predicted - observed, x100
   double attainment_mae_points = 0;
-  int64_t ttft_decisions = 0;              // counted, with an observed p90
+  int64_t ttft_decisions = 0;  // counted, with an observed p90
   double ttft_p90_bias_ms = 0;
   double ttft_p90_mae_ms = 0;
 };

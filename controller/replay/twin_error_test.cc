@@ -17,7 +17,7 @@ absl::Duration S(double s) { return absl::Seconds(s); }
 // first token, a miss), 12 300 met, 13 400 met. The record ends at the last arrival, 13 s. The
 // truth's queue: 2 at 5 s, 7 at 10 s, 1 at 15 s.
 std::vector<ServedRequest> Record() {
-  return {{S(0.5), 100.0, true}, {S(1), 200.0, true},  {S(2), 700.0, false},
+  return {{S(0.5), 100.0, true},       {S(1), 200.0, true},  {S(2), 700.0, false},
           {S(3), std::nullopt, false}, {S(12), 300.0, true}, {S(13), 400.0, true}};
 }
 std::vector<QueueSample> Queue() { return {{S(5), 2}, {S(10), 7}, {S(15), 1}}; }
@@ -49,12 +49,11 @@ TEST(CheckPredictionsTest, PairsEachSpanWithItsRequestsAndTheQueueAtItsEnd) {
   const std::vector<Case> cases = {
       // [0, 5): 0.5, 1, 2, 3; 2 met of 4. TTFTs 100, 200, 700: p90 at rank 0.9 x 2 = 1.8, so
       // 200 + 0.8 x 500 = 600. Queue at 5 s.
-      {"a span from the decision on", Predicted(0, 0, 5, 0.6, 500), 4, 0.5, 600.0, 2, false,
-       true},
+      {"a span from the decision on", Predicted(0, 0, 5, 0.6, 500), 4, 0.5, 600.0, 2, false, true},
       // [1, 13): 1, 2, 3, 12 (13 is the span's end, excluded); 2 met of 4. TTFTs 200, 300, 700:
       // 300 + 0.8 x 400 = 620. The first queue sample at or after 13 s is 15 s's.
-      {"a span judged from the warm-up on", Predicted(0, 1, 13, 0.3, 700), 4, 0.5, 620.0, 1,
-       false, true},
+      {"a span judged from the warm-up on", Predicted(0, 1, 13, 0.3, 700), 4, 0.5, 620.0, 1, false,
+       true},
       // [5, 10): nothing arrived, nothing to compare; the queue at 10 s is still read.
       {"a span with no requests is excluded", Predicted(0, 5, 10, 0.9, 400), 0, 1.0, std::nullopt,
        7, false, false},
@@ -63,10 +62,10 @@ TEST(CheckPredictionsTest, PairsEachSpanWithItsRequestsAndTheQueueAtItsEnd) {
       {"a span the trace's end cuts is excluded", Predicted(5, 5, 10, 0.8, 300), 2, 1.0, 390.0, 1,
        true, false},
       // [14, 20): past the last queue sample as well.
-      {"a span beyond every queue sample has no observed queue", Predicted(10, 4, 10, 0.8, 300),
-       0, 1.0, std::nullopt, std::nullopt, true, false},
-      {"a decision before calibration settles is excluded", Predicted(0, 0, 5, 0.9, 500, false),
-       4, 0.5, 600.0, 2, false, false},
+      {"a span beyond every queue sample has no observed queue", Predicted(10, 4, 10, 0.8, 300), 0,
+       1.0, std::nullopt, std::nullopt, true, false},
+      {"a decision before calibration settles is excluded", Predicted(0, 0, 5, 0.9, 500, false), 4,
+       0.5, 600.0, 2, false, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -105,8 +104,8 @@ TEST(SummarizeTwinErrorTest, BiasAndMaeOverTheCountedDecisionsOnly) {
 
 TEST(SummarizeTwinErrorTest, NothingCountedIsNoError) {
   EXPECT_FALSE(SummarizeTwinError({}).has_value());
-  EXPECT_FALSE(SummarizeTwinError(CheckPredictions({Predicted(0, 5, 10, 0.9, 400)}, Record(),
-                                                   Queue(), S(13)))
+  EXPECT_FALSE(SummarizeTwinError(
+                   CheckPredictions({Predicted(0, 5, 10, 0.9, 400)}, Record(), Queue(), S(13)))
                    .has_value());
 }
 

@@ -19,15 +19,16 @@ namespace twinscale::state {
 // A pod as the Kubernetes API and its /metrics show it.
 struct PodView {
   // From pod conditions: PodScheduled=False -> kPending; ContainersReady=False -> kLoading;
-  // containers up but Ready=False -> kWarmingUp; Ready -> kReady; deletionTimestamp -> kTerminating.
+  // containers up but Ready=False -> kWarmingUp; Ready -> kReady; deletionTimestamp ->
+  // kTerminating.
   enum class Stage { kPending, kLoading, kWarmingUp, kReady, kTerminating };
   std::string name;
   Stage stage = Stage::kReady;
-  absl::Duration age;            // since the pod was created
-  absl::Duration ready_for;      // since it became Ready (zero if not Ready)
-  bool unschedulable = false;    // PodScheduled=False with reason Unschedulable
-  bool scrape_ok = false;        // the last scrape of /metrics succeeded
-  absl::Time scraped_at;         // when that scrape was taken
+  absl::Duration age;                   // since the pod was created
+  absl::Duration ready_for;             // since it became Ready (zero if not Ready)
+  bool unschedulable = false;           // PodScheduled=False with reason Unschedulable
+  bool scrape_ok = false;               // the last scrape of /metrics succeeded
+  absl::Time scraped_at;                // when that scrape was taken
   metrics::PodObservation observation;  // valid when scrape_ok
   // The vLLM flags its container runs with (state::ParseVllmArgs), when the pod spec was read;
   // engine_args_error says why a vLLM command line could not be.

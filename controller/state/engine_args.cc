@@ -65,7 +65,10 @@ std::vector<std::string> ShellWords(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (quote == '\'') {
-      if (c == '\'') quote = 0; else cur += c;
+      if (c == '\'')
+        quote = 0;
+      else
+        cur += c;
       continue;
     }
     if (c == '\\' && i + 1 < s.size()) {
@@ -74,7 +77,10 @@ std::vector<std::string> ShellWords(std::string_view s) {
       continue;
     }
     if (quote == '"') {
-      if (c == '"') quote = 0; else cur += c;
+      if (c == '"')
+        quote = 0;
+      else
+        cur += c;
       continue;
     }
     if (c == '\'' || c == '"') {
@@ -117,7 +123,7 @@ enum class Kind { kInt, kHumanInt, kFraction, kBool };
 struct Flag {
   std::string_view name;  // with dashes, without the leading --
   Kind kind;
-  int32_t min;            // for integers
+  int32_t min;  // for integers
 };
 constexpr Flag kFlags[] = {
     {"max-num-seqs", Kind::kInt, 1},
@@ -175,12 +181,18 @@ absl::Status Set(EngineArgs& a, const Flag& f, std::string_view written, std::st
     return bad(why);
   }
   const int32_t v = static_cast<int32_t>(*n);
-  if (f.name == "max-num-seqs") a.max_num_seqs = v;
-  else if (f.name == "max-num-batched-tokens") a.max_num_batched_tokens = v;
-  else if (f.name == "max-model-len") a.max_model_len = v;
-  else if (f.name == "block-size") a.block_size = v;
-  else if (f.name == "tensor-parallel-size") a.tensor_parallel_size = v;
-  else if (f.name == "long-prefill-token-threshold") a.long_prefill_token_threshold = v;
+  if (f.name == "max-num-seqs")
+    a.max_num_seqs = v;
+  else if (f.name == "max-num-batched-tokens")
+    a.max_num_batched_tokens = v;
+  else if (f.name == "max-model-len")
+    a.max_model_len = v;
+  else if (f.name == "block-size")
+    a.block_size = v;
+  else if (f.name == "tensor-parallel-size")
+    a.tensor_parallel_size = v;
+  else if (f.name == "long-prefill-token-threshold")
+    a.long_prefill_token_threshold = v;
   return absl::OkStatus();
 }
 
@@ -222,18 +234,36 @@ std::optional<int64_t> ParseHumanReadableInt(std::string_view text) {
   const char last = t.back();
   int64_t decimal = 0, binary = 0;
   switch (last) {
-    case 'k': decimal = 1'000; break;
-    case 'm': decimal = 1'000'000; break;
-    case 'g': decimal = 1'000'000'000; break;
-    case 't': decimal = 1'000'000'000'000; break;
-    case 'K': binary = int64_t{1} << 10; break;
-    case 'M': binary = int64_t{1} << 20; break;
-    case 'G': binary = int64_t{1} << 30; break;
-    case 'T': binary = int64_t{1} << 40; break;
-    default: break;
+    case 'k':
+      decimal = 1'000;
+      break;
+    case 'm':
+      decimal = 1'000'000;
+      break;
+    case 'g':
+      decimal = 1'000'000'000;
+      break;
+    case 't':
+      decimal = 1'000'000'000'000;
+      break;
+    case 'K':
+      binary = int64_t{1} << 10;
+      break;
+    case 'M':
+      binary = int64_t{1} << 20;
+      break;
+    case 'G':
+      binary = int64_t{1} << 30;
+      break;
+    case 'T':
+      binary = int64_t{1} << 40;
+      break;
+    default:
+      break;
   }
   auto digits = [](std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
   if (decimal == 0 && binary == 0) {
     // A plain integer, optionally signed (Python's int()).

@@ -31,7 +31,8 @@ struct EngineArgs {
   std::optional<int32_t> tensor_parallel_size;          // --tensor-parallel-size, -tp
   std::optional<int32_t> long_prefill_token_threshold;  // --long-prefill-token-threshold
   std::optional<double> gpu_memory_utilization;         // --gpu-memory-utilization
-  std::optional<bool> enable_prefix_caching;  // --enable-prefix-caching / --no-enable-prefix-caching
+  std::optional<bool>
+      enable_prefix_caching;  // --enable-prefix-caching / --no-enable-prefix-caching
 
   bool empty() const;
   // "--max-num-seqs 128 --max-model-len 8192": the flags set, in the order above.

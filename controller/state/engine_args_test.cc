@@ -23,10 +23,11 @@ TEST(EngineArgsTest, VllmServeWithEveryModelledFlag) {
   EXPECT_EQ(a->long_prefill_token_threshold, 2048);
   EXPECT_EQ(a->gpu_memory_utilization, 0.85);
   EXPECT_EQ(a->enable_prefix_caching, false);
-  EXPECT_EQ(a->ToString(),
-            "--max-num-seqs 128 --max-num-batched-tokens 16384 --max-model-len 8192 --block-size 32 "
-            "--tensor-parallel-size 2 --long-prefill-token-threshold 2048 "
-            "--gpu-memory-utilization 0.85 --no-enable-prefix-caching");
+  EXPECT_EQ(
+      a->ToString(),
+      "--max-num-seqs 128 --max-num-batched-tokens 16384 --max-model-len 8192 --block-size 32 "
+      "--tensor-parallel-size 2 --long-prefill-token-threshold 2048 "
+      "--gpu-memory-utilization 0.85 --no-enable-prefix-caching");
 }
 
 TEST(EngineArgsTest, UnderscoresShortFlagsAndTheLastOccurrence) {

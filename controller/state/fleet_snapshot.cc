@@ -2,11 +2,12 @@
 #include "controller/state/fleet_snapshot.h"
 
 #include <algorithm>
-#include <numeric>
 #include <cmath>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "controller/metrics/histogram_window.h"
+#include "controller/state/rate_estimators.h"
 
 namespace twinscale::state {
 
@@ -80,17 +81,16 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     r.age = pod.age;
     r.ready_for = pod.ready_for;
     r.unschedulable = pod.unschedulable;
-    const bool serving = pod.stage == PodView::Stage::kReady ||
-                         pod.stage == PodView::Stage::kTerminating;
+    const bool serving =
+        pod.stage == PodView::Stage::kReady || pod.stage == PodView::Stage::kTerminating;
     r.fresh = pod.scrape_ok && view.now - pod.scraped_at <= options_.stale_after;
     if (serving && !r.fresh && pod.stage == PodView::Stage::kReady) {
       snap.stale = true;
       if (snap.stale_reason.empty()) {
-        snap.stale_reason = pod.scrape_ok
-                                ? absl::StrCat("pod ", pod.name, ": last scrape is ",
-                                               absl::FormatDuration(view.now - pod.scraped_at),
-                                               " old")
-                                : absl::StrCat("pod ", pod.name, ": scrape failed");
+        snap.stale_reason =
+            pod.scrape_ok ? absl::StrCat("pod ", pod.name, ": last scrape is ",
+                                         absl::FormatDuration(view.now - pod.scraped_at), " old")
+                          : absl::StrCat("pod ", pod.name, ": scrape failed");
       }
     }
     if (r.fresh) {
@@ -102,7 +102,8 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
         r.running += e.running.value_or(0);
         kv_sum += e.kv_cache_usage.value_or(0);
         finished += e.requests_finished_total.value_or(0);
-        if (e.num_gpu_blocks && e.block_size) r.kv_capacity_tokens += *e.num_gpu_blocks * *e.block_size;
+        if (e.num_gpu_blocks && e.block_size)
+          r.kv_capacity_tokens += *e.num_gpu_blocks * *e.block_size;
       }
       in_flight = r.waiting + r.running;
       r.kv_usage = r.engines > 0 ? kv_sum / r.engines : 0;
@@ -170,7 +171,8 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     if (most != seen.end()) snap.engine_args = most->first;
     std::vector<int64_t> capacities;
     for (const ReplicaState& r : snap.replicas) {
-      if (r.stage == PodView::Stage::kReady && r.fresh && r.engines > 0 && r.kv_capacity_tokens > 0) {
+      if (r.stage == PodView::Stage::kReady && r.fresh && r.engines > 0 &&
+          r.kv_capacity_tokens > 0) {
         capacities.push_back(r.kv_capacity_tokens / r.engines);
       }
     }
@@ -213,9 +215,8 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   double measured_dispersion = 1.0;
   if (arrival_counts_.size() >= 4) {
     // The what-if already follows the current rate; AllanDispersion ignores its slow trend.
-    const double mean =
-        std::accumulate(arrival_counts_.begin(), arrival_counts_.end(), 0.0) /
-        static_cast<double>(arrival_counts_.size());
+    const double mean = std::accumulate(arrival_counts_.begin(), arrival_counts_.end(), 0.0) /
+                        static_cast<double>(arrival_counts_.size());
     const double dispersion =
         AllanDispersion(std::vector<double>(arrival_counts_.begin(), arrival_counts_.end()));
     w.dispersion = mean > 0 ? std::clamp(dispersion, 0.25, 16.0) : 1.0;
@@ -242,10 +243,9 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
       seconds += count_windows_s_[i];
     }
     w.arrival_rate_baseline = seconds > 0 ? requests / seconds : 0.0;
-    w.rate_persistence =
-        RatePersistence(history_counts_, history_windows_s_, options_.rate_shift_intervals,
-                        options_.rate_level_intervals, options_.persistence_lags,
-                        options_.persistence_min_pairs);
+    w.rate_persistence = RatePersistence(
+        history_counts_, history_windows_s_, options_.rate_shift_intervals,
+        options_.rate_level_intervals, options_.persistence_lags, options_.persistence_min_pairs);
   }
   auto mean_of = [](const std::optional<metrics::CumulativeHistogram>& h) -> std::optional<double> {
     if (!h || h->count <= 0 || !std::isfinite(h->sum)) return std::nullopt;
@@ -289,8 +289,8 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   if (ttft_inc && ttft_inc->count > 0) {
     w.ttft_window = ttft_inc;
     w.ttft_p90_seconds = Input<double>::Value(metrics::HistogramQuantile(0.9, *ttft_inc));
-    w.ttft_attainment =
-        Input<double>::Value(metrics::ShareAtOrBelow(options_.slo_threshold_seconds, *ttft_inc).share);
+    w.ttft_attainment = Input<double>::Value(
+        metrics::ShareAtOrBelow(options_.slo_threshold_seconds, *ttft_inc).share);
   } else if (any_fresh) {
     w.ttft_p90_seconds = Input<double>::NoEvents(0.0);
     w.ttft_attainment = Input<double>::NoEvents(1.0);
@@ -298,99 +298,6 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   previous_ = std::move(current);
   last_build_ = view.now;
   return snap;
-}
-
-RateLevel LevelOf(const std::deque<double>& counts, const std::deque<double>& window_s,
-                  int32_t level_intervals, int32_t short_intervals, int32_t max_intervals,
-                  double dispersion, double shift_z) {
-  RateLevel level;
-  const int32_t size = static_cast<int32_t>(std::min(counts.size(), window_s.size()));
-  if (size == 0) return level;
-  int32_t span = std::clamp(level_intervals, 1, std::max(1, std::min(max_intervals, size)));
-  const int32_t recent = std::clamp(short_intervals, 1, span);
-  // Sums over the newest `from_newest` .. `from_newest + n - 1` intervals (0 = the newest).
-  auto sum = [&](int32_t from_newest, int32_t n, double& requests, double& seconds) {
-    requests = seconds = 0;
-    for (int32_t i = 0; i < n; ++i) {
-      requests += counts[static_cast<size_t>(size - 1 - from_newest - i)];
-      seconds += window_s[static_cast<size_t>(size - 1 - from_newest - i)];
-    }
-  };
-  if (span > recent) {
-    double recent_n, recent_s, before_n, before_s;
-    sum(0, recent, recent_n, recent_s);
-    sum(recent, span - recent, before_n, before_s);
-    const double pooled = (recent_n + before_n) / (recent_s + before_s);
-    // Each interval's count has variance dispersion x its mean, so a rate taken over t seconds of
-    // such intervals has variance dispersion x rate / t; the two rates are independent.
-    const double se = std::sqrt(std::max(0.0, dispersion) * pooled * (1 / recent_s + 1 / before_s));
-    if (recent_s > 0 && before_s > 0 &&
-        std::abs(recent_n / recent_s - before_n / before_s) > shift_z * se && pooled > 0) {
-      span = recent;
-      level.shifted = true;
-    }
-  }
-  double requests, seconds;
-  sum(0, span, requests, seconds);
-  level.rate = seconds > 0 ? requests / seconds : 0;
-  level.intervals = span;
-  return level;
-}
-
-std::vector<double> RatePersistence(const std::deque<double>& counts,
-                                    const std::deque<double>& window_s, int32_t short_intervals,
-                                    int32_t baseline_intervals, int32_t max_lag, int32_t min_pairs) {
-  const int32_t size = static_cast<int32_t>(std::min(counts.size(), window_s.size()));
-  const int32_t recent_n = std::max(1, short_intervals);
-  const int32_t base_n = std::max(recent_n, baseline_intervals);
-  std::vector<double> rate(static_cast<size_t>(size));
-  for (int32_t i = 0; i < size; ++i) {
-    rate[i] = window_s[i] > 0 ? counts[i] / window_s[i] : 0.0;
-  }
-  // Departure at each t that has a full baseline behind it: recent(t) - baseline(t).
-  auto mean = [&](int32_t end, int32_t n) {  // the mean rate of the n intervals ending at `end`
-    double requests = 0, seconds = 0;
-    for (int32_t i = end - n + 1; i <= end; ++i) {
-      requests += counts[i];
-      seconds += window_s[i];
-    }
-    return seconds > 0 ? requests / seconds : 0.0;
-  };
-  std::vector<double> departure(static_cast<size_t>(size), 0.0), baseline(departure);
-  for (int32_t t = base_n - 1; t < size; ++t) {
-    baseline[t] = mean(t, base_n);
-    departure[t] = mean(t, recent_n) - baseline[t];
-  }
-  std::vector<double> weights;
-  for (int32_t k = 1; k <= max_lag; ++k) {
-    double xy = 0, xx = 0;
-    int32_t pairs = 0;
-    for (int32_t t = base_n - 1; t + k < size; ++t) {
-      xy += departure[t] * (rate[t + k] - baseline[t]);
-      xx += departure[t] * departure[t];
-      ++pairs;
-    }
-    if (pairs < std::max(1, min_pairs) || !(xx > 0)) {
-      if (weights.empty()) return weights;
-      weights.push_back(weights.back());
-      continue;
-    }
-    weights.push_back(std::clamp(xy / xx, 0.0, 1.0));
-  }
-  return weights;
-}
-
-double AllanDispersion(const std::vector<double>& counts) {
-  if (counts.size() < 2) return 1.0;
-  double mean = 0, sq = 0;
-  for (double c : counts) mean += c;
-  mean /= static_cast<double>(counts.size());
-  if (!(mean > 0)) return 1.0;
-  for (size_t i = 1; i < counts.size(); ++i) {
-    const double d = counts[i] - counts[i - 1];
-    sq += d * d;
-  }
-  return sq / (2.0 * static_cast<double>(counts.size() - 1) * mean);
 }
 
 }  // namespace twinscale::state

@@ -24,6 +24,7 @@
 #include "controller/metrics/cumulative_histogram.h"
 #include "controller/state/cluster_view.h"
 #include "controller/state/input.h"
+#include "controller/state/rate_estimators.h"  // the workload's rate level and persistence
 
 namespace twinscale::state {
 
@@ -33,18 +34,18 @@ struct ReplicaState {
   absl::Duration age;
   absl::Duration ready_for;
   bool unschedulable = false;
-  bool fresh = false;           // scraped successfully within staleAfter
-  int32_t engines = 0;          // vLLM engines in the pod (a replica is {pods, engines})
-  double waiting = 0;           // summed over engines
+  bool fresh = false;   // scraped successfully within staleAfter
+  int32_t engines = 0;  // vLLM engines in the pod (a replica is {pods, engines})
+  double waiting = 0;   // summed over engines
   double running = 0;
-  double kv_usage = 0;          // mean over engines, 0..1
+  double kv_usage = 0;             // mean over engines, 0..1
   int64_t kv_capacity_tokens = 0;  // num_gpu_blocks x block_size summed over engines (0: unknown)
 };
 
 struct WorkloadEstimate {
   Input<double> arrival_rate = Input<double>::Stale("no data yet");  // requests per second
   // The rate's level, around which rate_cv describes the swings from one interval to the next:
-  // the mean over the intervals since the level last shifted (LevelOf below), at most
+  // the mean over the intervals since the level last shifted (LevelOf, rate_estimators.h), at most
   // SnapshotOptions::rate_level_intervals of them. 0 until an interval was counted.
   double arrival_rate_level = 0;
   int32_t rate_level_intervals = 0;  // the intervals it averages
@@ -56,7 +57,7 @@ struct WorkloadEstimate {
   // interval k's rate around baseline + persistence[k-1] x (level - baseline) (forecaster.h).
   double arrival_rate_baseline = 0;
   std::vector<double> rate_persistence;
-  double dispersion = 1.0;      // variance / mean of per-interval arrival counts (Poisson: 1)
+  double dispersion = 1.0;  // variance / mean of per-interval arrival counts (Poisson: 1)
   // The same burstiness as the twin uses it: the CV of the per-interval arrival rate beyond
   // Poisson noise, sqrt(max(0, dispersion - 1) / mean count) (a rate varying by this CV from one
   // interval to the next, Poisson within, has that dispersion), and the intervals' mean length.
@@ -67,7 +68,7 @@ struct WorkloadEstimate {
   Input<double> output_tokens_mean = Input<double>::Stale("no data yet");
   Input<double> ttft_p90_seconds = Input<double>::Stale("no data yet");  // observed, last window
   Input<double> ttft_attainment = Input<double>::Stale("no data yet");   // share <= SLO threshold
-  std::optional<metrics::CumulativeHistogram> ttft_window;  // fleet-wide TTFT increase
+  std::optional<metrics::CumulativeHistogram> ttft_window;               // fleet-wide TTFT increase
   // Fleet-wide request length histograms: the latest windows that saw requests finish, until they
   // hold SnapshotOptions::min_length_requests.
   std::optional<metrics::CumulativeHistogram> prompt_lengths, output_lengths;
@@ -92,7 +93,7 @@ struct FleetSnapshot {
   std::optional<EngineArgs> engine_args;
   std::string engine_args_error;
   int64_t kv_capacity_tokens_per_engine = 0;
-  bool stale = false;           // some input is Stale: scale-in is frozen
+  bool stale = false;  // some input is Stale: scale-in is frozen
   std::string stale_reason;
 
   int32_t CountStage(PodView::Stage s) const;
@@ -136,50 +137,6 @@ struct SnapshotOptions {
   // hold 400-3,200), so the lengths still follow a change in traffic within one interval.
   double min_length_requests = 200;
 };
-
-// The index of dispersion (variance / mean) of successive per-interval arrival counts, estimated
-// from successive differences (an Allan-variance estimate): for Poisson counts
-// E[(c_i - c_{i-1})^2] = 2 x mean whatever the slow trend, so a ramp in the rate is not mistaken
-// for burstiness within an interval. Poisson: 1; a renewal process with gap CV c: about c^2 over
-// intervals much longer than a gap. Unclamped; 1 when there are fewer than 2 counts or their mean
-// is not positive. Used for live snapshots (below) and for a Prometheus history
-// (controller/replay/history_trace).
-double AllanDispersion(const std::vector<double>& counts);
-
-// The level of the arrival rate behind per-interval `counts` (oldest first; `window_s` their
-// lengths): the mean over the newest `level_intervals` (capped at max_intervals and the history),
-// unless the newest short_intervals depart from the intervals before them (within the span) by more
-// than shift_z standard errors, where each interval's count has variance dispersion x its mean:
-// then the level shifted and restarts at those short_intervals. The caller keeps `intervals` and
-// passes it + 1 with the next count, so the level grows back to max_intervals after a shift.
-struct RateLevel {
-  double rate = 0;        // requests per second; 0 without counts
-  int32_t intervals = 0;  // the newest intervals averaged
-  bool shifted = false;
-};
-RateLevel LevelOf(const std::deque<double>& counts, const std::deque<double>& window_s,
-                  int32_t level_intervals, int32_t short_intervals, int32_t max_intervals,
-                  double dispersion, double shift_z);
-
-// How much of the rate's departure from its baseline lasts, k intervals ahead, on this traffic:
-// for each k in 1..max_lag, the least-squares weight b_k in
-//   rate[t + k] - baseline(t) = b_k x (recent(t) - baseline(t)),
-// fitted over the history `counts` (oldest first; `window_s` their lengths), where recent(t) is the
-// mean rate over the short_intervals ending at t (the span over which LevelOf finds a shift) and
-// baseline(t) the mean over the baseline_intervals ending at t. Clamped to [0, 1]. Empty when
-// fewer than min_pairs pairs fit the shortest lag or the departures are all zero (the level then
-// holds: forecaster.h). A lag with fewer than min_pairs pairs takes the previous lag's weight.
-// Why: a shift the level test found is a burst or a new level, and only the history tells which.
-// On the Azure code trace at x20 a minute's burst is gone within the warm-up (the weights: about
-// 0.4, 0.2, 0.2, then 0-0.08 at the fourth 15 s interval and 0 from the fifth on), and forecasting
-// it to last sizes the fleet for a peak that is over before the new replicas are Ready: on one
-// such minute (replay seed 2) that takes a fleet from 19 to 31 replicas, held for the
-// stabilization window after it. On traffic that steps or ramps, the departure lasts and the
-// weights stay near 1. A departure the weights call brief still reaches the twin for the intervals
-// it lasts, and a level that holds becomes the baseline within its 5 minutes.
-std::vector<double> RatePersistence(const std::deque<double>& counts,
-                                    const std::deque<double>& window_s, int32_t short_intervals,
-                                    int32_t baseline_intervals, int32_t max_lag, int32_t min_pairs);
 
 class SnapshotBuilder {
  public:

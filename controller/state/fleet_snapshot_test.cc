@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
-
 #include <cmath>
-#include <random>
 #include <deque>
+#include <random>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace twinscale::state {
 namespace {
@@ -27,8 +27,8 @@ metrics::CumulativeHistogram Hist(std::vector<double> bounds, std::vector<double
   return h;
 }
 
-PodView Ready(std::string name, absl::Time scraped, double waiting, double running,
-              double finished, double kv = 0.5) {
+PodView Ready(std::string name, absl::Time scraped, double waiting, double running, double finished,
+              double kv = 0.5) {
   PodView p;
   p.name = std::move(name);
   p.stage = PodView::Stage::kReady;
@@ -113,8 +113,8 @@ TEST(SnapshotBuilderTest, FleetTtftIsSummedBeforeTheQuantileAndLengthsComeFromHi
     return p;
   };
   b.Build(View(T(0), {pod("a", T(0), 0, 0, 0), pod("b", T(0), 0, 0, 0)}));
-  const FleetSnapshot s = b.Build(View(
-      T(15), {pod("a", T(15), 90, 0, 90 * 1000.0), pod("b", T(15), 0, 10, 10 * 3000.0)}));
+  const FleetSnapshot s = b.Build(
+      View(T(15), {pod("a", T(15), 90, 0, 90 * 1000.0), pod("b", T(15), 0, 10, 10 * 3000.0)}));
   ASSERT_TRUE(s.workload.ttft_p90_seconds.usable());
   EXPECT_NEAR(s.workload.ttft_p90_seconds.value(), 0.1, 1e-9);
   EXPECT_NEAR(s.workload.ttft_attainment.value(), 0.9, 1e-12);
@@ -243,8 +243,9 @@ TEST(SnapshotBuilderTest, TheLevelRestartsAtAStepAndGrowsBackToFiveMinutes) {
   // 16 intervals of 30 then 4 of 90 (2 -> 6 req/s). At the step's first interval the last minute
   // (30, 30, 30, 90: 3 req/s) against the 13 intervals before it (2 req/s), with the Allan
   // dispersion of the 17 counts (one jump of 60 in 16 differences: 3600 / (2 x 16 x 33.53) =
-  // 3.355), has pooled rate 2.235 req/s and SE sqrt(3.355 x 2.235 x (1/60 + 1/195)) = 0.404: 1 req/s
-  // is 2.5 SE, under 3, so one interval of 90 is still a swing and the level is all 17 intervals.
+  // 3.355), has pooled rate 2.235 req/s and SE sqrt(3.355 x 2.235 x (1/60 + 1/195)) = 0.404: 1
+  // req/s is 2.5 SE, under 3, so one interval of 90 is still a swing and the level is all 17
+  // intervals.
   //   At the second (30, 30, 90, 90: 4 req/s against 14 intervals at 2; dispersion 2.888, pooled
   // 2.444, SE 0.389) it is 5.1 SE: a step, and the level restarts at the last minute, 4 req/s.
   //   Each interval after it restarts the level again (5 req/s against the one 30 still inside
@@ -259,8 +260,8 @@ TEST(SnapshotBuilderTest, TheLevelRestartsAtAStepAndGrowsBackToFiveMinutes) {
     double level;
   };
   const Step steps[] = {
-      {1, false, 17, 570.0 / 255.0}, {1, true, 4, 4.0}, {2, true, 4, 6.0},
-      {1, false, 5, 6.0},            {30, false, 20, 6.0},
+      {1, false, 17, 570.0 / 255.0}, {1, true, 4, 4.0}, {2, true, 4, 6.0}, {1, false, 5, 6.0},
+      {30, false, 20, 6.0},
   };
   std::vector<double> counts(16, 30);
   for (const Step& step : steps) {

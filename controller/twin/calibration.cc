@@ -46,7 +46,7 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
   speed = std::clamp(speed, lo, hi);
   double itl = itl_at(speed);
   if (!(itl > 0)) return state_;  // no gaps simulated: nothing to match
-  double& exponent = exponent_;  // b in latency ~ speed^-b, as the last fit measured it
+  double& exponent = exponent_;   // b in latency ~ speed^-b, as the last fit measured it
   auto step_from = [&](double s, double latency) {
     return std::clamp(s * std::pow(latency / target, 1 / exponent), lo, hi);
   };
@@ -60,8 +60,7 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
     // the slope left as it was the step still moves toward the right factor, only not all the
     // way; the smoothing converges on the same fixed point.
     if (std::abs(std::log(next / speed)) >= 0.05) {
-      const double b =
-          -(std::log(next_itl) - std::log(itl)) / (std::log(next) - std::log(speed));
+      const double b = -(std::log(next_itl) - std::log(itl)) / (std::log(next) - std::log(speed));
       if (std::isfinite(b)) exponent = std::clamp(b, 0.25, 8.0);
     }
     speed = next;

@@ -36,7 +36,7 @@
 namespace twinscale::twin {
 
 struct CalibrationOptions {
-  double smoothing = 0.3;   // weight of the newest observation
+  double smoothing = 0.3;  // weight of the newest observation
   double min_factor = 0.5;
   double max_factor = 1.5;
   // Token gaps the window must hold fleet-wide, else its mean says too little. Not a floor on the

@@ -6,11 +6,12 @@
 // rate times a multiplier drawn afresh for every `interval_s` (gamma, mean 1, coefficient of
 // variation `rate_cv`; 1 when rate_cv is 0): burstiness at the time scale the controller measures
 // it (twin_forecaster.h says why). The k-th interval's mean rate (k = 1, 2, ...) is the RatePath's
-// (policy::ForecastQuestion::rate_persistence): `rate` itself when the path has no weights. It runs in operational time (op: the fleet's points are a unit-rate
-// Poisson process in op, and op advances by rate x multiplier per second), so thinning and the
-// modulation compose. The source emits the points the simulated replicas receive: every point when
-// the whole fleet is simulated; for a sample of k replicas out of the N(t) serving at time t, the
-// share k / N(t) of them, chosen the way the router would spread the fleet's arrivals:
+// (policy::ForecastQuestion::rate_persistence): `rate` itself when the path has no weights. It runs
+// in operational time (op: the fleet's points are a unit-rate Poisson process in op, and op
+// advances by rate x multiplier per second), so thinning and the modulation compose. The source
+// emits the points the simulated replicas receive: every point when the whole fleet is simulated;
+// for a sample of k replicas out of the N(t) serving at time t, the share k / N(t) of them, chosen
+// the way the router would spread the fleet's arrivals:
 // - kIndependent (Random routing): each fleet point is kept with probability p = k / N(t). The
 //   kept points are again Poisson in op, with gaps of a geometric number G of unit exponentials,
 //   i.e. Gamma(G, 1): one geometric and one gamma per kept point. A sampled replica therefore sees
@@ -100,9 +101,8 @@ class FleetArrivalSource : public sim::RequestSource {
                      double rate_cv, double interval_s, RequestLengths& lengths, uint64_t seed)
       : FleetArrivalSource(std::move(segments), thinning, RatePath{rate, rate, {}}, end_s, rate_cv,
                            interval_s, lengths, seed) {}
-  FleetArrivalSource(std::vector<Segment> segments, Thinning thinning, RatePath path,
-                     double end_s, double rate_cv, double interval_s, RequestLengths& lengths,
-                     uint64_t seed);
+  FleetArrivalSource(std::vector<Segment> segments, Thinning thinning, RatePath path, double end_s,
+                     double rate_cv, double interval_s, RequestLengths& lengths, uint64_t seed);
 
   bool Next(sim::RequestSpec& out) override;
 
@@ -121,9 +121,9 @@ class FleetArrivalSource : public sim::RequestSource {
   int32_t interval_ = 1;  // the current interval's k
   RequestLengths& lengths_;
   sim::Rng arrivals_, thinning_rng_, modulation_rng_;
-  double op_ = 0;      // operational time of the last fleet point
-  double t_ = 0;       // its time (seconds)
-  double phase_ = 0;   // systematic thinning: progress toward the next kept point, in [0, 1)
+  double op_ = 0;     // operational time of the last fleet point
+  double t_ = 0;      // its time (seconds)
+  double phase_ = 0;  // systematic thinning: progress toward the next kept point, in [0, 1)
   double interval_start_ = 0, interval_op_ = 0;  // where the current interval starts, in t and op
   double interval_rate_ = 0;                     // its rate: fleet points per second
   uint64_t next_id_ = 1;

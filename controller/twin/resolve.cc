@@ -27,10 +27,14 @@ absl::Duration P99Warmup(const sim::LifecycleSpec& l) {
 
 sim::RouterKind RouterFor(policy::Routing routing) {
   switch (routing) {
-    case policy::Routing::kRandom: return sim::RouterKind::kRandom;
-    case policy::Routing::kRoundRobin: return sim::RouterKind::kRoundRobin;
-    case policy::Routing::kLeastRequests: return sim::RouterKind::kLeastRequests;
-    case policy::Routing::kPrefixAware: return sim::RouterKind::kPrefixAware;
+    case policy::Routing::kRandom:
+      return sim::RouterKind::kRandom;
+    case policy::Routing::kRoundRobin:
+      return sim::RouterKind::kRoundRobin;
+    case policy::Routing::kLeastRequests:
+      return sim::RouterKind::kLeastRequests;
+    case policy::Routing::kPrefixAware:
+      return sim::RouterKind::kPrefixAware;
   }
   return sim::RouterKind::kRandom;
 }

@@ -1,5 +1,6 @@
 // Resolution of a spec against the profiles: the sample manifest's numbers reach the policy, the
-// warm-up comes from the profile's lifecycle when the spec leaves it out, and errors name the field.
+// warm-up comes from the profile's lifecycle when the spec leaves it out, and errors name the
+// field.
 #include "controller/twin/resolve.h"
 
 #include <gtest/gtest.h>

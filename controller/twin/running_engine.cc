@@ -13,15 +13,16 @@ RunningEngine FollowRunningEngines(const sim::DeploymentSpec& from_spec,
   sim::EngineLimits& e = out.deployment.engine;
   if (snap.engine_args.has_value()) {
     const state::EngineArgs& a = *snap.engine_args;
-    auto follow = [&](const char* flag, const char* spec_field, bool spec_states,
-                      const auto& seen, auto& field) {
+    auto follow = [&](const char* flag, const char* spec_field, bool spec_states, const auto& seen,
+                      auto& field) {
       if (!seen.has_value() || *seen == field) return;
       if (spec_states) {
         out.differences.push_back(absl::StrCat("pods run ", flag, " ", *seen, " but ", spec_field,
                                                " says ", field, ": the twin follows the spec"));
         return;
       }
-      out.differences.push_back(absl::StrCat("pods run ", flag, " ", *seen, " (profile: ", field, ")"));
+      out.differences.push_back(
+          absl::StrCat("pods run ", flag, " ", *seen, " (profile: ", field, ")"));
       field = *seen;
     };
     follow("--max-num-seqs", "spec.model.maxNumSeqs", stated.max_num_seqs, a.max_num_seqs,
@@ -35,13 +36,16 @@ RunningEngine FollowRunningEngines(const sim::DeploymentSpec& from_spec,
            e.long_prefill_token_threshold);
     follow("--gpu-memory-utilization", "spec.model.gpuMemoryUtilization",
            stated.gpu_memory_utilization, a.gpu_memory_utilization, e.gpu_memory_utilization);
-    if (a.enable_prefix_caching.has_value() && *a.enable_prefix_caching != e.enable_prefix_caching) {
+    if (a.enable_prefix_caching.has_value() &&
+        *a.enable_prefix_caching != e.enable_prefix_caching) {
       out.differences.push_back(absl::StrCat(
-          "pods run ", *a.enable_prefix_caching ? "--enable-prefix-caching" : "--no-enable-prefix-caching",
+          "pods run ",
+          *a.enable_prefix_caching ? "--enable-prefix-caching" : "--no-enable-prefix-caching",
           " (profile: prefix caching ", e.enable_prefix_caching ? "on" : "off", ")"));
       e.enable_prefix_caching = *a.enable_prefix_caching;
     }
-    if (a.tensor_parallel_size.has_value() && *a.tensor_parallel_size != from_spec.tensor_parallel) {
+    if (a.tensor_parallel_size.has_value() &&
+        *a.tensor_parallel_size != from_spec.tensor_parallel) {
       out.differences.push_back(absl::StrCat(
           "pods run --tensor-parallel-size ", *a.tensor_parallel_size, " but the twin simulates ",
           from_spec.tensor_parallel, " GPU(s) per replica: set spec.model.tensorParallel"));

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "controller/twin/sample_target_test_util.h"
+#include "tests/util/sample_target_test_util.h"
 
 namespace twinscale::twin {
 namespace {
@@ -39,13 +39,14 @@ TEST(RunningEngineTest, ThePodsFlagsReplaceTheSpecsWhereTheyDiffer) {
   EXPECT_FALSE(r.deployment.engine.enable_prefix_caching);
   EXPECT_EQ(r.deployment.tensor_parallel, 1);  // not followed: it changes the GPU profile
   EXPECT_FALSE(SameEngine(r.deployment, spec));
-  EXPECT_EQ(r.differences,
-            (std::vector<std::string>{
-                "pods run --max-num-seqs 128 (profile: 1024)",
-                "pods run --max-model-len 8192 (profile: 131072)",
-                "pods run --no-enable-prefix-caching (profile: prefix caching on)",
-                "pods run --tensor-parallel-size 2 but the twin simulates 1 GPU(s) per replica: set "
-                "spec.model.tensorParallel"}));
+  EXPECT_EQ(
+      r.differences,
+      (std::vector<std::string>{
+          "pods run --max-num-seqs 128 (profile: 1024)",
+          "pods run --max-model-len 8192 (profile: 131072)",
+          "pods run --no-enable-prefix-caching (profile: prefix caching on)",
+          "pods run --tensor-parallel-size 2 but the twin simulates 1 GPU(s) per replica: set "
+          "spec.model.tensorParallel"}));
 }
 
 TEST(RunningEngineTest, ASettingTheSpecStatesWinsAndTheDisagreementIsSaid) {
@@ -86,9 +87,9 @@ TEST(RunningEngineTest, TheReportedKvCapacityReplacesTheComputedOneWhenItDiffers
   EXPECT_EQ(r.deployment.engine.kv_capacity_tokens_override, computed - block);
   EXPECT_EQ(sim::KvCapacityTokens(r.deployment), computed - block);
   ASSERT_EQ(r.differences.size(), 1u);
-  EXPECT_EQ(r.differences[0], absl::StrCat("engines report ", computed - block,
-                                           " KV tokens (vllm:cache_config_info; the twin computed ",
-                                           computed, ")"));
+  EXPECT_EQ(r.differences[0],
+            absl::StrCat("engines report ", computed - block,
+                         " KV tokens (vllm:cache_config_info; the twin computed ", computed, ")"));
   // --gpu-memory-utilization 0.5 with no report: the capacity the twin computes follows the flag.
   state::FleetSnapshot flag_only;
   flag_only.engine_args = state::EngineArgs{};

@@ -87,12 +87,14 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
   }
   policy::Decision d = policy::Recommend(snap, config_, forecaster_, view.now, history_);
   if (!running.differences.empty()) {
-    d.reasons.push_back({"EngineFromPods", absl::StrCat("the twin simulates the engine the pods run: ",
-                                                        absl::StrJoin(running.differences, "; "))});
+    d.reasons.push_back(
+        {"EngineFromPods", absl::StrCat("the twin simulates the engine the pods run: ",
+                                        absl::StrJoin(running.differences, "; "))});
   }
   if (!snap.engine_args_error.empty()) {
-    d.reasons.push_back({"EngineArgsUnreadable",
-                         absl::StrCat(snap.engine_args_error, " (the twin keeps the spec's engine)")});
+    d.reasons.push_back(
+        {"EngineArgsUnreadable",
+         absl::StrCat(snap.engine_args_error, " (the twin keeps the spec's engine)")});
   }
   policy::RecordDecision(d, config_, history_);
   // The twin's forecast for the coming window with the fleet as it stands (no change assumed):
@@ -100,7 +102,8 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
   next_window_p90_ms_.reset();
   if (!d.question.ready.empty() && d.question.arrival_rate > 0) {
     policy::ForecastQuestion next = d.question;
-    next.candidate_replicas = static_cast<int32_t>(next.ready.size() + next.pending_ready_in.size());
+    next.candidate_replicas =
+        static_cast<int32_t>(next.ready.size() + next.pending_ready_in.size());
     next.horizon = config_.interval;
     next.judge_from = absl::ZeroDuration();
     next_window_p90_ms_ = forecaster_.Reading(next).ttft_p90_ms;

@@ -49,7 +49,8 @@ class TargetDecider : public policy::Decider {
 
  private:
   policy::PolicyConfig config_;
-  sim::DeploymentSpec spec_deployment_;  // the spec's; the twin simulates the pods' (running_engine.h)
+  sim::DeploymentSpec
+      spec_deployment_;  // the spec's; the twin simulates the pods' (running_engine.h)
   StatedEngineSettings stated_;
   TwinForecaster forecaster_;
   state::SnapshotBuilder snapshots_;

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "controller/twin/sample_target_test_util.h"
+#include "tests/util/sample_target_test_util.h"
 
 namespace twinscale::twin {
 namespace {
@@ -100,14 +100,15 @@ TEST(TargetDeciderTest, UnreadableFlagsAreSaidAndTheSpecsEngineKept) {
   TargetDecider decider(t.resolved.policy, t.resolved.twin, t.spec.metrics.stale_after,
                         t.resolved.stated);
   state::ClusterView v = View(kT0, 10'000, std::nullopt);
-  v.pods[3].engine_args_error = "pod vllm-3 container vllm: vLLM flag --max-num-seqs: \"x\" is not an integer";
+  v.pods[3].engine_args_error =
+      "pod vllm-3 container vllm: vLLM flag --max-num-seqs: \"x\" is not an integer";
   const policy::Decision d = decider.Decide(v);
   bool said = false;
   for (const policy::Reason& reason : d.reasons) {
     if (reason.code != "EngineArgsUnreadable") continue;
     said = true;
-    EXPECT_EQ(reason.message, absl::StrCat(v.pods[3].engine_args_error,
-                                           " (the twin keeps the spec's engine)"));
+    EXPECT_EQ(reason.message,
+              absl::StrCat(v.pods[3].engine_args_error, " (the twin keeps the spec's engine)"));
   }
   EXPECT_TRUE(said);
   EXPECT_EQ(decider.forecaster().options().deployment.engine.max_num_seqs, 1024);

@@ -33,8 +33,7 @@ using sim::SimTime;
 // deployment's limit matters as much the other way: the length samplers cut their buckets at it,
 // where vLLM's 1-2-5 buckets alone would have the twin draw prompts up to 10k on an 8k server.
 int32_t MaxRequestTokens(const sim::DeploymentSpec& d) {
-  return static_cast<int32_t>(
-      std::min<int64_t>(d.engine.max_model_len, sim::KvCapacityTokens(d)));
+  return static_cast<int32_t>(std::min<int64_t>(d.engine.max_model_len, sim::KvCapacityTokens(d)));
 }
 
 // The lengths of the new requests one unit (one independent simulation) draws, in order. They
@@ -100,8 +99,7 @@ class LengthCache {
     int32_t max_tokens = 0;
     bool operator==(const Key& o) const {
       return question_seed == o.question_seed && prompt_mean == o.prompt_mean &&
-             max_tokens == o.max_tokens &&
-             output_mean == o.output_mean &&
+             max_tokens == o.max_tokens && output_mean == o.output_mean &&
              prompt_shape.upper_bounds == o.prompt_shape.upper_bounds &&
              prompt_shape.weights == o.prompt_shape.weights &&
              output_shape.upper_bounds == o.output_shape.upper_bounds &&
@@ -109,8 +107,8 @@ class LengthCache {
     }
   };
   static Key KeyOf(const policy::ForecastQuestion& q, int32_t max_tokens) {
-    return {q.seed,           q.prompt_shape,         q.output_shape,
-            q.prompt_tokens_mean, q.output_tokens_mean, max_tokens};
+    return {q.seed,    q.prompt_shape, q.output_shape, q.prompt_tokens_mean, q.output_tokens_mean,
+            max_tokens};
   }
 
   // What is kept for `unit_seed`; nothing drawn yet when nothing is.
@@ -390,7 +388,8 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
   std::vector<GroupResult> as_units;
   int64_t itl_tokens = 0, itl_over = 0;
   for (int32_t i = 0; i < runs; ++i) {
-    const policy::Forecast f = EvaluateOnce(q, sim::DeriveSeed(q.seed, static_cast<uint64_t>(i), 77));
+    const policy::Forecast f =
+        EvaluateOnce(q, sim::DeriveSeed(q.seed, static_cast<uint64_t>(i), 77));
     GroupResult g;
     g.judged = f.requests;
     g.met = std::llround(f.attainment * static_cast<double>(f.requests));
@@ -409,7 +408,7 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
 }
 
 double TwinForecaster::MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
-                                                   sim::SpeedFactors speed) const {
+                                                    sim::SpeedFactors speed) const {
   TwinOptions o = options_;
   o.speed = speed;
   o.sample_replicas = std::max(o.sample_replicas, kCalibrationSample);
@@ -481,8 +480,8 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   const bool whole_fleet_affordable =
       !random_routing && options_.max_sample_requests > 0 &&
       fleet_requests * kWholeFleetRuns <= static_cast<double>(options_.max_sample_requests);
-  const bool full_fleet = first_sample <= 0 || candidate <= first_sample || ready_now == 0 ||
-                          whole_fleet_affordable;
+  const bool full_fleet =
+      first_sample <= 0 || candidate <= first_sample || ready_now == 0 || whole_fleet_affordable;
   const int32_t k = full_fleet ? candidate : first_sample;
   const int32_t max_tokens = MaxRequestTokens(options_.deployment);
   const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, max_tokens);
@@ -560,8 +559,8 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   while (sequential && static_cast<int64_t>(units.size()) < max_units) {
     const auto [a, se] = PooledAttainment(units);
     const bool clear = std::abs(a - target) >= VerdictMargin(units.size()) * se;
-    const bool precise = q.attainment_tolerance <= 0 || se <= q.attainment_tolerance ||
-                         (clear && a >= target);
+    const bool precise =
+        q.attainment_tolerance <= 0 || se <= q.attainment_tolerance || (clear && a >= target);
     if (clear && precise) break;
     if (precise && PriorDecides(q.prior, a, se, judged_so_far, target)) break;
     const int64_t more = std::min<int64_t>(batch, max_units - static_cast<int64_t>(units.size()));
@@ -597,8 +596,8 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   const double replicas_per_fleet =
       static_cast<double>(units.size()) * per_unit / (full_fleet ? candidate : k);
   // The simulated replicas' mean queue, scaled to the candidate fleet.
-  f.waiting_at_horizon = static_cast<double>(waiting) * candidate /
-                         (static_cast<double>(units.size()) * per_unit);
+  f.waiting_at_horizon =
+      static_cast<double>(waiting) * candidate / (static_cast<double>(units.size()) * per_unit);
   f.preemptions_per_s = horizon_s > 0 ? static_cast<double>(preemptions) / horizon_s /
                                             std::max(1.0, replicas_per_fleet)
                                       : 0;

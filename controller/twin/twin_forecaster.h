@@ -69,7 +69,7 @@ namespace twinscale::twin {
 
 struct TwinOptions {
   sim::DeploymentSpec deployment;
-  sim::SpeedFactors speed;          // calibration
+  sim::SpeedFactors speed;  // calibration
   sim::RouterKind router = sim::RouterKind::kLeastRequests;
   // Replicas sampled in the first batch (behind a balancing router, at least two groups of 8);
   // fleets no larger are simulated whole. 0: always simulate the whole fleet, once per seed.
@@ -82,7 +82,7 @@ struct TwinOptions {
   // 55, on a busy machine) and agree with the exact decision on 96.9% of the corpus (against
   // 95.9%), the exact decision's own noise floor.
   int32_t sample_replicas = 3;
-  int32_t seeds = 1;                // independent runs averaged (attainment pooled)
+  int32_t seeds = 1;  // independent runs averaged (attainment pooled)
   // Sequential sampling (with sample_replicas > 0): while a what-if's verdict is uncertain (or its
   // attainment less precise than the question's attainment_tolerance), simulate another batch,
   // as long as the requests judged stay within this many (a batch that would end beyond it, at

@@ -38,9 +38,9 @@ policy::ForecastQuestion Question(int32_t ready, int32_t candidate, double rate)
 }
 
 TEST(TwinForecasterTest, SampleOfFourAgreesWithTheWholeFleetUnderRandomRouting) {
-  // 24 identical idle replicas, Poisson arrivals, Random routing: each replica sees Poisson(rate/24)
-  // whether or not the others are simulated. Compare attainment across a load sweep; the sample
-  // must track the full fleet within sampling noise (a few percentage points).
+  // 24 identical idle replicas, Poisson arrivals, Random routing: each replica sees
+  // Poisson(rate/24) whether or not the others are simulated. Compare attainment across a load
+  // sweep; the sample must track the full fleet within sampling noise (a few percentage points).
   TwinOptions sample{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 3};
   TwinOptions full = sample;
   full.sample_replicas = 0;
@@ -124,7 +124,8 @@ TEST(TwinForecasterTest, BehindABalancingRouterALightFleetIsSimulatedWhole) {
   // requests judged); with one that doesn't, it is the first batch of two groups of 8 (16 of 48
   // replicas: about 800).
   const policy::ForecastQuestion q = Question(48, 48, 20);
-  TwinForecaster roomy({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kLeastRequests, 2, 1, 20000});
+  TwinForecaster roomy(
+      {Linear(8000, 40, 60, 64), {}, sim::RouterKind::kLeastRequests, 2, 1, 20000});
   TwinForecaster tight({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kLeastRequests, 2, 1, 4000});
   const policy::Forecast whole = roomy.Evaluate(q);
   const policy::Forecast groups = tight.Evaluate(q);

@@ -21,7 +21,8 @@ double SampleNormal(Rng& rng, double mean, double stddev) {
 
 double SampleLogNormalMedianP90(Rng& rng, double median, double p90_over_median) {
   // p90 = median * exp(1.2815515655 * sigma).
-  const double sigma = p90_over_median <= 1.0 ? 0.0 : std::log(p90_over_median) / 1.2815515655446004;
+  const double sigma =
+      p90_over_median <= 1.0 ? 0.0 : std::log(p90_over_median) / 1.2815515655446004;
   return median * std::exp(sigma * SampleStandardNormal(rng));
 }
 

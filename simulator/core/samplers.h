@@ -4,8 +4,6 @@
 #ifndef TWINSCALE_SIMULATOR_CORE_SAMPLERS_H_
 #define TWINSCALE_SIMULATOR_CORE_SAMPLERS_H_
 
-#include <vector>
-
 #include "simulator/core/rng.h"
 
 namespace twinscale::sim {
@@ -23,18 +21,6 @@ double SampleGamma(Rng& rng, double shape, double scale);
 // Poisson-distributed count with the given mean (inversion for small means, normal approximation
 // with continuity correction above 1e4, where it is exact to far below sampling noise).
 int64_t SamplePoisson(Rng& rng, double mean);
-
-// Draws uniformly from a fixed set of observed values (an empirical distribution).
-class EmpiricalSampler {
- public:
-  explicit EmpiricalSampler(std::vector<double> values) : values_(std::move(values)) {}
-  double Sample(Rng& rng) const { return values_[rng.UniformInt(values_.size())]; }
-  bool empty() const { return values_.empty(); }
-  const std::vector<double>& values() const { return values_; }
-
- private:
-  std::vector<double> values_;
-};
 
 }  // namespace twinscale::sim
 

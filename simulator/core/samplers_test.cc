@@ -46,7 +46,8 @@ TEST(SamplersTest, GammaHasShapeTimesScaleMeanAndShapeTimesScaleSquaredVariance)
   struct Case {
     const char* name;
     double shape, scale;
-  } cases[] = {{"shape < 1 (CV 2)", 0.25, 4.0}, {"shape 1 (exponential)", 1.0, 1.0},
+  } cases[] = {{"shape < 1 (CV 2)", 0.25, 4.0},
+               {"shape 1 (exponential)", 1.0, 1.0},
                {"shape 4 (CV 0.5)", 4.0, 0.25}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -70,7 +71,8 @@ TEST(SamplersTest, LogNormalMedianAndP90AreAsAsked) {
 TEST(SamplersTest, PoissonCountsHaveMeanEqualToVariance) {
   for (double mean : {0.5, 7.0, 800.0}) {
     Rng rng(5);
-    const Moments m = Measure(100000, [&] { return static_cast<double>(SamplePoisson(rng, mean)); });
+    const Moments m =
+        Measure(100000, [&] { return static_cast<double>(SamplePoisson(rng, mean)); });
     EXPECT_NEAR(m.mean, mean, 5 * std::sqrt(mean / 100000)) << mean;
     EXPECT_NEAR(m.var, mean, 0.05 * mean) << mean;
   }

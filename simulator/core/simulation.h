@@ -1,14 +1,15 @@
 // The discrete-event kernel: one Simulation object per run (no global simulator, unlike ns-3), one
-// event queue ordered by (time, band, scheduling time, sequence) so ties fire in the order they were
-// scheduled (the scheduling time only matters for ScheduleAsIf: for every other event it grows with
-// the sequence), and a clock that never goes backwards. Handlers are plain objects implementing EventHandler; an event carries a
-// 64-bit tag the handler interprets. Cancellation is lazy: a handler that no longer wants an event
-// (e.g. a replica's step after it was removed) checks its own state and ignores it.
+// event queue ordered by (time, band, scheduling time, sequence) so ties fire in the order they
+// were scheduled (the scheduling time only matters for ScheduleAsIf: for every other event it grows
+// with the sequence), and a clock that never goes backwards. Handlers are plain objects
+// implementing EventHandler; an event carries a 64-bit tag the handler interprets (event_tag.h
+// packs it). Cancellation is lazy: a handler that no longer wants an event (e.g. a replica's step
+// after it was removed) checks its own state and ignores it.
 //
-// Events at the same instant fire in two bands: ordinary events first (arrivals, step ends, lifecycle),
-// then "late" ones (Band::kLate), so an engine woken by an arrival starts its step only after every
-// request arriving at that same instant has been queued, as a real engine loop drains its input
-// queue before scheduling.
+// Events at the same instant fire in two bands: ordinary events first (arrivals, step ends,
+// lifecycle), then "late" ones (Band::kLate), so an engine woken by an arrival starts its step only
+// after every request arriving at that same instant has been queued, as a real engine loop drains
+// its input queue before scheduling.
 //
 // Coalesced engine steps (replica.h) need two more things from the kernel: the horizon of the
 // RunUntil in progress (a replica advances several steps in one event only when all of them end by

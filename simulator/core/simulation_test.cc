@@ -50,8 +50,8 @@ TEST(SimulationTest, FiresInTimeOrderAndFifoOnTies) {
   sim.Schedule(SimTime::FromNanos(10), &r, 7);
   sim.Schedule(SimTime::FromNanos(10), &r, 4);
   sim.Run();
-  const std::vector<std::pair<int64_t, uint64_t>> want = {
-      {10, 2}, {10, 7}, {10, 4}, {10, 8}, {30, 1}, {30, 3}};
+  const std::vector<std::pair<int64_t, uint64_t>> want = {{10, 2}, {10, 7}, {10, 4},
+                                                          {10, 8}, {30, 1}, {30, 3}};
   EXPECT_EQ(r.fired, want);
   EXPECT_EQ(sim.Now().nanos(), 30);
 }

@@ -36,9 +36,6 @@ class SimDuration {
   static SimDuration FromSecondsF(double s) { return SimDuration(RoundToNanos(s * 1e9)); }
   static SimDuration FromMicrosF(double us) { return SimDuration(RoundToNanos(us * 1e3)); }
   static constexpr SimDuration Zero() { return SimDuration(0); }
-  static constexpr SimDuration Infinite() {
-    return SimDuration(std::numeric_limits<int64_t>::max());
-  }
 
   constexpr int64_t nanos() const { return ns_; }
   constexpr double seconds() const { return static_cast<double>(ns_) * 1e-9; }

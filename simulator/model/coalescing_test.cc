@@ -20,13 +20,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "simulator/core/simulation.h"
-#include "simulator/model/engine_test_util.h"
 #include "simulator/model/fleet.h"
 #include "simulator/model/run_stats.h"
 #include "simulator/profiles/profile_loader.h"
 #include "simulator/workload/generators.h"
 #include "simulator/workload/trace.h"
 #include "simulator/workload/trace_reader.h"
+#include "tests/util/engine_test_util.h"
 
 namespace twinscale::sim {
 namespace {
@@ -50,8 +50,7 @@ std::string Describe(const RequestRecord& r) {
 }
 
 std::string Describe(const LatencySummary& l) {
-  return absl::StrCat(l.count, "/", Hex(l.mean), "/", Hex(l.p50), "/", Hex(l.p90), "/",
-                      Hex(l.p99));
+  return absl::StrCat(l.count, "/", Hex(l.mean), "/", Hex(l.p50), "/", Hex(l.p90), "/", Hex(l.p99));
 }
 
 std::string Describe(const RunSummary& s) {
@@ -99,8 +98,8 @@ std::string Snapshot(const Fleet& fleet, const RunStats& stats, SimTime now) {
     absl::StrAppend(&out, "replica ", i, " phase=", static_cast<int>(r.phase()),
                     " waiting=", r.num_waiting(), " running=", r.num_running(),
                     " transit=", r.num_in_transit(), " kv=", Hex(r.kv_usage()),
-                    " free=", r.kv_pool().free_blocks(), " steps=", r.steps(),
-                    " busy=", r.busy(), "\n", r.metrics().Render());
+                    " free=", r.kv_pool().free_blocks(), " steps=", r.steps(), " busy=", r.busy(),
+                    "\n", r.metrics().Render());
   }
   absl::StrAppend(&out, Describe(stats.Summarize(fleet.waiting(), fleet.running())), "\n");
   return out;
@@ -194,11 +193,11 @@ std::function<std::unique_ptr<RequestSource>()> Synthetic(SyntheticWorkloadSpec 
 
 std::function<std::unique_ptr<RequestSource>()> MooncakeHead(size_t n, double time_scale) {
   TraceReadOptions ro;
-  absl::StatusOr<Trace> t = ReadTraceFile("tests/data/traces/mooncake_conversation_trace.jsonl", ro);
+  absl::StatusOr<Trace> t =
+      ReadTraceFile("tests/data/traces/mooncake_conversation_trace.jsonl", ro);
   EXPECT_TRUE(t.ok()) << t.status();
   Trace head;
-  head.requests.assign(t->requests.begin(),
-                       t->requests.begin() + static_cast<std::ptrdiff_t>(n));
+  head.requests.assign(t->requests.begin(), t->requests.begin() + static_cast<std::ptrdiff_t>(n));
   absl::StatusOr<Trace> scaled = ScaleTime(head, time_scale);
   EXPECT_TRUE(scaled.ok()) << scaled.status();
   auto shared = std::make_shared<const Trace>(*std::move(scaled));

@@ -3,24 +3,26 @@
 
 #include <algorithm>
 
+#include "simulator/core/event_tag.h"
 #include "simulator/core/samplers.h"
 
 namespace twinscale::sim {
 namespace {
 
-constexpr uint64_t kTagArrival = 1ULL << 60;
-constexpr uint64_t kTagAdvance = 2ULL << 60;
-constexpr uint64_t kTagDrainDeadline = 3ULL << 60;
-constexpr uint64_t kTagMask = 0xfULL << 60;
+// The fleet's events: the next arrival from the source, a replica's next lifecycle phase (id: the
+// replica, detail: the phase) and a draining replica's deadline (id: the replica).
+enum class FleetEvent : uint8_t { kArrival = 1, kAdvance = 2, kDrainDeadline = 3 };
+using FleetTag = EventTag<FleetEvent>;
 
 uint64_t AdvanceTag(int32_t index, ReplicaPhase to) {
-  return kTagAdvance | (static_cast<uint64_t>(to) << 32) | static_cast<uint32_t>(index);
+  return FleetTag{FleetEvent::kAdvance, static_cast<uint32_t>(index), static_cast<uint32_t>(to)}
+      .Pack();
 }
 
 SimDuration SampleDelay(Rng& rng, const DelayDistribution& d) {
   if (d.median <= SimDuration::Zero()) return SimDuration::Zero();
-  return SimDuration::FromSecondsF(SampleLogNormalMedianP90(rng, d.median.seconds(),
-                                                             d.p90_over_median));
+  return SimDuration::FromSecondsF(
+      SampleLogNormalMedianP90(rng, d.median.seconds(), d.p90_over_median));
 }
 
 }  // namespace
@@ -60,8 +62,8 @@ int32_t Fleet::AddReplica(bool ready_now) {
     life.gpu_from = now;
   } else {
     r->SetPhase(ReplicaPhase::kProvisioning, now);
-    sim_.Schedule(now + SampleDelay(lifecycle_rng_, options_.deployment.lifecycle.provisioning), this,
-                  AdvanceTag(ro.index, ReplicaPhase::kLoading));
+    sim_.Schedule(now + SampleDelay(lifecycle_rng_, options_.deployment.lifecycle.provisioning),
+                  this, AdvanceTag(ro.index, ReplicaPhase::kLoading));
   }
   replicas_.push_back(std::move(r));
   life_.push_back(life);
@@ -202,7 +204,7 @@ void Fleet::BeginDrain(int32_t index) {
   RebuildReady();
   if (r.phase() == ReplicaPhase::kDraining) {
     sim_.Schedule(now + options_.deployment.lifecycle.drain_grace, this,
-                  kTagDrainDeadline | static_cast<uint32_t>(index));
+                  FleetTag{FleetEvent::kDrainDeadline, static_cast<uint32_t>(index)}.Pack());
   }
 }
 
@@ -233,7 +235,7 @@ void Fleet::ScheduleNextArrival() {
   }
   has_pending_arrival_ = true;
   const SimTime at = std::max(pending_arrival_.arrival, sim_.Now());
-  sim_.Schedule(at, this, kTagArrival);
+  sim_.Schedule(at, this, FleetTag{FleetEvent::kArrival}.Pack());
 }
 
 void Fleet::Inject(const RequestSpec& request) {
@@ -243,8 +245,9 @@ void Fleet::Inject(const RequestSpec& request) {
 }
 
 void Fleet::OnEvent(uint64_t tag, SimTime now) {
-  switch (tag & kTagMask) {
-    case kTagArrival: {
+  const FleetTag event = FleetTag::Unpack(tag);
+  switch (event.kind) {
+    case FleetEvent::kArrival: {
       if (!has_pending_arrival_) return;
       RequestSpec r = std::move(pending_arrival_);
       has_pending_arrival_ = false;
@@ -253,18 +256,14 @@ void Fleet::OnEvent(uint64_t tag, SimTime now) {
       Route(r, now);
       return;
     }
-    case kTagAdvance:
-      Advance(static_cast<int32_t>(tag & 0xffffffffu),
-              static_cast<ReplicaPhase>((tag >> 32) & 0xffu));
+    case FleetEvent::kAdvance:
+      Advance(static_cast<int32_t>(event.id), static_cast<ReplicaPhase>(event.detail));
       return;
-    case kTagDrainDeadline: {
-      const int32_t index = static_cast<int32_t>(tag & 0xffffffffu);
-      Replica& r = *replicas_[static_cast<size_t>(index)];
+    case FleetEvent::kDrainDeadline: {
+      Replica& r = *replicas_[static_cast<size_t>(event.id)];
       if (r.phase() == ReplicaPhase::kDraining) r.AbortAll(now);  // calls OnDrained
       return;
     }
-    default:
-      return;
   }
 }
 
@@ -306,8 +305,8 @@ bool Fleet::Shed(SimTime now) {
     if (!room) return true;
   }
   if (a.max_arrival_rate > 0) {
-    tokens_ = std::min(a.max_arrival_rate,
-                       tokens_ + (now - tokens_at_).seconds() * a.max_arrival_rate);
+    tokens_ =
+        std::min(a.max_arrival_rate, tokens_ + (now - tokens_at_).seconds() * a.max_arrival_rate);
     tokens_at_ = now;
     if (tokens_ < 1) return true;
     tokens_ -= 1;

@@ -1,16 +1,16 @@
 // A fleet of replicas of one deployment behind one router: what the twin simulates, and what replay
 // uses as the stand-in for the cluster. The fleet takes arrivals (pulled from a RequestSource or
-// injected one by one), routes them to Ready replicas, holds them at the gateway while none can take
-// them, and follows scale requests through the replica lifecycle (Provisioning -> Loading ->
+// injected one by one), routes them to Ready replicas, holds them at the gateway while none can
+// take them, and follows scale requests through the replica lifecycle (Provisioning -> Loading ->
 // WarmingUp -> Ready; scale-in drains the chosen victims).
 //
 // Scale-in victims follow the ReplicaSet's preference: replicas not yet Ready first (newest first),
 // then the Ready replica with the least work in flight (what twinscale's pod-deletion-cost
 // annotation asks for), newest first on ties.
 //
-// Admission (optional, advisory limits enforced at the gateway): with max_in_flight_per_replica set,
-// a request that finds every Ready replica at the limit waits at the gateway (its wait counts in
-// TTFT); beyond max_gateway_queue it is rejected, counted as a miss, never dropped silently. The
+// Admission (optional, advisory limits enforced at the gateway): with max_in_flight_per_replica
+// set, a request that finds every Ready replica at the limit waits at the gateway (its wait counts
+// in TTFT); beyond max_gateway_queue it is rejected, counted as a miss, never dropped silently. The
 // limits twinscale advises (its admission API) shed instead: max_arrival_rate is a token bucket
 // (one second's worth of tokens, refilled continuously) that rejects what arrives with none left,
 // and max_waiting_per_replica rejects a request that finds every Ready replica with at least that
@@ -39,9 +39,9 @@ namespace twinscale::sim {
 
 struct AdmissionLimits {
   int64_t max_in_flight_per_replica = 0;  // 0: no limit
-  int64_t max_gateway_queue = 0;          // with a limit set: queue beyond this is rejected (0: none)
-  double max_arrival_rate = 0;            // requests per second through the gateway (0: no limit)
-  int64_t max_waiting_per_replica = 0;    // 0: no limit
+  int64_t max_gateway_queue = 0;        // with a limit set: queue beyond this is rejected (0: none)
+  double max_arrival_rate = 0;          // requests per second through the gateway (0: no limit)
+  int64_t max_waiting_per_replica = 0;  // 0: no limit
 };
 
 struct FleetOptions {
@@ -49,10 +49,10 @@ struct FleetOptions {
   SpeedFactors speed;
   RouterOptions router;
   AdmissionLimits admission;
-  int32_t initial_replicas = 1;       // Ready at time 0, without the slow start
+  int32_t initial_replicas = 1;  // Ready at time 0, without the slow start
   std::string model_name = "meta-llama/Llama-3.1-8B-Instruct";
   double step_noise_cv = 0.0;
-  bool vllm_metrics = true;  // ReplicaOptions::vllm_metrics for every replica
+  bool vllm_metrics = true;    // ReplicaOptions::vllm_metrics for every replica
   bool coalesce_steps = true;  // ReplicaOptions::coalesce_steps for every replica
   uint64_t seed = 1;
   uint64_t run = 0;
@@ -148,8 +148,8 @@ class Fleet : public EventHandler, public ReplicaObserver {
   std::vector<Life> life_;
   std::vector<Replica*> ready_;
   std::deque<RequestSpec> gateway_;
-  double tokens_ = 0;        // the arrival-rate bucket
-  SimTime tokens_at_;        // when it was last refilled
+  double tokens_ = 0;  // the arrival-rate bucket
+  SimTime tokens_at_;  // when it was last refilled
   int32_t desired_ = 0;
 
   RequestSource* source_ = nullptr;

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "simulator/model/engine_test_util.h"
+#include "tests/util/engine_test_util.h"
 
 namespace twinscale::sim {
 namespace {
@@ -36,8 +36,10 @@ TEST(FleetTest, NewReplicaWalksThroughTheLifecycleAndCostsFromLoading) {
   const struct {
     double t;
     ReplicaPhase want;
-  } steps[] = {{10, ReplicaPhase::kProvisioning}, {25, ReplicaPhase::kLoading},
-               {55, ReplicaPhase::kWarmingUp},    {59.999, ReplicaPhase::kWarmingUp},
+  } steps[] = {{10, ReplicaPhase::kProvisioning},
+               {25, ReplicaPhase::kLoading},
+               {55, ReplicaPhase::kWarmingUp},
+               {59.999, ReplicaPhase::kWarmingUp},
                {60, ReplicaPhase::kReady}};
   for (const auto& s : steps) {
     h.sim.RunUntil(At(s.t));
@@ -63,8 +65,7 @@ TEST(FleetTest, ScaleInDrainsTheReplicaWithLeastWorkAndLetsItFinish) {
   // nothing to replica 1. Scaling to 1 at 1 s picks the idle replica 1, which is Gone at once;
   // replica 0 keeps serving.
   Harness h(HandDeployment(8, 2048, 1'000'000, 1000), 2);
-  h.source = std::make_unique<testing::VectorSource>(
-      std::vector<RequestSpec>{Req(1, 0, 10, 5000)});
+  h.source = std::make_unique<testing::VectorSource>(std::vector<RequestSpec>{Req(1, 0, 10, 5000)});
   h.fleet->AttachSource(h.source.get());
   h.sim.RunUntil(At(1));
   h.fleet->SetDesiredReplicas(1);
@@ -221,7 +222,9 @@ TEST(FleetTest, SameSeedSameRunDifferentSeedDifferentRouting) {
     Simulation sim;
     RunStats stats({});
     std::vector<std::pair<int32_t, int64_t>> out;
-    stats.set_record_sink([&](const RequestRecord& r) { out.push_back({r.replica, r.e2e.nanos()}); });
+    stats.set_record_sink([&](const RequestRecord& r) {
+      out.push_back({r.replica, r.e2e.nanos()});
+    });
     Fleet fleet(sim, o, &stats);
     testing::VectorSource src(Spaced(500, 3, 20));
     fleet.AttachSource(&src);

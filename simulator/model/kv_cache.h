@@ -1,7 +1,7 @@
 // KV-cache block accounting for one replica: a fixed pool of fixed-size blocks (vLLM's paged
 // attention). A sequence holding `tokens` tokens of KV holds ceil(tokens / block_size) blocks. The
-// pool only counts; which sequence holds what is the engine's business (replica.h), so allocation and
-// release are O(1).
+// pool only counts; which sequence holds what is the engine's business (replica.h), so allocation
+// and release are O(1).
 //
 // Every block is in one of three states:
 //   used       referenced by at least one running sequence;

@@ -27,11 +27,11 @@ namespace twinscale::sim {
 
 // Aggregate shape of one step. Everything the models need, in O(1) from the engine's counters.
 struct BatchShape {
-  int64_t decode_seqs = 0;            // sequences producing one token each this step
-  int64_t decode_context_tokens = 0;  // sum over decode sequences of tokens already in KV
-  int64_t prefill_seqs = 0;           // sequences running a prefill chunk this step
-  int64_t prefill_tokens = 0;         // sum of chunk sizes
-  int64_t prefill_context_tokens = 0; // sum over chunks of tokens already in KV before the chunk
+  int64_t decode_seqs = 0;             // sequences producing one token each this step
+  int64_t decode_context_tokens = 0;   // sum over decode sequences of tokens already in KV
+  int64_t prefill_seqs = 0;            // sequences running a prefill chunk this step
+  int64_t prefill_tokens = 0;          // sum of chunk sizes
+  int64_t prefill_context_tokens = 0;  // sum over chunks of tokens already in KV before the chunk
   // Sum over chunks of c x (prefix + (c + 1) / 2): query-key pairs of causal attention, the
   // quadratic term that dominates very long prompts.
   double prefill_attention_pairs = 0;

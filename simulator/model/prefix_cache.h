@@ -23,9 +23,10 @@
 // before its head.
 //
 // Cost: Match does one hash lookup per block matched; Insert, Acquire, Release and each eviction
-// are O(1) per block (InsertAll overlaps the memory latency of a run's inserts). The key index is an open-addressing table sized once (at most one entry per
-// pool block), so nothing allocates after construction. Deterministic: order lives in an intrusive
-// queue, never in hash-table iteration. Not thread-safe.
+// are O(1) per block (InsertAll overlaps the memory latency of a run's inserts). The key index is
+// an open-addressing table sized once (at most one entry per pool block), so nothing allocates
+// after construction. Deterministic: order lives in an intrusive queue, never in hash-table
+// iteration. Not thread-safe.
 #ifndef TWINSCALE_SIMULATOR_MODEL_PREFIX_CACHE_H_
 #define TWINSCALE_SIMULATOR_MODEL_PREFIX_CACHE_H_
 

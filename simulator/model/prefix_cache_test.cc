@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "simulator/model/engine_test_util.h"
 #include "simulator/model/fleet.h"
 #include "simulator/model/replica.h"
+#include "tests/util/engine_test_util.h"
 
 namespace twinscale::sim {
 namespace {

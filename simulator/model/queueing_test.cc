@@ -6,7 +6,7 @@
 
 #include "simulator/core/rng.h"
 #include "simulator/core/samplers.h"
-#include "simulator/model/engine_test_util.h"
+#include "tests/util/engine_test_util.h"
 
 namespace twinscale::sim {
 namespace {

@@ -5,25 +5,30 @@
 #include <cassert>
 #include <functional>
 
+#include "simulator/core/event_tag.h"
 #include "simulator/core/samplers.h"
 
 namespace twinscale::sim {
 namespace {
 
-// Event tags: the top two bits say what the event is.
-constexpr uint64_t kTagStepEnd = 0ULL << 62;
-constexpr uint64_t kTagTransit = 1ULL << 62;
-constexpr uint64_t kTagKick = 2ULL << 62;
-constexpr uint64_t kTagKindMask = 3ULL << 62;
+// The engine's events: the end of a step (id: the step's epoch), a request through the front end
+// (id: its slot, detail: the slot's epoch) and the start of a step on an idle engine.
+enum class ReplicaEvent : uint8_t { kStepEnd = 0, kTransit = 1, kKick = 2 };
+using ReplicaTag = EventTag<ReplicaEvent>;
 
 // The most steps one event advances. Bounds the planning an outside change throws away (the steps
 // planned past it are planned again later); a longer run saves little more.
 constexpr int64_t kMaxCoalescedSteps = 1024;
 
 uint64_t TransitTag(int32_t slot, uint32_t epoch) {
-  return kTagTransit | (static_cast<uint64_t>(epoch & 0x3fffffffu) << 32) |
-         static_cast<uint32_t>(slot);
+  return ReplicaTag{ReplicaEvent::kTransit, static_cast<uint32_t>(slot), epoch}.Pack();
 }
+
+uint64_t StepEndTag(uint32_t step_epoch) {
+  return ReplicaTag{ReplicaEvent::kStepEnd, step_epoch}.Pack();
+}
+
+constexpr uint64_t kKickTag = ReplicaTag{ReplicaEvent::kKick}.Pack();
 
 VllmMetricsOptions MetricsOptionsFor(const ReplicaOptions& o, int64_t blocks) {
   VllmMetricsOptions m;
@@ -264,7 +269,7 @@ bool Replica::AdoptRunning(const RequestSpec& r, int32_t generated, SimTime now)
   PublishGauges();
   if (!busy_ && !kick_pending_) {
     kick_pending_ = true;
-    sim_.Schedule(now, this, kTagKick, Simulation::Band::kLate);
+    sim_.Schedule(now, this, kKickTag, Simulation::Band::kLate);
   }
   return true;
 }
@@ -279,29 +284,30 @@ void Replica::EnterWaiting(int32_t slot, SimTime now) {
   // An idle engine starts its step after every arrival of this instant is queued (late band).
   if (!busy_ && !kick_pending_) {
     kick_pending_ = true;
-    sim_.Schedule(now, this, kTagKick, Simulation::Band::kLate);
+    sim_.Schedule(now, this, kKickTag, Simulation::Band::kLate);
   }
 }
 
 void Replica::OnEvent(uint64_t tag, SimTime now) {
-  const uint64_t kind = tag & kTagKindMask;
-  if (kind == kTagTransit) {
-    const int32_t slot = static_cast<int32_t>(tag & 0xffffffffu);
-    const uint32_t epoch = static_cast<uint32_t>((tag >> 32) & 0x3fffffffu);
+  const ReplicaTag event = ReplicaTag::Unpack(tag);
+  if (event.kind == ReplicaEvent::kTransit) {
+    const int32_t slot = static_cast<int32_t>(event.id);
     if (slot >= static_cast<int32_t>(seqs_.size())) return;
     Seq& s = seqs_[slot];
-    if (s.state != SeqState::kTransit || (s.epoch & 0x3fffffffu) != epoch) return;  // aborted
+    if (s.state != SeqState::kTransit || (s.epoch & ReplicaTag::kDetailMask) != event.detail) {
+      return;  // aborted
+    }
     --in_transit_;
     EnterWaiting(slot, now);
     return;
   }
-  if (kind == kTagKick) {
+  if (event.kind == ReplicaEvent::kKick) {
     kick_pending_ = false;
     MaybeStartStep(now);
     return;
   }
   // Step end; ignore a step that AbortAll cancelled.
-  if (static_cast<uint32_t>(tag) != step_epoch_ || !busy_) return;
+  if (event.id != step_epoch_ || !busy_) return;
   ApplyQuietSteps(run_ends_.size() - 1);
   EndStep(now);
   busy_ = false;
@@ -389,7 +395,8 @@ void Replica::StartStep(SimTime now) {
   const bool ok = AllocateBlocks(need_total);
   assert(ok);
   (void)ok;
-  for (size_t i = 0; i < plan_prefill_.size(); ++i) seqs_[plan_prefill_[i].slot].blocks += chunk_need[i];
+  for (size_t i = 0; i < plan_prefill_.size(); ++i)
+    seqs_[plan_prefill_[i].slot].blocks += chunk_need[i];
   if (prefix_cache_ != nullptr) {
     for (const PlannedChunk& c : plan_prefill_) {
       Seq& s = seqs_[c.slot];
@@ -495,9 +502,9 @@ void Replica::StartStep(SimTime now) {
   }
   const size_t n = run_ends_.size();
   if (n == 1) {
-    sim_.Schedule(run_ends_[0], this, kTagStepEnd | step_epoch_);
+    sim_.Schedule(run_ends_[0], this, StepEndTag(step_epoch_));
   } else {
-    sim_.ScheduleAsIf(run_ends_[n - 1], run_ends_[n - 2], this, kTagStepEnd | step_epoch_);
+    sim_.ScheduleAsIf(run_ends_[n - 1], run_ends_[n - 2], this, StepEndTag(step_epoch_));
   }
 }
 
@@ -530,15 +537,15 @@ bool Replica::AdmissionStaysBlocked() {
   const int64_t free = pool_.free_blocks();
   if (s.keyed_blocks > 0) {
     if (free == 0) return true;
-    // With a prefix hit, the room the head needs plus the evictable hit blocks is what must be free.
-    // Evictions (the steps' allocations may evict cached blocks) can only shorten the hit, which
-    // never lowers that sum when the whole prompt's room is asked for (reserve_full_prompt, or a
-    // first chunk that is the whole rest of the prompt whatever the hit): then a refusal now is a
-    // refusal at every step to come. A capped first chunk with evictable hit blocks could be
+    // With a prefix hit, the room the head needs plus the evictable hit blocks is what must be
+    // free. Evictions (the steps' allocations may evict cached blocks) can only shorten the hit,
+    // which never lowers that sum when the whole prompt's room is asked for (reserve_full_prompt,
+    // or a first chunk that is the whole rest of the prompt whatever the hit): then a refusal now
+    // is a refusal at every step to come. A capped first chunk with evictable hit blocks could be
     // admitted once they are evicted: not coalesced.
-    const bool whole_prompt = lim.reserve_full_prompt ||
-                              (CapChunk(s.prefill_target) == s.prefill_target &&
-                               s.prefill_target <= budget);
+    const bool whole_prompt =
+        lim.reserve_full_prompt ||
+        (CapChunk(s.prefill_target) == s.prefill_target && s.prefill_target <= budget);
     if (!whole_prompt) return false;
     hit_entries_.clear();
     const int64_t cap = std::min(s.keyed_blocks, (s.prefill_target - 1) / bs);
@@ -683,7 +690,7 @@ void Replica::SyncRun() {
   while (m < last) {
     const SimTime end = run_ends_[m];
     const SimTime start = m == 0 ? run_start_ : run_ends_[m - 1];
-    const bool before = !p.in_event  ? end <= sim_.Now()
+    const bool before = !p.in_event   ? end <= sim_.Now()
                         : end != p.at ? end < p.at
                                       : p.late || start <= p.scheduled_at;
     if (!before) break;
@@ -693,7 +700,7 @@ void Replica::SyncRun() {
   if (m == last) return;
   run_ends_.resize(m + 1);
   ++step_epoch_;
-  sim_.ScheduleAsIf(run_ends_[m], step_start_, this, kTagStepEnd | step_epoch_);
+  sim_.ScheduleAsIf(run_ends_[m], step_start_, this, StepEndTag(step_epoch_));
   if (options_.step_noise_cv > 0) RewindNoise(static_cast<int64_t>(m));
 }
 
@@ -810,8 +817,8 @@ void Replica::ObserveFinished(const Seq& q, const RequestRecord& rec, SimTime la
   f.time_per_output_token = q.generated > 1 ? f.decode / (q.generated - 1) : 0.0;
   f.prompt_tokens = q.prompt;
   f.generation_tokens = q.generated;
-  f.reason = aborted ? VllmMetrics::Finished::Reason::kAbort
-                     : VllmMetrics::Finished::Reason::kLength;
+  f.reason =
+      aborted ? VllmMetrics::Finished::Reason::kAbort : VllmMetrics::Finished::Reason::kLength;
   metrics_.ObserveFinished(f);
 }
 

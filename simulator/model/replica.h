@@ -11,7 +11,8 @@
 //     request is preempted (recompute: its blocks are freed, it goes to the front of the waiting
 //     queue and will re-prefill its prompt plus the tokens it had generated). A step that preempted
 //     admits nothing new.
-//  3. Otherwise waiting requests are admitted FCFS while the budget and max_num_seqs allow and their
+//  3. Otherwise waiting requests are admitted FCFS while the budget and max_num_seqs allow and
+//  their
 //     blocks can be allocated; the first that can't stops admission. "Its blocks" are the whole
 //     prompt's (less prefix-cache hits) with EngineLimits::reserve_full_prompt (vLLM's
 //     scheduler_reserve_full_isl, the default since March 2026), else only the first chunk's (the
@@ -149,7 +150,9 @@ class Replica : public EventHandler {
   int64_t AbortAll(SimTime now);
 
   // Requests accepted and not yet finished: in the front end, waiting or running.
-  int64_t in_flight() const { return in_transit_ + static_cast<int64_t>(waiting_.size()) + num_running_; }
+  int64_t in_flight() const {
+    return in_transit_ + static_cast<int64_t>(waiting_.size()) + num_running_;
+  }
   int64_t num_waiting() const { return static_cast<int64_t>(waiting_.size()); }
   int64_t num_running() const { return num_running_; }
   int64_t num_in_transit() const { return in_transit_; }
@@ -168,22 +171,22 @@ class Replica : public EventHandler {
   enum class SeqState : uint8_t { kFree, kTransit, kWaiting, kPrefill, kDecode };
   struct Seq {
     uint64_t id = 0;
-    SimTime arrival;          // at the fleet's front door
-    SimTime engine_arrival;   // entered the waiting queue
+    SimTime arrival;         // at the fleet's front door
+    SimTime engine_arrival;  // entered the waiting queue
     SimTime first_scheduled = SimTime::Max();
     SimTime last_scheduled;
     SimTime first_token;
     SimTime last_token;
     int32_t prompt = 0, output = 0;
-    int32_t generated = 0;      // tokens emitted (materialized unless decoding)
-    int64_t computed = 0;       // tokens with KV (materialized unless decoding)
-    int64_t prefill_target = 0; // tokens to compute before the next token is sampled
-    int64_t blocks = 0;         // blocks held (materialized unless decoding)
-    int64_t d0_step = 0;        // decode anchors: step index, computed and generated at that step
+    int32_t generated = 0;       // tokens emitted (materialized unless decoding)
+    int64_t computed = 0;        // tokens with KV (materialized unless decoding)
+    int64_t prefill_target = 0;  // tokens to compute before the next token is sampled
+    int64_t blocks = 0;          // blocks held (materialized unless decoding)
+    int64_t d0_step = 0;         // decode anchors: step index, computed and generated at that step
     int64_t d0_computed = 0;
     int32_t d0_generated = 0;
     int32_t preemptions = 0;
-    uint32_t epoch = 0;         // bumped when the slot is reused or leaves decode (lazy heap)
+    uint32_t epoch = 0;            // bumped when the slot is reused or leaves decode (lazy heap)
     int32_t prev = -1, next = -1;  // running list links (admission order)
     SeqState state = SeqState::kFree;
     bool has_first_token = false;

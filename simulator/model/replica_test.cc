@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "simulator/model/engine_test_util.h"
+#include "tests/util/engine_test_util.h"
 
 namespace twinscale::sim {
 namespace {
@@ -52,8 +52,9 @@ TEST(ReplicaTest, DecodesShareTheBudgetWithAPartialPrefill) {
   // A (prompt 10, output 3) at 0; B (prompt 3000) arrives at 0.5 ms while A's prefill step runs.
   // b0 = 1000, b1 = 1, b2 = 0, budget 2048.
   //   step 0 [0, 1010 us): A prefill 10 tokens (1000 + 10).
-  //   step 1 [1010, 1010 + 1000 + 2047 = 4057 us): A decode (1 token) + B chunk 2047 (budget 2048 - 1).
-  //   step 2 [4057, 4057 + 1000 + 953 = 6010 us): A decode (its 3rd and last token) + B chunk 953.
+  //   step 1 [1010, 1010 + 1000 + 2047 = 4057 us): A decode (1 token) + B chunk 2047 (budget 2048 -
+  //   1). step 2 [4057, 4057 + 1000 + 953 = 6010 us): A decode (its 3rd and last token) + B chunk
+  //   953.
   // A: TTFT 1010 us, E2E 6010 us. B: TTFT 6010 - 500 = 5510 us.
   Harness h(HandDeployment(256, 2048, 100000, 1000, 1, 0));
   h.Run({Req(1, 0, 10, 3), Req(2, 0.5, 3000, 1)});
@@ -122,8 +123,9 @@ TEST(ReplicaTest, FullPromptAdmissionWaitsWhereFirstChunkAdmissionPreempts) {
   //     5 ms; it leaves, freeing 8.
   //   steps 5-6: B 64 + 32; first token at 7 ms; steps 7-9 decode: done at 10 ms.
   // First chunk only (vLLM before March 2026):
-  //   step 1: A's last 32 (free 2) and B admitted on its first chunk, 32 tokens = 2 blocks (free 0).
-  //   step 2: A's decode needs a block and B's next chunk (63 = 64 - A's decode) needs 4 more: 5 >
+  //   step 1: A's last 32 (free 2) and B admitted on its first chunk, 32 tokens = 2 blocks (free
+  //   0). step 2: A's decode needs a block and B's next chunk (63 = 64 - A's decode) needs 4 more:
+  //   5 >
   //     0 free -> preempt the most recently admitted, B (its 2 blocks back: free 2 >= A's 1).
   //   steps 3-4: B needs 4 blocks for a first chunk of 63, 1 is free -> waits; A as above.
   //   steps 5-9: B recomputes its prompt from scratch, as above.
@@ -255,13 +257,14 @@ TEST(ReplicaTest, ConservationHoldsWhenTheRunIsCutShort) {
   for (int cut_ms : {50, 200, 400, 800}) {
     h.sim.RunUntil(SimTime::FromNanos(cut_ms * 1'000'000LL));
     const RunSummary s = h.Summary();
-    EXPECT_EQ(s.injected, s.completed + s.queued_at_end + s.running_at_end + s.rejected +
-                              s.aborted + h.fleet->gateway_queue() +
-                              [&] {
-                                int64_t t = 0;
-                                for (const auto& v : h.fleet->Replicas()) t += v.in_transit;
-                                return t;
-                              }())
+    EXPECT_EQ(
+        s.injected, s.completed + s.queued_at_end + s.running_at_end + s.rejected + s.aborted +
+                        h.fleet->gateway_queue() +
+                        [&] {
+                          int64_t t = 0;
+                          for (const auto& v : h.fleet->Replicas()) t += v.in_transit;
+                          return t;
+                        }())
         << "at " << cut_ms << " ms";
     EXPECT_GT(s.injected, 0);
   }

@@ -18,19 +18,24 @@ absl::StatusOr<RouterKind> ParseRouterKind(std::string_view name) {
   if (n == "round-robin" || n == "roundrobin") return RouterKind::kRoundRobin;
   if (n == "least-requests" || n == "leastrequests") return RouterKind::kLeastRequests;
   if (n == "prefix-aware" || n == "prefixaware") return RouterKind::kPrefixAware;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown router \"", std::string(name),
-      "\" (want one of: random, random-per-connection, round-robin, least-requests, "
-      "prefix-aware)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown router \"", std::string(name),
+                   "\" (want one of: random, random-per-connection, round-robin, least-requests, "
+                   "prefix-aware)"));
 }
 
 std::string_view RouterKindName(RouterKind kind) {
   switch (kind) {
-    case RouterKind::kRandom: return "random";
-    case RouterKind::kRandomPerConnection: return "random-per-connection";
-    case RouterKind::kRoundRobin: return "round-robin";
-    case RouterKind::kLeastRequests: return "least-requests";
-    case RouterKind::kPrefixAware: return "prefix-aware";
+    case RouterKind::kRandom:
+      return "random";
+    case RouterKind::kRandomPerConnection:
+      return "random-per-connection";
+    case RouterKind::kRoundRobin:
+      return "round-robin";
+    case RouterKind::kLeastRequests:
+      return "least-requests";
+    case RouterKind::kPrefixAware:
+      return "prefix-aware";
   }
   return "?";
 }

@@ -40,10 +40,10 @@ std::string_view RouterKindName(RouterKind kind);
 
 struct RouterOptions {
   RouterKind kind = RouterKind::kRandom;
-  int32_t connections = 64;               // RandomPerConnection: client connections
-  int32_t requests_per_connection = 100;  // RandomPerConnection: requests before a reconnect
-  int64_t prefix_max_imbalance = 8;       // PrefixAware: in-flight excess tolerated for a match
-  int32_t prefix_ids_per_replica = 50000; // PrefixAware: ids remembered per replica (LRU)
+  int32_t connections = 64;                // RandomPerConnection: client connections
+  int32_t requests_per_connection = 100;   // RandomPerConnection: requests before a reconnect
+  int64_t prefix_max_imbalance = 8;        // PrefixAware: in-flight excess tolerated for a match
+  int32_t prefix_ids_per_replica = 50000;  // PrefixAware: ids remembered per replica (LRU)
 };
 
 class Router {

@@ -1,7 +1,7 @@
 // What one simulated run measured: per-request latencies (TTFT, E2E, scheduling delay), per-token
-// inter-token latency, SLO attainment, goodput, preemptions, KV peak, GPU-hours and the engine's own
-// work counters. Every replica of a run reports into one RunStats; Summarize() turns it into the
-// numbers `twinscale simulate` prints.
+// inter-token latency, SLO attainment, goodput, preemptions, KV peak, GPU-hours and the engine's
+// own work counters. Every replica of a run reports into one RunStats; Summarize() turns it into
+// the numbers `twinscale simulate` prints.
 //
 // Definitions (docs/architecture.md "The twin"):
 // - TTFT runs from the request's arrival at the fleet's front end (gateway time included) to the
@@ -77,18 +77,18 @@ struct RunSummary {
   LatencySummary ttft_ms, itl_ms, e2e_ms, scheduling_delay_ms;
   int64_t preemptions = 0;
   double kv_peak_utilization = 0;
-  double slo_attainment = 0;  // share of injected requests meeting the TTFT SLO
-  int64_t judged_requests = 0;     // injected at or after the judge-from time
-  double judged_attainment = 1;    // their share meeting the TTFT SLO
+  double slo_attainment = 0;     // share of injected requests meeting the TTFT SLO
+  int64_t judged_requests = 0;   // injected at or after the judge-from time
+  double judged_attainment = 1;  // their share meeting the TTFT SLO
   // With an ITL threshold (RunStats::set_itl_threshold): the output tokens produced from the
   // judge-from time on, and of them those that came more than the threshold after the previous.
   int64_t judged_itl_tokens = 0, judged_itl_over = 0;
-  double goodput_rps = 0;     // SLO-meeting requests per simulated second
+  double goodput_rps = 0;  // SLO-meeting requests per simulated second
   double gpu_hours = 0;
   int64_t engine_steps = 0;
   int64_t sequence_steps = 0;  // sum over steps of the sequences in the batch
   int64_t output_tokens = 0;
-  int64_t prompt_tokens_computed = 0;  // includes recompute after preemption
+  int64_t prompt_tokens_computed = 0;       // includes recompute after preemption
   int64_t prefix_cache_queried_tokens = 0;  // prompt tokens looked up in the prefix cache
   int64_t prefix_cache_hit_tokens = 0;      // of them, found cached (not computed)
   double prefix_cache_hit_rate = 0;         // hit / queried; 0 when nothing was looked up
@@ -130,7 +130,6 @@ class RunStats {
 
   // Collects one RequestRecord per request (completed, rejected or aborted) when set.
   void set_record_sink(std::function<void(const RequestRecord&)> sink) { sink_ = std::move(sink); }
-  bool wants_records() const { return static_cast<bool>(sink_); }
   const TtftSlo& slo() const { return slo_; }
 
   void OnInjected(SimTime arrival);

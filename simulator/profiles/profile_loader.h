@@ -62,7 +62,7 @@ struct DeploymentOverrides {
   std::optional<LatencyModelKind> latency_model;
   std::optional<int64_t> kv_capacity_tokens;  // e.g. from vllm:cache_config_info
   std::optional<bool> enable_prefix_caching;
-  std::optional<bool> reserve_full_prompt;  // vLLM's --scheduler-reserve-full-isl
+  std::optional<bool> reserve_full_prompt;              // vLLM's --scheduler-reserve-full-isl
   std::optional<int32_t> long_prefill_token_threshold;  // vLLM's --long-prefill-token-threshold
   std::optional<int32_t> max_model_len;                 // vLLM's --max-model-len
 };

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "simulator/model/deployment.h"
 #include "simulator/model/latency_model.h"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale::sim {
 namespace {
@@ -546,20 +547,13 @@ TEST(AddYaml, BadFilesAreRejectedWithFileLineAndKey) {
 
 class AddDirectoryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("profiles_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   void Write(const std::string& rel, const std::string& text) {
     const std::filesystem::path p = dir_ / rel;
     std::filesystem::create_directories(p.parent_path());
     std::ofstream(p) << text;
   }
-  std::filesystem::path dir_;
+  const testutil::TempDir tmp_{"twinscale-profiles"};
+  const std::filesystem::path dir_{tmp_.path()};
 };
 
 TEST_F(AddDirectoryTest, FilesOverrideEmbeddedProfilesByKindAndName) {

@@ -14,8 +14,8 @@ bool MeetsTtftSlo(const RunSummary& s, const TtftSlo& slo) {
 
 absl::StatusOr<CapacityAnswer> FindReplicas(const CapacityQuestion& q) {
   if (q.min_replicas < 1 || q.max_replicas < q.min_replicas) {
-    return absl::InvalidArgumentError(absl::StrCat("replica range [", q.min_replicas, ", ",
-                                                   q.max_replicas, "] is empty"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("replica range [", q.min_replicas, ", ", q.max_replicas, "] is empty"));
   }
   CapacityAnswer answer;
   std::map<int32_t, size_t> by_n;

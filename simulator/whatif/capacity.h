@@ -31,8 +31,8 @@ struct CapacityCandidate {
 };
 
 struct CapacityAnswer {
-  int32_t replicas = 0;  // smallest fleet meeting the SLO
-  RunSummary summary;    // of that fleet
+  int32_t replicas = 0;                  // smallest fleet meeting the SLO
+  RunSummary summary;                    // of that fleet
   std::vector<CapacityCandidate> tried;  // in the order tried
 };
 

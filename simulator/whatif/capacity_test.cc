@@ -1,1 +1,246 @@
-// placeholder
+// The capacity search against fleets whose answer is worked out by hand. Every engine step takes a
+// fixed time and serves one request (max_num_seqs = 1, one output token: the prefill's), and a
+// round-robin router deals the arrivals out in turn, so each replica is a deterministic queue:
+// the j-th request it gets (j = 0, 1, ...) waits for the j before it, and its TTFT follows from
+// arithmetic. The expected attainments, answers and the order of the candidates tried are derived
+// below from those queues and from the search's rule (double from min_replicas until a fleet
+// meets the SLO, then bisect), not read off a run.
+#include "simulator/whatif/capacity.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "simulator/model/deployment.h"
+
+namespace twinscale::sim {
+namespace {
+
+// A deployment whose every step takes `step_ms`, one sequence at a time, room for everything.
+DeploymentSpec OneAtATime(double step_ms) {
+  DeploymentSpec d;
+  d.name = "one-at-a-time";
+  d.latency_model = LatencyModelKind::kLinear;
+  d.linear = LinearCoefficients{step_ms * 1000, 0, 0, 0, 0, 0};  // b0 in microseconds, alone
+  d.engine.max_num_seqs = 1;
+  d.engine.max_num_batched_tokens = 2048;
+  d.engine.kv_capacity_tokens_override = 1'000'000;
+  d.engine.block_size = 16;
+  d.lifecycle.slow_period = SimDuration::Zero();
+  d.lifecycle.slow_factor = 1.0;
+  return d;
+}
+
+class ListSource : public RequestSource {
+ public:
+  explicit ListSource(std::vector<RequestSpec> requests) : requests_(std::move(requests)) {}
+  bool Next(RequestSpec& out) override {
+    if (next_ >= requests_.size()) return false;
+    out = requests_[next_++];
+    return true;
+  }
+
+ private:
+  std::vector<RequestSpec> requests_;
+  size_t next_ = 0;
+};
+
+// `n` requests of 16 prompt tokens and one output token, the i-th arriving at i x gap_ms.
+std::vector<RequestSpec> Evenly(int n, double gap_ms) {
+  std::vector<RequestSpec> out;
+  for (int i = 0; i < n; ++i) {
+    RequestSpec r;
+    r.id = static_cast<uint64_t>(i);
+    r.arrival = SimTime::FromNanos(static_cast<int64_t>(i * gap_ms * 1e6));
+    r.prompt_tokens = 16;
+    r.output_tokens = 1;
+    out.push_back(r);
+  }
+  return out;
+}
+
+struct Fleetwide {
+  double step_ms;
+  int requests;
+  double gap_ms;  // 0: all arrive at once
+  double threshold_ms;
+  double percentile;
+};
+
+CapacityQuestion Question(const Fleetwide& w, int32_t min_replicas, int32_t max_replicas) {
+  CapacityQuestion q;
+  q.base.fleet.deployment = OneAtATime(w.step_ms);
+  q.base.fleet.router.kind = RouterKind::kRoundRobin;
+  q.base.fleet.vllm_metrics = false;
+  q.base.slo.threshold = SimDuration::Nanos(static_cast<int64_t>(w.threshold_ms * 1e6));
+  q.base.slo.percentile = w.percentile;
+  const std::vector<RequestSpec> requests = Evenly(w.requests, w.gap_ms);
+  q.make_source = [requests] { return std::make_unique<ListSource>(requests); };
+  q.min_replicas = min_replicas;
+  q.max_replicas = max_replicas;
+  return q;
+}
+
+// A burst: 10 requests at t = 0, 100 ms steps, TTFT within 250 ms. With N replicas, replica r gets
+// ceil((10 - r) / N) of them and its j-th has TTFT (j + 1) x 100 ms: only the first two of each
+// replica make it. So attainment = sum over replicas of min(2, its share) / 10:
+//   N = 1: 2/10 = 0.2;  N = 2 (5, 5): 0.4;  N = 3 (4, 3, 3): 0.6;  N = 4 (3, 3, 2, 2): 0.8;
+//   N >= 5: every replica has at most two, 1.0.
+constexpr Fleetwide kBurst = {100, 10, 0, 250, 100};
+
+// Evenly spaced arrivals, one every 10 ms (100/s), each a 35 ms step: the fleet carries 3.5
+// replicas' worth of work. Behind round robin each replica sees one arrival every N x 10 ms, a
+// D/D/1 queue, stable only if N x 10 >= 35 (utilization 3.5 / N <= 1): N >= 4 never queues (TTFT
+// 35 ms). With N < 4 each request waits 35 - 10 N ms longer than the one before it at its replica,
+// the j-th a TTFT of 35 + (35 - 10 N) j ms; within 52 ms: N = 3 (5 ms more each) up to j = 3, four
+// of its 100; N = 2 (15 ms) up to j = 1, two of 150; N = 1 (25 ms) only j = 0, one of 300.
+constexpr Fleetwide kSteady = {35, 300, 10, 52, 90};
+
+TEST(MeetsTtftSloTest, AttainmentAgainstThePercentile) {
+  struct Case {
+    std::string name;
+    double attainment;
+    double percentile;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {"exactly the percentile meets", 0.9, 90, true},
+      {"above it meets", 0.95, 90, true},
+      {"one request in ten thousand short misses", 0.8999, 90, false},
+      {"every request, at 100%", 1.0, 100, true},
+      {"all but one of a thousand misses 100%", 0.999, 100, false},
+      {"nothing in time meets only a 0% objective", 0.0, 0, true},
+      {"a share summed in floating point that lands a hair under 0.9 still meets", 0.7 + 0.2, 90,
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunSummary s;
+    s.slo_attainment = c.attainment;
+    TtftSlo slo;
+    slo.percentile = c.percentile;
+    EXPECT_EQ(MeetsTtftSlo(s, slo), c.want);
+  }
+}
+
+TEST(FindReplicasTest, AnEmptyRangeIsInvalid) {
+  struct Case {
+    std::string why;  // what makes the range empty
+    int32_t min_replicas, max_replicas;
+  };
+  const std::vector<Case> cases = {
+      {"no fleet has zero replicas", 0, 8},
+      {"negative replicas", -2, 8},
+      {"the largest below the smallest", 5, 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    const absl::StatusOr<CapacityAnswer> a =
+        FindReplicas(Question(kBurst, c.min_replicas, c.max_replicas));
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument) << a.status();
+  }
+}
+
+TEST(FindReplicasTest, FindsTheSmallestFleetInTheHandWorkedOrder) {
+  struct Case {
+    std::string name;
+    Fleetwide workload;
+    int32_t min_replicas, max_replicas;
+    int32_t want;
+    std::vector<int32_t> want_tried;
+    std::vector<double> want_attainment;  // per candidate, in the order tried
+  };
+  const std::vector<Case> cases = {
+      // Doubling: 1 (0.2), 2 (0.4), 4 (0.8) miss, 8 (1.0) meets; bisecting (4, 8]: 6 meets, 5
+      // meets, and 4 is known to miss.
+      {"a burst at 100%: five replicas, two requests each",
+       kBurst,
+       1,
+       512,
+       5,
+       {1, 2, 4, 8, 6, 5},
+       {0.2, 0.4, 0.8, 1.0, 1.0, 1.0}},
+      // The same burst at 80%: 4 (0.8) is the first to meet; bisecting (2, 4]: 3 (0.6) misses.
+      {"a burst at 80%: four replicas",
+       {100, 10, 0, 250, 80},
+       1,
+       512,
+       4,
+       {1, 2, 4, 3},
+       {0.2, 0.4, 0.8, 0.6}},
+      // From 3: 3 (0.6) misses, 6 meets; bisecting (3, 6]: 4 (0.8) misses, 5 meets.
+      {"doubling starts at min_replicas", kBurst, 3, 512, 5, {3, 6, 4, 5}, {0.6, 1.0, 0.8, 1.0}},
+      // Doubling is capped at max_replicas: 1, 2, 4, then 6 (not 8) meets; 5 meets.
+      {"the last doubling stops at max_replicas",
+       kBurst,
+       1,
+       6,
+       5,
+       {1, 2, 4, 6, 5},
+       {0.2, 0.4, 0.8, 1.0, 1.0}},
+      // A first candidate that meets is the answer: nothing smaller is in range.
+      {"min_replicas already meets", kBurst, 7, 512, 7, {7}, {1.0}},
+      // The smallest stable D/D/1 fleet: 1 (1/300), 2 (2/150 = 4/300), 4 (1.0); 3 (12/300).
+      {"steady arrivals: the smallest fleet that does not queue",
+       kSteady,
+       1,
+       512,
+       4,
+       {1, 2, 4, 3},
+       {1.0 / 300, 4.0 / 300, 1.0, 12.0 / 300}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CapacityQuestion q = Question(c.workload, c.min_replicas, c.max_replicas);
+    int sources = 0;
+    const auto make = q.make_source;
+    q.make_source = [&] {
+      ++sources;
+      return make();
+    };
+    std::vector<int32_t> reported;
+    q.on_candidate = [&](int32_t n, const RunSummary&) { reported.push_back(n); };
+
+    const absl::StatusOr<CapacityAnswer> a = FindReplicas(q);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(a->replicas, c.want);
+    std::vector<int32_t> tried;
+    std::vector<double> attainment;
+    for (const CapacityCandidate& t : a->tried) {
+      tried.push_back(t.replicas);
+      attainment.push_back(t.summary.slo_attainment);
+      EXPECT_EQ(t.meets_slo, t.replicas >= c.want) << t.replicas << " replicas";
+      EXPECT_EQ(t.summary.completed, c.workload.requests) << "nothing is rejected or left";
+    }
+    EXPECT_EQ(tried, c.want_tried);
+    ASSERT_EQ(attainment.size(), c.want_attainment.size());
+    for (size_t i = 0; i < attainment.size(); ++i) {
+      EXPECT_NEAR(attainment[i], c.want_attainment[i], 1e-12) << tried[i] << " replicas";
+    }
+    // Each candidate ran once, on a fresh source (the same requests: common random numbers).
+    EXPECT_EQ(sources, static_cast<int>(c.want_tried.size()));
+    EXPECT_EQ(reported, c.want_tried);
+    // The answer's summary is its own run's.
+    for (size_t i = 0; i < tried.size(); ++i) {
+      if (tried[i] == c.want) {
+        EXPECT_EQ(a->summary.slo_attainment, c.want_attainment[i]);
+      }
+    }
+    EXPECT_EQ(a->summary.injected, c.workload.requests);
+  }
+}
+
+TEST(FindReplicasTest, NotFoundWhenEvenTheLargestFleetMisses) {
+  // The burst at 100% needs 5; up to 4 the search tries 1, 2 and 4, every one short.
+  const absl::StatusOr<CapacityAnswer> a = FindReplicas(Question(kBurst, 1, 4));
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kNotFound) << a.status();
+  EXPECT_NE(a.status().message().find("even 4 replicas miss"), std::string::npos) << a.status();
+  EXPECT_NE(a.status().message().find("attainment 0.8"), std::string::npos) << a.status();
+}
+
+}  // namespace
+}  // namespace twinscale::sim

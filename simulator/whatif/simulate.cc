@@ -16,9 +16,8 @@ SimulateResult Simulate(const SimulateOptions& options, RequestSource& source) {
 
   SimulateResult result;
   // Run in slices so progress and the in-flight peak can be sampled without touching the hot path.
-  const SimDuration slice = options.progress_every > SimDuration::Zero()
-                                ? options.progress_every
-                                : SimDuration::Seconds(10);
+  const SimDuration slice = options.progress_every > SimDuration::Zero() ? options.progress_every
+                                                                         : SimDuration::Seconds(10);
   SimTime next = SimTime::Zero() + slice;
   while (!sim.Empty()) {
     const SimTime until = std::min(next, options.hard_stop);

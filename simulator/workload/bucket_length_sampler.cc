@@ -21,8 +21,8 @@ BucketLengthSampler::BucketLengthSampler(const std::vector<double>& upper_bounds
   for (size_t i = 0; i < weights.size(); ++i) {
     // A bucket is cut at max_tokens (the server refuses longer requests), one wholly above it
     // dropped: on an 8k-context server vLLM's (5000, 10000] bucket holds prompts up to 8k only.
-    const double hi = std::min(i < upper_bounds.size() ? upper_bounds[i] : 2 * lo,
-                               static_cast<double>(max_));
+    const double hi =
+        std::min(i < upper_bounds.size() ? upper_bounds[i] : 2 * lo, static_cast<double>(max_));
     const double p = std::isfinite(weights[i]) && weights[i] > 0 ? weights[i] / total : 0.0;
     if (p > 0 && hi > lo && std::isfinite(hi)) {
       acc += p;
@@ -62,8 +62,7 @@ int32_t BucketLengthSampler::Sample(Rng& rng) const {
 
 int32_t BucketLengthSampler::SampleLengthBiased(Rng& rng) const {
   // Rejection from Sample with acceptance x / cap: exact, and cheap for these spreads.
-  const double cap =
-      buckets_.empty() ? 10 * std::max(1.0, mean_) : scale_ * buckets_.back().hi;
+  const double cap = buckets_.empty() ? 10 * std::max(1.0, mean_) : scale_ * buckets_.back().hi;
   for (int i = 0; i < 64; ++i) {
     const int32_t x = Sample(rng);
     if (rng.Uniform01() * cap <= x) return x;

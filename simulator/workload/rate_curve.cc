@@ -61,9 +61,8 @@ absl::StatusOr<PlayedCurve> PlanRateCurve(const RecordedRateCurve& curve,
   const double length = w * static_cast<double>(curve.rates.size());
   const double start = play.start.seconds();
   if (start < 0 || start >= length) {
-    return absl::InvalidArgumentError(absl::StrCat("curve start ", Hours(start),
-                                                   " is outside the curve (0 to ", Hours(length),
-                                                   ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "curve start ", Hours(start), " is outside the curve (0 to ", Hours(length), ")"));
   }
   if (play.span < SimDuration::Zero()) {
     return absl::InvalidArgumentError("curve span must be >= 0 (0: to the curve's end)");

@@ -78,14 +78,23 @@ TEST(PlanRateCurve, StartSpanTimeScaleAndPeakArithmetic) {
   const Case cases[] = {
       // Curve seconds 600..1200: 2 -> 3 (at 900) -> 2.5; 300 x 2.5 + 300 x 2.75 = 1,575.
       {"a start and a span pick [600 s, 1200 s)",
-       {.start = SimDuration::Seconds(600), .span = SimDuration::Seconds(600)}, 600, 3, 1575},
+       {.start = SimDuration::Seconds(600), .span = SimDuration::Seconds(600)},
+       600,
+       3,
+       1575},
       // x0.5: 1800 s play in 900; curve second 900 (rate 3) plays at 450 at rate 6; the count,
       // 3,600, is kept.
       {"time scale 0.5 halves the span, doubles the rate, keeps the count",
-       {.time_scale = 0.5}, 900, 6, 3600},
+       {.time_scale = 0.5},
+       900,
+       6,
+       3600},
       // x0.5 gives a played peak of 6; peak 12 doubles every rate: 7,200 requests.
       {"peak rate rescales the played peak after the time scale",
-       {.time_scale = 0.5, .peak_rate = 12}, 900, 12, 7200},
+       {.time_scale = 0.5, .peak_rate = 12},
+       900,
+       12,
+       7200},
       // Peak 1.5 on the uncompressed curve (peak 3): every rate halved, 1,800 requests.
       {"peak rate below the curve's own peak", {.peak_rate = 1.5}, 1800, 1.5, 1800},
   };
@@ -112,7 +121,8 @@ TEST(PlanRateCurve, RejectsBadPlays) {
       {"a zero window", Curve({1, 2}, 0), {}},
       {"start past the curve's end (1200 s)", Curve({1, 2}), {.start = SimDuration::Seconds(1200)}},
       {"negative start", Curve({1, 2}), {.start = SimDuration::Seconds(-1)}},
-      {"start + span past the end", Curve({1, 2}),
+      {"start + span past the end",
+       Curve({1, 2}),
        {.start = SimDuration::Seconds(600), .span = SimDuration::Seconds(601)}},
       {"negative span", Curve({1, 2}), {.span = SimDuration::Seconds(-5)}},
       {"zero time scale", Curve({1, 2}), {.time_scale = 0}},

@@ -1,7 +1,7 @@
 // A request as the workload describes it: when it arrives at the fleet's front door, how long its
 // prompt is, how many tokens it will generate, and (optionally) the chained hashes of its prompt's
-// prefix blocks for the prefix cache. The engine's per-request bookkeeping lives in the replica, not
-// here. Plain value; no behaviour.
+// prefix blocks for the prefix cache. The engine's per-request bookkeeping lives in the replica,
+// not here. Plain value; no behaviour.
 #ifndef TWINSCALE_SIMULATOR_WORKLOAD_REQUEST_H_
 #define TWINSCALE_SIMULATOR_WORKLOAD_REQUEST_H_
 

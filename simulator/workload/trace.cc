@@ -108,10 +108,10 @@ absl::StatusOr<Trace> ScaleRate(const Trace& trace, double k, uint64_t seed,
   const int64_t reach = spread ? span : std::min(span, options.jitter.nanos());
   const int64_t choices = spread ? span : 2 * reach;
   if (copies - 1 > choices) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rate scale ", k, ": trace spans ", span, " ns",
-        spread ? "" : absl::StrCat(" (jitter ", options.jitter.nanos(), " ns)"),
-        ", too short for ", copies, " copies at distinct offsets"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("rate scale ", k, ": trace spans ", span, " ns",
+                     spread ? "" : absl::StrCat(" (jitter ", options.jitter.nanos(), " ns)"),
+                     ", too short for ", copies, " copies at distinct offsets"));
   }
 
   std::vector<int64_t> offsets(static_cast<size_t>(copies), 0);

@@ -3,8 +3,8 @@
 // json for Mooncake's JSON lines, with its exceptions caught per line.
 #include "simulator/workload/trace_reader.h"
 
-#include <cerrno>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -292,8 +292,10 @@ absl::Status ForEachCsvTraceRow(absl::string_view text, absl::string_view name,
   std::vector<absl::string_view> header, fields;
   if (!SplitCsv(line, header)) return LineError(name, number, "unterminated quote in header");
   std::vector<size_t> cols;
-  if (absl::Status s = 
-      FindColumns(header, {columns[0], columns[1], columns[2]}, name, number, cols); !s.ok()) return s;
+  if (absl::Status s =
+          FindColumns(header, {columns[0], columns[1], columns[2]}, name, number, cols);
+      !s.ok())
+    return s;
   while (lines.Next(line, number)) {
     if (!SplitCsv(line, fields)) return LineError(name, number, "unterminated quote");
     if (fields.size() != header.size()) {
@@ -303,8 +305,10 @@ absl::Status ForEachCsvTraceRow(absl::string_view text, absl::string_view name,
     CsvTraceRow r;
     r.time = fields[cols[0]];
     r.line = number;
-    if (absl::Status s = ParseTokens(fields[cols[1]], columns[1], name, number, r.prompt); !s.ok()) return s;
-    if (absl::Status s = ParseTokens(fields[cols[2]], columns[2], name, number, r.output); !s.ok()) return s;
+    if (absl::Status s = ParseTokens(fields[cols[1]], columns[1], name, number, r.prompt); !s.ok())
+      return s;
+    if (absl::Status s = ParseTokens(fields[cols[2]], columns[2], name, number, r.output); !s.ok())
+      return s;
     if (absl::Status s = row(r); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -323,16 +327,19 @@ absl::StatusOr<Trace> ParseAzureImpl(absl::string_view text, absl::string_view n
   trace.source = std::string(name);
   std::string why;
   if (absl::Status s = ForEachCsvTraceRow(
-      text, name, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
-      [&](const CsvTraceRow& r) -> absl::Status {
-        int64_t ns = 0;
-        if (!ParseCivilTimestamp(r.time, ns, why)) {
-          return LineError(name, r.line, absl::StrCat("bad TIMESTAMP ", Quote(r.time), ": ", why));
-        }
-        // Absolute for now; NormalizeTrace makes it relative.
-        AddRequest(trace, SimTime::FromNanos(ns), r.prompt, r.output);
-        return absl::OkStatus();
-      }); !s.ok()) return s;
+          text, name, {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+          [&](const CsvTraceRow& r) -> absl::Status {
+            int64_t ns = 0;
+            if (!ParseCivilTimestamp(r.time, ns, why)) {
+              return LineError(name, r.line,
+                               absl::StrCat("bad TIMESTAMP ", Quote(r.time), ": ", why));
+            }
+            // Absolute for now; NormalizeTrace makes it relative.
+            AddRequest(trace, SimTime::FromNanos(ns), r.prompt, r.output);
+            return absl::OkStatus();
+          });
+      !s.ok())
+    return s;
   if (trace.requests.empty()) return NoRequests(name);
   NormalizeTrace(trace);
   return trace;
@@ -343,20 +350,25 @@ absl::StatusOr<Trace> ParseBurstGptImpl(absl::string_view text, absl::string_vie
   Trace trace;
   trace.source = std::string(name);
   if (absl::Status s = ForEachCsvTraceRow(
-      text, name, {"Timestamp", "Request tokens", "Response tokens"},
-      [&](const CsvTraceRow& r) -> absl::Status {
-        double seconds = 0;
-        if (!absl::SimpleAtod(r.time, &seconds) || !std::isfinite(seconds)) {
-          return LineError(name, r.line, absl::StrCat("bad number ", Quote(r.time), " in Timestamp"));
-        }
-        if (seconds < 0) return LineError(name, r.line, absl::StrCat("negative Timestamp ", r.time));
-        if (seconds > kMaxRelativeSeconds) {
-          return LineError(name, r.line, absl::StrCat("Timestamp ", r.time, " is too large"));
-        }
-        if (r.output == 0 && !options.include_failed) return absl::OkStatus();  // a failed request
-        AddRequest(trace, SimTime::FromSecondsF(seconds), r.prompt, r.output);
-        return absl::OkStatus();
-      }); !s.ok()) return s;
+          text, name, {"Timestamp", "Request tokens", "Response tokens"},
+          [&](const CsvTraceRow& r) -> absl::Status {
+            double seconds = 0;
+            if (!absl::SimpleAtod(r.time, &seconds) || !std::isfinite(seconds)) {
+              return LineError(name, r.line,
+                               absl::StrCat("bad number ", Quote(r.time), " in Timestamp"));
+            }
+            if (seconds < 0)
+              return LineError(name, r.line, absl::StrCat("negative Timestamp ", r.time));
+            if (seconds > kMaxRelativeSeconds) {
+              return LineError(name, r.line, absl::StrCat("Timestamp ", r.time, " is too large"));
+            }
+            if (r.output == 0 && !options.include_failed)
+              return absl::OkStatus();  // a failed request
+            AddRequest(trace, SimTime::FromSecondsF(seconds), r.prompt, r.output);
+            return absl::OkStatus();
+          });
+      !s.ok())
+    return s;
   if (trace.requests.empty()) return NoRequests(name);
   NormalizeTrace(trace);
   return trace;
@@ -609,9 +621,9 @@ absl::StatusOr<RecordedRateCurve> ParseServeGenRateImpl(absl::string_view text,
   }
   if (!SplitCsv(line, fields) || fields.size() < 2 || fields[0] != "window_start_s" ||
       fields[1] != "aggregate_rate_rps") {
-    return LineError(name, number,
-                     absl::StrCat("want the header window_start_s,aggregate_rate_rps[,...], got ",
-                                  Quote(line)));
+    return LineError(
+        name, number,
+        absl::StrCat("want the header window_start_s,aggregate_rate_rps[,...], got ", Quote(line)));
   }
   RecordedRateCurve curve;
   curve.source = std::string(name);
@@ -653,8 +665,8 @@ absl::StatusOr<RecordedRateCurve> ParseServeGenRateImpl(absl::string_view text,
     curve.rates.push_back(rate);
   }
   if (curve.rates.size() < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": need at least two windows (the window length is their spacing)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": need at least two windows (the window length is their spacing)"));
   }
   curve.window = SimDuration::Nanos(std::llround(window * 1e9));
   return curve;

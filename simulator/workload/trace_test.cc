@@ -262,8 +262,8 @@ TEST(ScaleRate, JitteredCopiesWrapInsideTheSpan) {
       ScaleRate(in, 7, 9, RateScaleOptions{.jitter = SimDuration::Seconds(30)});
   ASSERT_TRUE(out.ok());
   for (const RequestSpec& r : out->requests) {
-    const double moved = std::abs(static_cast<double>(r.arrival.nanos()) / kSecond -
-                                  (5 + r.prompt_tokens - 1));
+    const double moved =
+        std::abs(static_cast<double>(r.arrival.nanos()) / kSecond - (5 + r.prompt_tokens - 1));
     EXPECT_TRUE(moved <= 30 || moved >= 99 - 30) << "prompt " << r.prompt_tokens;
   }
 }
@@ -298,8 +298,7 @@ TEST(ScaleRate, RejectsBadJitter) {
   };
   for (const Case& c : bad) {
     SCOPED_TRACE(c.name);
-    EXPECT_EQ(ScaleRate(in, c.k, 1, c.options).status().code(),
-              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(ScaleRate(in, c.k, 1, c.options).status().code(), absl::StatusCode::kInvalidArgument);
   }
   // Zero jitter still thins (k < 1 shifts nothing), and a 1 ns jitter fits three copies (-1, +1).
   EXPECT_TRUE(ScaleRate(in, 0.5, 1, RateScaleOptions{.jitter = SimDuration::Zero()}).ok());

@@ -33,6 +33,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/e2e/live_fleet.h"
 #include "tests/fake_apiserver/fake_apiserver.h"
+#include "tests/util/temp_dir.h"
 
 ABSL_FLAG(int, targets, 100, "InferenceAutoscalers (each with its own Deployment).");
 ABSL_FLAG(int, replicas, 10, "Pods per Deployment (and replicas of the live fleet).");
@@ -118,40 +119,57 @@ int main(int argc, char** argv) {
   const std::string created = "2026-01-01T00:00:00Z";
   for (int t = 0; t < targets; ++t) {
     const std::string name = absl::StrCat("llm-", t), app = absl::StrCat("vllm-", t);
-    nlohmann::json dep = {
-        {"apiVersion", "apps/v1"}, {"kind", "Deployment"},
-        {"metadata", {{"name", app}, {"namespace", "bench"}}},
-        {"spec", {{"replicas", replicas}, {"selector", {{"matchLabels", {{"app", app}}}}},
-                  {"template", {{"metadata", {{"labels", {{"app", app}}}}}}}}}};
+    nlohmann::json dep = {{"apiVersion", "apps/v1"},
+                          {"kind", "Deployment"},
+                          {"metadata", {{"name", app}, {"namespace", "bench"}}},
+                          {"spec",
+                           {{"replicas", replicas},
+                            {"selector", {{"matchLabels", {{"app", app}}}}},
+                            {"template", {{"metadata", {{"labels", {{"app", app}}}}}}}}}};
     auto s = (*api)->Put(absl::StrCat("/apis/apps/v1/namespaces/bench/deployments/", app), dep);
     if (!s.ok()) return Fail(std::string(s.status().message()));
     nlohmann::json ias = {
-        {"apiVersion", "twinscale.io/v1alpha1"}, {"kind", "InferenceAutoscaler"},
+        {"apiVersion", "twinscale.io/v1alpha1"},
+        {"kind", "InferenceAutoscaler"},
         {"metadata", {{"name", name}, {"namespace", "bench"}}},
-        {"spec", {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", app}}},
-                  {"mode", "Recommend"}, {"minReplicas", 1}, {"maxReplicas", 32},
-                  {"model", {{"profile", "llama-3.1-8b-h100-sxm-tp1"}}},
-                  {"metrics", {{"source", "Pods"}, {"port", (*fleet)->port()}, {"interval", "15s"}}}}}};
-    s = (*api)->Put(absl::StrCat("/apis/twinscale.io/v1alpha1/namespaces/bench/inferenceautoscalers/", name), ias);
+        {"spec",
+         {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", app}}},
+          {"mode", "Recommend"},
+          {"minReplicas", 1},
+          {"maxReplicas", 32},
+          {"model", {{"profile", "llama-3.1-8b-h100-sxm-tp1"}}},
+          {"metrics", {{"source", "Pods"}, {"port", (*fleet)->port()}, {"interval", "15s"}}}}}};
+    s = (*api)->Put(
+        absl::StrCat("/apis/twinscale.io/v1alpha1/namespaces/bench/inferenceautoscalers/", name),
+        ias);
     if (!s.ok()) return Fail(std::string(s.status().message()));
     for (int r = 0; r < replicas; ++r) {
       const std::string pod = absl::StrCat(app, "-", r);
-      nlohmann::json p = {
-          {"apiVersion", "v1"}, {"kind", "Pod"},
-          {"metadata", {{"name", pod}, {"namespace", "bench"}, {"labels", {{"app", app}}},
-                        {"creationTimestamp", created}}},
-          {"status", {{"phase", "Running"}, {"podIP", live[r % live.size()].ip},
-                      {"conditions", {{{"type", "PodScheduled"}, {"status", "True"}},
-                                      {{"type", "ContainersReady"}, {"status", "True"}},
-                                      {{"type", "Ready"}, {"status", "True"},
-                                       {"lastTransitionTime", "2026-01-01T00:01:00Z"}}}}}}};
+      nlohmann::json p = {{"apiVersion", "v1"},
+                          {"kind", "Pod"},
+                          {"metadata",
+                           {{"name", pod},
+                            {"namespace", "bench"},
+                            {"labels", {{"app", app}}},
+                            {"creationTimestamp", created}}},
+                          {"status",
+                           {{"phase", "Running"},
+                            {"podIP", live[r % live.size()].ip},
+                            {"conditions",
+                             {{{"type", "PodScheduled"}, {"status", "True"}},
+                              {{"type", "ContainersReady"}, {"status", "True"}},
+                              {{"type", "Ready"},
+                               {"status", "True"},
+                               {"lastTransitionTime", "2026-01-01T00:01:00Z"}}}}}}};
       s = (*api)->Put(absl::StrCat("/api/v1/namespaces/bench/pods/", pod), p);
       if (!s.ok()) return Fail(std::string(s.status().message()));
     }
   }
 
-  char dir[] = "/tmp/controller_bench.XXXXXX";
-  if (mkdtemp(dir) == nullptr) return Fail("mkdtemp");
+  twinscale::testutil::TempDir tmp("controller_bench");
+  if (!tmp.ok()) return Fail("mkdtemp");
+  tmp.Keep();  // the controller's log stays for a look after the run
+  const std::string dir = tmp.path();
   const std::string kubeconfig = absl::StrCat(dir, "/kubeconfig");
   std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: bench\n"
                             << "clusters:\n- name: fake\n  cluster:\n    server: " << (*api)->url()
@@ -168,8 +186,10 @@ int main(int argc, char** argv) {
           "--ops-address=127.0.0.1", ops.c_str(), "--log-level=warning", nullptr);
     _exit(127);
   }
-  std::printf("controller pid %d, %d InferenceAutoscalers x %d pods, 15 s interval; log %s/controller.log\n",
-              pid, targets, replicas, dir);
+  std::printf(
+      "controller pid %d, %d InferenceAutoscalers x %d pods, 15 s interval; log "
+      "%s/controller.log\n",
+      pid, targets, replicas, dir.c_str());
   std::this_thread::sleep_for(absl::ToChronoSeconds(absl::GetFlag(FLAGS_warmup)));
   const std::string ops_host = absl::StrCat("127.0.0.1:", ops_port);
   const double cpu0 = CpuSeconds(pid);
@@ -192,7 +212,8 @@ int main(int argc, char** argv) {
   waitpid(pid, &status, 0);
   (*fleet)->Stop();
   std::printf("controller CPU: %.3f cores (target 0.5)\n", (cpu1 - cpu0) / seconds);
-  std::printf("controller memory: RSS max %.1f MiB, high-water %.1f MiB (target 200 MB)\n", rss_max, hwm);
+  std::printf("controller memory: RSS max %.1f MiB, high-water %.1f MiB (target 200 MB)\n", rss_max,
+              hwm);
   std::printf("reconcile passes in the window: %.0f (%.1f per target per 15 s; expected 1)\n",
               passes1 - passes0, (passes1 - passes0) / targets / (seconds / 15));
   std::printf("mean pass wall time since start: %.1f ms\n",

@@ -86,25 +86,31 @@ void Fleet16At70PercentOfSaturation(benchmark::State& state, bool coalesce_steps
   }
   state.counters["saturation_rps_per_replica"] = sat;
   state.counters["offered_rps"] = rate;
-  state.counters["sim_requests_per_s"] = benchmark::Counter(static_cast<double>(requests),
-                                                            benchmark::Counter::kIsRate);
-  state.counters["sequence_steps_per_s"] = benchmark::Counter(static_cast<double>(seq_steps),
-                                                              benchmark::Counter::kIsRate);
-  state.counters["engine_steps_per_s"] = benchmark::Counter(static_cast<double>(engine_steps),
-                                                            benchmark::Counter::kIsRate);
+  state.counters["sim_requests_per_s"] =
+      benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+  state.counters["sequence_steps_per_s"] =
+      benchmark::Counter(static_cast<double>(seq_steps), benchmark::Counter::kIsRate);
+  state.counters["engine_steps_per_s"] =
+      benchmark::Counter(static_cast<double>(engine_steps), benchmark::Counter::kIsRate);
   state.counters["ttft_p90_ms"] = ttft_p90;
   state.counters["slo_attainment"] = attainment;
 }
 void BM_Fleet16At70PercentOfSaturation(benchmark::State& state) {
   Fleet16At70PercentOfSaturation(state, /*coalesce_steps=*/true);
 }
-BENCHMARK(BM_Fleet16At70PercentOfSaturation)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Fleet16At70PercentOfSaturation)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 // The same, stepping one event per engine step (ReplicaOptions::coalesce_steps off): the same
 // results, for comparison.
 void BM_Fleet16At70PercentOfSaturationOneByOne(benchmark::State& state) {
   Fleet16At70PercentOfSaturation(state, /*coalesce_steps=*/false);
 }
-BENCHMARK(BM_Fleet16At70PercentOfSaturationOneByOne)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Fleet16At70PercentOfSaturationOneByOne)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Heap bytes per request in flight: a burst of `n` requests lands at once on 16 replicas, so all
 // of them are inside the engines (waiting or running) when the heap is measured.
@@ -178,7 +184,12 @@ void BM_StepCostVsBatchSize(benchmark::State& state) {
   state.counters["ns_per_step"] = benchmark::Counter(
       static_cast<double>(steps), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_StepCostVsBatchSize)->Arg(16)->Arg(128)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StepCostVsBatchSize)
+    ->Arg(16)
+    ->Arg(128)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace twinscale::sim

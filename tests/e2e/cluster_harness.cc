@@ -127,7 +127,8 @@ absl::StatusOr<std::unique_ptr<ClusterHarness>> ClusterHarness::Start(HarnessOpt
 }
 
 absl::Status ClusterHarness::Init() {
-  dir_ = testutil::MakeTempDir("twinscale-e2e");
+  tmp_ = std::make_unique<testutil::TempDir>("twinscale-e2e");
+  dir_ = tmp_->path();
   fake_apiserver::FakeApiServer::Options ao;
   ao.crd_files = {options_.crd_file};
   auto api = fake_apiserver::FakeApiServer::Start(ao);
@@ -225,11 +226,9 @@ ClusterHarness::~ClusterHarness() {
   if (api_) api_->Stop();
   // TWINSCALE_E2E_KEEP=1 keeps the logs (controllers', Prometheus') for a look after the run.
   const char* keep = std::getenv("TWINSCALE_E2E_KEEP");
-  std::error_code ignored;
-  if (keep != nullptr && std::string(keep) == "1") {
+  if (tmp_ != nullptr && keep != nullptr && std::string(keep) == "1") {
+    tmp_->Keep();
     std::cerr << "[ info ] kept " << dir_ << "\n";
-  } else if (!dir_.empty()) {
-    std::filesystem::remove_all(dir_, ignored);
   }
 }
 
@@ -526,17 +525,6 @@ std::string ClusterHarness::LeaseHolder(const std::string& lease_name) const {
       absl::StrCat("/apis/coordination.k8s.io/v1/namespaces/", ns(), "/leases/", lease_name));
   if (!lease.ok()) return "";
   return lease->value("spec", json::object()).value("holderIdentity", "");
-}
-
-bool ClusterHarness::WaitFor(const std::function<bool()>& done, absl::Duration timeout,
-                             absl::Duration poll) {
-  RealClock clock;
-  const absl::Time deadline = clock.Now() + timeout;
-  while (true) {
-    if (done()) return true;
-    if (clock.Now() >= deadline) return false;
-    std::this_thread::sleep_for(absl::ToChronoMilliseconds(poll));
-  }
 }
 
 // ---- ControllerInstance ---------------------------------------------------------------------

@@ -55,6 +55,7 @@
 #include "tests/e2e/live_fleet.h"
 #include "tests/fake_apiserver/fake_apiserver.h"
 #include "tests/util/prometheus_server.h"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale {
 namespace kube {
@@ -181,10 +182,6 @@ class ClusterHarness {
   std::string LeaseHolder(const std::string& lease_name) const;
   std::vector<Victim> victims() const;
 
-  // Polls `done` every `poll` until it is true (true) or `timeout` passes (false).
-  static bool WaitFor(const std::function<bool()>& done, absl::Duration timeout,
-                      absl::Duration poll = absl::Milliseconds(100));
-
   std::string DeploymentPath() const;
   std::string AutoscalerPath(const std::string& name) const;
 
@@ -201,7 +198,8 @@ class ClusterHarness {
 
   HarnessOptions options_;
   RealClock clock_;
-  std::string dir_;
+  std::unique_ptr<testutil::TempDir> tmp_;  // the run's files: logs, targets, Prometheus' TSDBs
+  std::string dir_;                         // tmp_'s path
   absl::Time started_;
   std::unique_ptr<fake_apiserver::FakeApiServer> api_;
   std::unique_ptr<LiveFleet> fleet_;

@@ -47,12 +47,17 @@
 #include "nlohmann/json.hpp"
 #include "simulator/profiles/profile_loader.h"
 #include "tests/e2e/cluster_harness.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::e2e {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using testutil::Eventually;
+
+// Polls of the fake cluster every 100 ms.
+constexpr absl::Duration kPoll = absl::Milliseconds(100);
 
 // ---- The workload ------------------------------------------------------------------------------
 // Long prompts and short answers make each request mostly prefill, so a replica's capacity is a
@@ -173,18 +178,18 @@ class ControllerE2eTest : public ::testing::Test {
   }
   // Waits until every condition the tests expect of a healthy autoscaler is True.
   bool WaitHealthy(absl::Duration timeout, const std::string& name = "llama") {
-    return ClusterHarness::WaitFor(
+    return Eventually(
         [&] {
           return ConditionIs("SpecValid", "True", "", name) &&
                  ConditionIs("MetricsFresh", "True", "", name) &&
                  ConditionIs("ScalingActive", "True", "", name);
         },
-        timeout);
+        timeout, kPoll);
   }
   // Asserts the replica count stays `replicas` for `span` (polled), e.g. while data is missing.
   void ExpectHeldFor(int32_t replicas, absl::Duration span, const std::string& while_what) {
-    const bool changed = ClusterHarness::WaitFor(
-        [&] { return harness_->SpecReplicas() != replicas; }, span, absl::Milliseconds(50));
+    const bool changed = Eventually([&] { return harness_->SpecReplicas() != replicas; }, span,
+                                    absl::Milliseconds(50));
     EXPECT_FALSE(changed) << "spec.replicas changed from " << replicas << " to "
                           << harness_->SpecReplicas() << " while " << while_what;
   }
@@ -229,27 +234,26 @@ void ControllerE2eTest::RunBurstScenario(const std::string& source) {
 
   // The burst: the controller scales up while it lasts.
   RealClock clock;
-  ASSERT_TRUE(ClusterHarness::WaitFor([&] { return harness_->SpecReplicas() > 2; },
-                                      burst_end - clock.Now()))
+  ASSERT_TRUE(
+      Eventually([&] { return harness_->SpecReplicas() > 2; }, burst_end - clock.Now(), kPoll))
       << "no scale-up before the burst ended";
   const absl::Time scaled_up_at = clock.Now();
   EXPECT_GE(scaled_up_at, burst_start) << "scaled up during the quiet start";
   // The event follows the /scale write that the harness has just seen.
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return !harness_->Events("llama", "ScaledUp").empty(); },
-                                      absl::Seconds(5)));
+  EXPECT_TRUE(Eventually([&] { return !harness_->Events("llama", "ScaledUp").empty(); },
+                         absl::Seconds(5), kPoll));
 
   // After the burst: back to minReplicas. From at most 6 that takes the 10 s window plus 4 steps of
   // one pod per 5 s (decisions on a 2 s grid make each step 6 s): about 35 s. Seen: 57 to 67 s,
   // as the burst's backlog drains first and the twin's recommendations alternate for a while
   // (each higher one restarts the window; once a step down was undone 4 s later). 120 s allowed.
-  ClusterHarness::WaitFor([&] { return clock.Now() >= burst_end; }, kBurst);
-  EXPECT_TRUE(
-      ClusterHarness::WaitFor([&] { return harness_->SpecReplicas() == 2; }, absl::Seconds(120)))
+  Eventually([&] { return clock.Now() >= burst_end; }, kBurst, kPoll);
+  EXPECT_TRUE(Eventually([&] { return harness_->SpecReplicas() == 2; }, absl::Seconds(120), kPoll))
       << "did not scale back to minReplicas after the burst";
 
   // The harness records changes within a tick: let it catch up with the last one.
-  EXPECT_TRUE(ClusterHarness::WaitFor(
-      [&] { return harness_->ReplicaHistory().back().replicas == 2; }, absl::Seconds(2)));
+  EXPECT_TRUE(Eventually([&] { return harness_->ReplicaHistory().back().replicas == 2; },
+                         absl::Seconds(2), kPoll));
   const std::vector<ReplicaChange> history = harness_->ReplicaHistory();
   SCOPED_TRACE(absl::StrCat("replicas: ", HistoryText(history, t0)));
   int32_t peak = 0;
@@ -269,8 +273,8 @@ void ControllerE2eTest::RunBurstScenario(const std::string& source) {
     last_decrease = c.at;
   }
   EXPECT_GT(peak, 2);
-  EXPECT_TRUE(ClusterHarness::WaitFor(
-      [&] { return !harness_->Events("llama", "ScaledDown").empty(); }, absl::Seconds(5)));
+  EXPECT_TRUE(Eventually([&] { return !harness_->Events("llama", "ScaledDown").empty(); },
+                         absl::Seconds(5), kPoll));
 
   // Status: healthy conditions, the decision, what was observed, the measured warm-up and the
   // calibration.
@@ -380,8 +384,8 @@ TEST_F(ControllerE2eTest, PodsThatHangOrAnswerGarbageHoldTheFleetAndSaySo) {
     harness_->fleet().SetFault(absl::StrCat("vllm-", i),
                                i % 2 == 0 ? PodFault::kHang : PodFault::kGarbage);
   }
-  EXPECT_TRUE(ClusterHarness::WaitFor(
-      [&] { return ConditionIs("MetricsFresh", "False", "ScrapesStale"); }, absl::Seconds(10)))
+  EXPECT_TRUE(Eventually([&] { return ConditionIs("MetricsFresh", "False", "ScrapesStale"); },
+                         absl::Seconds(10), kPoll))
       << Dump(harness_->Autoscaler("llama"));
   const std::string message = harness_->Condition("llama", "MetricsFresh").value("message", "");
   EXPECT_THAT(message, HasSubstr(absl::StrCat(kOversized, " reads failed")));
@@ -391,10 +395,9 @@ TEST_F(ControllerE2eTest, PodsThatHangOrAnswerGarbageHoldTheFleetAndSaySo) {
 
   for (int i = 0; i < kOversized; ++i)
     harness_->fleet().SetFault(absl::StrCat("vllm-", i), PodFault::kNone);
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return ConditionIs("MetricsFresh", "True"); },
-                                      absl::Seconds(10)));
   EXPECT_TRUE(
-      ClusterHarness::WaitFor([&] { return harness_->SpecReplicas() < kOversized; }, kReact))
+      Eventually([&] { return ConditionIs("MetricsFresh", "True"); }, absl::Seconds(10), kPoll));
+  EXPECT_TRUE(Eventually([&] { return harness_->SpecReplicas() < kOversized; }, kReact, kPoll))
       << "did not scale in once the pods answered again";
 }
 
@@ -406,9 +409,9 @@ TEST_F(ControllerE2eTest, PrometheusDownHoldsTheFleetAndNamesTheUrl) {
   ASSERT_NO_FATAL_FAILURE(StartOversizedFleet("Prometheus"));
   const std::string url = harness_->prometheus_url();
   harness_->prometheus()->Stop();
-  EXPECT_TRUE(ClusterHarness::WaitFor(
-      [&] { return ConditionIs("MetricsFresh", "False", "MetricsSourceFailed"); },
-      absl::Seconds(10)))
+  EXPECT_TRUE(
+      Eventually([&] { return ConditionIs("MetricsFresh", "False", "MetricsSourceFailed"); },
+                 absl::Seconds(10), kPoll))
       << Dump(harness_->Autoscaler("llama"));
   EXPECT_THAT(harness_->Condition("llama", "MetricsFresh").value("message", ""), HasSubstr(url));
   ExpectHeldFor(kOversized, kHold, "Prometheus was down");
@@ -419,8 +422,7 @@ TEST_F(ControllerE2eTest, PrometheusDownHoldsTheFleetAndNamesTheUrl) {
       "llama", {{"spec", {{"metrics", {{"prometheus", {{"url", harness_->prometheus_url()}}}}}}}});
   ASSERT_TRUE(patched.ok()) << patched.status();
   EXPECT_TRUE(WaitHealthy(absl::Seconds(15))) << Dump(harness_->Autoscaler("llama"));
-  EXPECT_TRUE(
-      ClusterHarness::WaitFor([&] { return harness_->SpecReplicas() < kOversized; }, kReact))
+  EXPECT_TRUE(Eventually([&] { return harness_->SpecReplicas() < kOversized; }, kReact, kPoll))
       << "did not scale in once Prometheus answered again";
 }
 
@@ -441,8 +443,8 @@ TEST_F(ControllerE2eTest, ApiServerErrorsHoldTheFleetAndTheControllerRecovers) {
   // An open watch outlives a fault on new requests: cut it, so the pods' watch must come back
   // through the failing server.
   harness_->api().CloseWatches(/*abrupt=*/true);
-  EXPECT_TRUE(ClusterHarness::WaitFor(
-      [&] { return ConditionIs("MetricsFresh", "False", "FailedListPods"); }, absl::Seconds(10)))
+  EXPECT_TRUE(Eventually([&] { return ConditionIs("MetricsFresh", "False", "FailedListPods"); },
+                         absl::Seconds(10), kPoll))
       << Dump(harness_->Autoscaler("llama"));
   ExpectHeldFor(kOversized, kHold, "listing pods failed");
 
@@ -452,19 +454,18 @@ TEST_F(ControllerE2eTest, ApiServerErrorsHoldTheFleetAndTheControllerRecovers) {
   everything.count = 1000000;
   harness_->api().FailNext(everything);
   // Past the renew deadline (4 s): the leader must step down rather than act blind.
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return !controller->IsLeader(); }, absl::Seconds(10)));
+  EXPECT_TRUE(Eventually([&] { return !controller->IsLeader(); }, absl::Seconds(10), kPoll));
   ExpectHeldFor(kOversized, absl::Seconds(4), "every request failed");
   harness_->api().ClearFaults();
 
   const int64_t decisions = controller->Decisions();
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return controller->IsLeader(); }, absl::Seconds(10)))
+  EXPECT_TRUE(Eventually([&] { return controller->IsLeader(); }, absl::Seconds(10), kPoll))
       << "did not lead again";
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return controller->Decisions() > decisions; },
-                                      absl::Seconds(10)))
+  EXPECT_TRUE(
+      Eventually([&] { return controller->Decisions() > decisions; }, absl::Seconds(10), kPoll))
       << "no decision after the API server recovered";
   EXPECT_TRUE(WaitHealthy(absl::Seconds(10)));
-  EXPECT_TRUE(
-      ClusterHarness::WaitFor([&] { return harness_->SpecReplicas() < kOversized; }, kReact))
+  EXPECT_TRUE(Eventually([&] { return harness_->SpecReplicas() < kOversized; }, kReact, kPoll))
       << "did not scale in after the API server recovered";
 }
 
@@ -507,11 +508,10 @@ TEST_F(ControllerE2eTest, CompactionAndDroppedWatchesMakeTheInformerRelist) {
                   .ok());
   harness_->api().Compact();
   harness_->api().CloseWatches(/*abrupt=*/false);
-  EXPECT_TRUE(
-      ClusterHarness::WaitFor([&] { return list_requests() > lists_before; }, absl::Seconds(10)))
+  EXPECT_TRUE(Eventually([&] { return list_requests() > lists_before; }, absl::Seconds(10), kPoll))
       << "the informer did not list again after its resourceVersion expired";
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return pod_list_requests() > pod_lists_before; },
-                                      absl::Seconds(10)))
+  EXPECT_TRUE(
+      Eventually([&] { return pod_list_requests() > pod_lists_before; }, absl::Seconds(10), kPoll))
       << "the pods' informer did not list again after its resourceVersion expired";
 
   // A second autoscaler (Recommend: it reports, never scales) appears after the re-list.
@@ -520,9 +520,9 @@ TEST_F(ControllerE2eTest, CompactionAndDroppedWatchesMakeTheInformerRelist) {
   second.mode = "Recommend";
   second.min_replicas = 1;
   ASSERT_TRUE(harness_->CreateAutoscaler(second).ok());
-  EXPECT_TRUE(ClusterHarness::WaitFor(
-      [&] { return ConditionIs("ScalingActive", "True", "Recommend", "llama-dry-run"); },
-      absl::Seconds(10)))
+  EXPECT_TRUE(
+      Eventually([&] { return ConditionIs("ScalingActive", "True", "Recommend", "llama-dry-run"); },
+                 absl::Seconds(10), kPoll))
       << Dump(harness_->Autoscaler("llama-dry-run"));
 
   // Cut the connections abruptly this time: the informer comes back again.
@@ -531,8 +531,8 @@ TEST_F(ControllerE2eTest, CompactionAndDroppedWatchesMakeTheInformerRelist) {
   EXPECT_TRUE(harness_->api().WaitForWatches(1, absl::Seconds(15)));
   ControllerInstance* controller = controllers_.back().get();
   const int64_t decisions = controller->Decisions();
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return controller->Decisions() > decisions; },
-                                      absl::Seconds(10)));
+  EXPECT_TRUE(
+      Eventually([&] { return controller->Decisions() > decisions; }, absl::Seconds(10), kPoll));
   EXPECT_TRUE(WaitHealthy(absl::Seconds(5)));
   std::cout << "[ info ] lists of InferenceAutoscalers: " << lists_before << " before, "
             << lists_mid << " after compaction, " << list_requests()
@@ -556,7 +556,7 @@ TEST_F(ControllerE2eTest, AFollowerNeverActsAndTakesOverWhenTheLeaderStops) {
   a_options.identity = "controller-a";
   ControllerInstance* a = StartController(a_options);
   ASSERT_NE(a, nullptr);
-  ASSERT_TRUE(ClusterHarness::WaitFor([&] { return a->IsLeader(); }, absl::Seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return a->IsLeader(); }, absl::Seconds(10), kPoll));
   ControllerInstanceOptions b_options = a_options;
   b_options.identity = "controller-b";
   b_options.release_on_stop = false;  // B will crash later in the test
@@ -564,7 +564,7 @@ TEST_F(ControllerE2eTest, AFollowerNeverActsAndTakesOverWhenTheLeaderStops) {
   ASSERT_NE(b, nullptr);
 
   // A scales in (the quiet fleet is too big); B does nothing.
-  ASSERT_TRUE(ClusterHarness::WaitFor([&] { return harness_->SpecReplicas() < 5; }, kReact));
+  ASSERT_TRUE(Eventually([&] { return harness_->SpecReplicas() < 5; }, kReact, kPoll));
   EXPECT_GT(harness_->ScaleWrites(a->user_agent()), 0);
   EXPECT_EQ(harness_->ScaleWrites(b->user_agent()), 0);
   EXPECT_EQ(harness_->Writes(b->user_agent(), "/leases/"), 0) << "the follower wrote something";
@@ -578,14 +578,14 @@ TEST_F(ControllerE2eTest, AFollowerNeverActsAndTakesOverWhenTheLeaderStops) {
   a->Stop();
   const absl::Time stopped = clock.Now();
   EXPECT_NE(harness_->LeaseHolder("twinscale-controller"), "controller-a");
-  ASSERT_TRUE(ClusterHarness::WaitFor([&] { return b->IsLeader(); }, absl::Seconds(6)))
+  ASSERT_TRUE(Eventually([&] { return b->IsLeader(); }, absl::Seconds(6), kPoll))
       << "the follower did not take over within the lease duration";
   std::cout << "[ info ] takeover after " << clock.Now() - stopped << "\n";
   EXPECT_EQ(harness_->LeaseHolder("twinscale-controller"), "controller-b");
   const int32_t a_writes = harness_->ScaleWrites(a->user_agent());
   if (replicas_at_stop > 1) {
     EXPECT_TRUE(
-        ClusterHarness::WaitFor([&] { return harness_->ScaleWrites(b->user_agent()) > 0; }, kReact))
+        Eventually([&] { return harness_->ScaleWrites(b->user_agent()) > 0; }, kReact, kPoll))
         << "the new leader did not act";
   }
   EXPECT_EQ(harness_->ScaleWrites(a->user_agent()), a_writes) << "the stopped leader still wrote";
@@ -606,14 +606,14 @@ TEST_F(ControllerE2eTest, AFollowerNeverActsAndTakesOverWhenTheLeaderStops) {
   const absl::Time crashed = clock.Now();
   EXPECT_EQ(harness_->LeaseHolder("twinscale-controller"), "controller-b")
       << "the Lease was released";
-  EXPECT_FALSE(ClusterHarness::WaitFor([&] { return a2->IsLeader(); }, absl::Milliseconds(4500)))
+  EXPECT_FALSE(Eventually([&] { return a2->IsLeader(); }, absl::Milliseconds(4500), kPoll))
       << "took over a Lease that had not expired";
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return a2->IsLeader(); },
-                                      crashed + absl::Milliseconds(8200) - clock.Now()))
+  EXPECT_TRUE(Eventually([&] { return a2->IsLeader(); },
+                         crashed + absl::Milliseconds(8200) - clock.Now(), kPoll))
       << "did not take over the expired Lease in time";
   std::cout << "[ info ] takeover after a crash: " << clock.Now() - crashed << "\n";
   EXPECT_EQ(harness_->LeaseHolder("twinscale-controller"), "controller-a2");
-  EXPECT_TRUE(ClusterHarness::WaitFor([&] { return a2->Decisions() > 0; }, absl::Seconds(5)))
+  EXPECT_TRUE(Eventually([&] { return a2->Decisions() > 0; }, absl::Seconds(5), kPoll))
       << "the new leader did not decide";
 }
 
@@ -648,9 +648,9 @@ TEST_F(ControllerE2eTest, ARestartPicksTheCalibrationUpFromStatus) {
 
   ControllerInstance* second = StartController();
   ASSERT_NE(second, nullptr);
-  ASSERT_TRUE(ClusterHarness::WaitFor(
-      [&] { return Status().value("observedGeneration", int64_t{0}) == generation; },
-      absl::Seconds(15)))
+  ASSERT_TRUE(
+      Eventually([&] { return Status().value("observedGeneration", int64_t{0}) == generation; },
+                 absl::Seconds(15), kPoll))
       << Dump(harness_->Autoscaler("llama"));
   const json cal = Status()["calibration"];
   EXPECT_DOUBLE_EQ(cal.value("prefillSpeed", 0.0), 0.7) << cal;

@@ -6,13 +6,13 @@
 // mutex: closing a listener waits for its handlers, which take the mutex.
 #include "tests/e2e/live_fleet.h"
 
+#include <cpprest/http_listener.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
 #include <thread>
 #include <utility>
-
-#include <cpprest/http_listener.h>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
@@ -463,9 +463,7 @@ bool LiveFleet::paused() const { return impl_->paused(); }
 absl::Time LiveFleet::Now() const { return impl_->Now(); }
 void LiveFleet::WaitForTick() const { impl_->WaitForTick(); }
 std::optional<PodPage> LiveFleet::Page(const std::string& pod) const { return impl_->Page(pod); }
-int32_t LiveFleet::HeldRequests(const std::string& pod) const {
-  return impl_->HeldRequests(pod);
-}
+int32_t LiveFleet::HeldRequests(const std::string& pod) const { return impl_->HeldRequests(pod); }
 bool LiveFleet::SetFault(const std::string& pod, PodFault fault, std::string body) {
   return impl_->SetFault(pod, fault, std::move(body));
 }

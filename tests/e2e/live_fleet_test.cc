@@ -4,17 +4,18 @@
 // controller's scraper is pod_scraper_e2e_test.cc's subject.
 #include "tests/e2e/live_fleet.h"
 
+#include <cpprest/http_client.h>
+
 #include <chrono>
 #include <string>
 #include <thread>
-
-#include <cpprest/http_client.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "controller/metrics/prometheus_text.h"
 #include "controller/metrics/vllm_observation.h"
 #include "gtest/gtest.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::e2e {
 namespace {
@@ -40,16 +41,8 @@ Answer Get(const std::string& ip, int port, const std::string& path = "/metrics"
   return a;
 }
 
-// Polls `pred` every 50 ms for up to `limit`.
-template <typename Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return pred();
-}
+using testutil::Eventually;
+constexpr absl::Duration kPoll = absl::Milliseconds(50);  // how often Eventually asks the fleet
 
 std::unique_ptr<LiveFleet> MustStart(LiveFleetOptions o) {
   absl::StatusOr<std::unique_ptr<LiveFleet>> f = LiveFleet::Start(std::move(o));
@@ -79,7 +72,7 @@ TEST(LiveFleetTest, EachPodServesItsOwnPageOnItsOwnAddress) {
         std::optional<PodPage> p = fleet->Page("vllm-0");
         return p.has_value() && p->truth.generation_tokens > 0;
       },
-      std::chrono::seconds(10)));
+      absl::Seconds(10), kPoll));
   // Paused, each address serves exactly its own pod's page, and the pages are not all alike.
   fleet->Pause();
   std::vector<std::string> texts;
@@ -150,7 +143,7 @@ TEST(LiveFleetTest, ScaledUpPodsWarmUpThenServeAndScaledDownPodsGo) {
   EXPECT_EQ(pods[1].ready_since, absl::InfinitePast());
   // Not serving yet: the pod's address refuses scrapes.
   EXPECT_FALSE(Get("127.0.0.11", fleet->port()).error.empty());
-  ASSERT_TRUE(Eventually([&] { return fleet->Pods()[1].serving; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return fleet->Pods()[1].serving; }, absl::Seconds(10), kPoll));
   pods = fleet->Pods();
   EXPECT_EQ(pods[1].stage, state::PodView::Stage::kReady);
   // Ready exactly the warm-up after creation (fleet time; constant delays).
@@ -160,7 +153,7 @@ TEST(LiveFleetTest, ScaledUpPodsWarmUpThenServeAndScaledDownPodsGo) {
   EXPECT_TRUE(absl::StrContains(a.body, "vllm:num_requests_running")) << a.body.substr(0, 200);
   // Scale in: the idle victim drains at once and its address stops answering.
   fleet->Scale(1);
-  ASSERT_TRUE(Eventually([&] { return fleet->Pods().size() == 1; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return fleet->Pods().size() == 1; }, absl::Seconds(10), kPoll));
   fleet->WaitForTick();
   EXPECT_EQ(fleet->Targets().size(), 1u);
 }

@@ -3,7 +3,8 @@
 // of tests/data/fixtures; and every failure a pod can cause (hang, garbage, 500, refused,
 // oversized, not vLLM) with its status and message; and concurrency (20 hung pods cost about one
 // timeout).
-#include "controller/metrics/pod_scraper.h"
+#include <cpprest/http_listener.h>
+#include <cpprest/producerconsumerstream.h>
 
 #include <chrono>
 #include <fstream>
@@ -12,11 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include <cpprest/http_listener.h>
-#include <cpprest/producerconsumerstream.h>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "controller/metrics/pod_scraper.h"
 #include "controller/metrics/prometheus_text.h"
 #include "controller/metrics/vllm_observation.h"
 #include "gtest/gtest.h"

@@ -8,10 +8,7 @@
 // the pods found; a pod without the pod label is found by its instance; Prometheus down is an
 // Unavailable error naming the URL. About 15 s of wall time. Skipped (GTEST_SKIP) when prometheus
 // is not installed.
-#include "controller/metrics/promql_source.h"
-
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -20,10 +17,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "controller/metrics/pod_scraper.h"
+#include "controller/metrics/promql_source.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/live_fleet.h"
+#include "tests/util/eventually.h"
 #include "tests/util/observation_compare.h"
 #include "tests/util/prometheus_server.h"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale::e2e {
 namespace {
@@ -86,10 +86,7 @@ class PromqlSourceE2eTest : public ::testing::Test {
     if (!testutil::Installed(testutil::kPrometheusBinary)) {
       GTEST_SKIP() << "prometheus not installed";
     }
-    dir_ = testutil::MakeTempDir();
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+    dir_ = tmp_.path();
   }
 
   // Four pods: vllm-0..2 carry a `pod` label (as Kubernetes service discovery gives), vllm-3
@@ -109,7 +106,8 @@ class PromqlSourceE2eTest : public ::testing::Test {
   }
 
   RealClock clock_;
-  std::string dir_;
+  testutil::TempDir tmp_{"twinscale-prom"};
+  std::string dir_;  // tmp_'s
 };
 
 TEST_F(PromqlSourceE2eTest, ReadsThroughPrometheusWhatTheScraperReadsFromThePods) {
@@ -132,11 +130,12 @@ TEST_F(PromqlSourceE2eTest, ReadsThroughPrometheusWhatTheScraperReadsFromThePods
 
   // Wait until Prometheus has every pod (its first scrapes), then once more for a second read.
   absl::StatusOr<std::vector<PodResult>> first;
-  for (int i = 0; i < 60; ++i) {
-    first = source.Read(targets);
-    if (AllOk(first).ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
+  (void)testutil::Eventually(
+      [&] {
+        first = source.Read(targets);
+        return AllOk(first).ok();
+      },
+      absl::Seconds(30), absl::Milliseconds(500));
   ASSERT_TRUE(AllOk(first).ok()) << AllOk(first) << "\n" << prom.Log();
   std::this_thread::sleep_for(std::chrono::seconds(2));
 
@@ -145,16 +144,19 @@ TEST_F(PromqlSourceE2eTest, ReadsThroughPrometheusWhatTheScraperReadsFromThePods
   fleet.Pause();
   const absl::Time paused_at = clock_.Now() + absl::Milliseconds(10);
   absl::StatusOr<std::vector<PodResult>> through_prometheus;
-  for (int i = 0; i < 40; ++i) {
-    through_prometheus = source.Read(targets);
-    bool all_after = AllOk(through_prometheus).ok();
-    for (size_t k = 0; all_after && k < through_prometheus->size(); ++k) {
-      all_after = (*through_prometheus)[k].reading->scraped_at >= paused_at;
-    }
-    if (all_after) break;
-    through_prometheus = absl::DeadlineExceededError("no scrape after the pause yet");
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  (void)testutil::Eventually(
+      [&] {
+        through_prometheus = source.Read(targets);
+        bool all_after = AllOk(through_prometheus).ok();
+        for (size_t k = 0; all_after && k < through_prometheus->size(); ++k) {
+          all_after = (*through_prometheus)[k].reading->scraped_at >= paused_at;
+        }
+        if (!all_after) {
+          through_prometheus = absl::DeadlineExceededError("no scrape after the pause yet");
+        }
+        return all_after;
+      },
+      absl::Seconds(10), absl::Milliseconds(250));
   ASSERT_TRUE(AllOk(through_prometheus).ok()) << AllOk(through_prometheus);
   metrics::PodScraper scraper(clock_);
   absl::StatusOr<std::vector<PodResult>> direct = scraper.Read(targets);

@@ -24,10 +24,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "controller/common/free_port.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "controller/common/free_port.h"
 #include "tests/fake_apiserver/api_router.h"
 #include "tests/fake_apiserver/api_status.h"
 #include "tests/fake_apiserver/object_store.h"
@@ -98,7 +98,6 @@ class StreamSink final : public WatchSink {
   bool closed_ = false;  // guarded by the store's mutex (Send/Close run under it)
 };
 
-
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::InvalidArgumentError(absl::StrCat("can't read ", path));
@@ -125,7 +124,8 @@ void ConfigureTls(boost::asio::ssl::context& ctx, const std::string& cert, const
 
 // Shared with the pplx continuations of in-flight requests, which may run after the
 // FakeApiServer is gone: each holds a reference until it has finished.
-constexpr std::string_view kCrdCollection = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+constexpr std::string_view kCrdCollection =
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
 struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
   struct Held {
@@ -267,9 +267,9 @@ struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
     const std::string name = crd.value("metadata", nlohmann::json::object()).value("name", "");
     auto types = ResourceTypesFromCrd(crd.dump(), "CustomResourceDefinition");
     if (!types.ok()) {
-      return ErrorResponse(InvalidError("apiextensions.k8s.io", "CustomResourceDefinition", name,
-                                        {{"spec.validation.openAPIV3Schema",
-                                          std::string(types.status().message())}}));
+      return ErrorResponse(InvalidError(
+          "apiextensions.k8s.io", "CustomResourceDefinition", name,
+          {{"spec.validation.openAPIV3Schema", std::string(types.status().message())}}));
     }
     if (ParseQuery(api.query).count("dryRun") == 0) {
       for (ResourceType& t : *types) store.AddType(std::move(t));
@@ -318,7 +318,7 @@ struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
     const absl::Duration period =
         std::clamp(options.bookmark_interval / 4, absl::Milliseconds(5), absl::Milliseconds(50));
     while (!stop_ticker.WaitForNotificationWithTimeout(period)) {
-      store.Tick(std::chrono::steady_clock::now());
+      store.Tick();
     }
   }
 };

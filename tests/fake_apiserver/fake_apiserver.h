@@ -161,7 +161,8 @@ class FakeApiServer {
     absl::Duration bookmark_interval = absl::Seconds(1);
     // Length of a watch without timeoutSeconds.
     absl::Duration default_watch_timeout = absl::Minutes(30);
-    // creationTimestamp and table ages; null means real time. Not owned; must outlive the server.
+    // creationTimestamp, table ages, watch timeouts and bookmarks; null means real time. Not owned;
+    // must outlive the server.
     const Clock* clock = nullptr;
   };
 

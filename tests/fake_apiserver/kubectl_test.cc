@@ -17,6 +17,8 @@
 #include "gtest/gtest.h"
 #include "tests/fake_apiserver/fake_apiserver.h"
 #include "tests/fake_apiserver/test_http.h"
+#include "tests/util/temp_dir.h"
+#include "tests/util/test_pki.h"
 
 namespace twinscale::fake_apiserver {
 namespace {
@@ -71,22 +73,22 @@ class KubectlTest : public ::testing::Test {
                                      " --cache-dir ", dir_.File("cache"), " ", args));
   }
 
-  testing::TempDir dir_;
+  testutil::TempDir dir_{"ts_fake_apiserver"};
   std::unique_ptr<FakeApiServer> server_;
 };
 
 // kubectl sends bearer tokens over HTTPS only: the server's certificate is verified against the
 // kubeconfig's CA, then the token is checked.
 TEST_F(KubectlTest, GetRawReadsInferenceAutoscalersWithABearerToken) {
-  std::string error;
-  auto certs = testing::MakeTestCerts(dir_.path(), &error);
-  if (!certs) GTEST_SKIP() << "no test certificates: " << error;
+  absl::StatusOr<testutil::TestPki> certs = testutil::MakeTestPki(dir_.path());
+  if (absl::IsFailedPrecondition(certs.status())) GTEST_SKIP() << certs.status();
+  ASSERT_TRUE(certs.ok()) << certs.status();
   FakeApiServer::Options o;
-  o.tls_cert_file = certs->server_cert;
+  o.tls_cert_file = certs->server_crt;
   o.tls_key_file = certs->server_key;
   o.bearer_token = "kubectl-token";
   StartServer(o);
-  const std::string ca_line = absl::StrCat("    certificate-authority: ", certs->ca, "\n");
+  const std::string ca_line = absl::StrCat("    certificate-authority: ", certs->ca_crt, "\n");
   WriteKubeconfig(ca_line, "    token: kubectl-token\n");
   ASSERT_TRUE(server_->Put(std::string(kIas) + "/llm", Ias("llm")).ok());
   server_->ClearRequests();
@@ -196,22 +198,22 @@ TEST_F(KubectlTest, ScaleGoesThroughTheScaleSubresource) {
 }
 
 TEST_F(KubectlTest, ConnectsWithAClientCertificate) {
-  std::string error;
-  auto certs = testing::MakeTestCerts(dir_.path(), &error);
-  if (!certs) GTEST_SKIP() << "no test certificates: " << error;
+  absl::StatusOr<testutil::TestPki> certs = testutil::MakeTestPki(dir_.path());
+  if (absl::IsFailedPrecondition(certs.status())) GTEST_SKIP() << certs.status();
+  ASSERT_TRUE(certs.ok()) << certs.status();
   FakeApiServer::Options o;
-  o.tls_cert_file = certs->server_cert;
+  o.tls_cert_file = certs->server_crt;
   o.tls_key_file = certs->server_key;
-  o.client_ca_file = certs->ca;
+  o.client_ca_file = certs->ca_crt;
   StartServer(o);
-  WriteKubeconfig(absl::StrCat("    certificate-authority: ", certs->ca, "\n"),
-                  absl::StrCat("    client-certificate: ", certs->client_cert,
+  WriteKubeconfig(absl::StrCat("    certificate-authority: ", certs->ca_crt, "\n"),
+                  absl::StrCat("    client-certificate: ", certs->client_crt,
                                "\n    client-key: ", certs->client_key, "\n"));
   CommandResult r = Kubectl(absl::StrCat("get --raw ", kDeployments));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(json::parse(r.output, nullptr, false).value("kind", ""), "DeploymentList") << r.output;
 
-  WriteKubeconfig(absl::StrCat("    certificate-authority: ", certs->ca, "\n"),
+  WriteKubeconfig(absl::StrCat("    certificate-authority: ", certs->ca_crt, "\n"),
                   "    token: no-certificate\n");
   CommandResult refused = Kubectl(absl::StrCat("get --raw ", kDeployments));
   EXPECT_NE(refused.exit_code, 0) << refused.output;

@@ -15,8 +15,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "controller/kube/selectors.h"
 #include "controller/common/status_macros.h"
+#include "controller/kube/selectors.h"
 #include "controller/policy/openapi_schema.h"
 #include "tests/fake_apiserver/api_status.h"
 #include "tests/fake_apiserver/json_yaml.h"
@@ -87,7 +87,6 @@ bool SpecChanged(const ResourceType& type, const json& before, const json& after
   }
   return false;
 }
-
 
 // 400 when the body names another kind or version than the URL serves.
 absl::Status CheckTypeMeta(const ResourceType& type, const json& body) {
@@ -288,8 +287,7 @@ std::vector<const ResourceType*> ObjectStore::Types() const {
 // ---- Helpers ------------------------------------------------------------------------------------
 
 std::string ObjectStore::NowRfc3339() const {
-  const Clock& clock = options_.clock != nullptr ? *options_.clock : real_clock_;
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", clock.Now(), absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", clock().Now(), absl::UTCTimeZone());
 }
 
 std::string ObjectStore::NewUidLocked() {
@@ -915,12 +913,10 @@ absl::StatusOr<uint64_t> ObjectStore::Watch(const ResourceType& type, std::strin
   }
 
   absl::MutexLock lock(&mu_);
-  const auto now = std::chrono::steady_clock::now();
+  const absl::Time now = clock().Now();
   const absl::Duration length =
       options.timeout > absl::ZeroDuration() ? options.timeout : options_.default_watch_timeout;
-  Watcher w{0,       &type, std::string(type.namespaced ? ns : ""),
-            options, sink,  now + absl::ToChronoNanoseconds(length),
-            now};
+  Watcher w{0, &type, std::string(type.namespaced ? ns : ""), options, sink, now + length, now};
   if (from > rv_) {
     sink->Send(ErrorEvent(TooLargeResourceVersionError(from, rv_)));
     sink->Close(false);
@@ -975,9 +971,10 @@ size_t ObjectStore::WatchCount() const {
   return watchers_.size();
 }
 
-void ObjectStore::Tick(std::chrono::steady_clock::time_point now) {
+void ObjectStore::Tick() {
+  const absl::Time now = clock().Now();
   absl::MutexLock lock(&mu_);
-  const auto interval = absl::ToChronoNanoseconds(options_.bookmark_interval);
+  const absl::Duration interval = options_.bookmark_interval;
   for (auto it = watchers_.begin(); it != watchers_.end();) {
     Watcher& w = it->second;
     if (now >= w.deadline) {

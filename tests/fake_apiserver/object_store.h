@@ -39,7 +39,6 @@
 #ifndef TWINSCALE_TESTS_FAKE_APISERVER_OBJECT_STORE_H_
 #define TWINSCALE_TESTS_FAKE_APISERVER_OBJECT_STORE_H_
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -133,7 +132,8 @@ class ObjectStore {
     absl::Duration bookmark_interval = absl::Seconds(1);
     // Length of a watch without timeoutSeconds (the real server picks 30-60 minutes).
     absl::Duration default_watch_timeout = absl::Minutes(30);
-    // creationTimestamp source; null means a RealClock. Not owned.
+    // The store's time: creationTimestamp, watch deadlines and bookmark cadence (Tick reads it).
+    // Null means a RealClock. Not owned.
     const Clock* clock = nullptr;
   };
 
@@ -203,8 +203,9 @@ class ObjectStore {
   // Ends every open watch (see WatchSink::Close).
   void CloseAllWatches(bool abrupt);
   size_t WatchCount() const;
-  // Sends due bookmarks and ends watches past their timeout. Called periodically.
-  void Tick(std::chrono::steady_clock::time_point now);
+  // Sends due bookmarks and ends watches whose timeout has passed, by the store's clock. Called
+  // periodically.
+  void Tick();
 
   // ---- History ----
   // Drops all history: a watch or Exact list from any RV older than the current one gets 410.
@@ -233,8 +234,8 @@ class ObjectStore {
     std::string ns;
     WatchOptions options;
     std::shared_ptr<WatchSink> sink;
-    std::chrono::steady_clock::time_point deadline;
-    std::chrono::steady_clock::time_point last_bookmark;
+    absl::Time deadline;
+    absl::Time last_bookmark;
   };
 
   absl::StatusOr<nlohmann::json> UpdateLocked(const ResourceType& type, std::string_view ns,
@@ -272,6 +273,7 @@ class ObjectStore {
   Object FindLocked(const ResourceType& type, std::string_view ns, std::string_view name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string NewUidLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const Clock& clock() const { return options_.clock != nullptr ? *options_.clock : real_clock_; }
   std::string NowRfc3339() const;
 
   const Options options_;

@@ -1,7 +1,8 @@
 // The store's rules without HTTP (the HTTP tests repeat the important ones over the wire):
 // resourceVersion and generation bookkeeping, the status subresource split, no-op writes,
-// preconditions, Exact lists rebuilt from history, paging, and how watches see changes through
-// selectors. Expected values come from the Kubernetes API conventions, worked by hand.
+// preconditions, Exact lists rebuilt from history, paging, how watches see changes through
+// selectors, and watch timeouts and bookmarks on a ManualClock. Expected values come from the
+// Kubernetes API conventions, worked by hand.
 #include "tests/fake_apiserver/object_store.h"
 
 #include <memory>
@@ -9,6 +10,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "controller/common/clock.h"
 #include "gtest/gtest.h"
 #include "tests/fake_apiserver/api_status.h"
 
@@ -341,6 +345,81 @@ TEST_F(ObjectStoreTest, SchemaDefaultsKeepJsonTypes) {
   EXPECT_EQ((*created)["metadata"]["labels"]["v"], "1");
   EXPECT_EQ((*created)["spec"]["maxReplicas"], 4);
   EXPECT_DOUBLE_EQ((*created)["spec"]["limits"]["kvCacheUtilization"].get<double>(), 0.85);
+}
+
+// ---- Time: watch timeouts and bookmarks by the store's clock ------------------------------------
+
+class ObjectStoreClockTest : public ::testing::Test {
+ protected:
+  ObjectStoreClockTest() : store_(Options(&clock_)) {
+    for (ResourceType& t : BuiltinResourceTypes()) store_.AddType(std::move(t));
+    pods_ = store_.FindType("", "v1", "pods");
+  }
+  static ObjectStore::Options Options(const Clock* clock) {
+    ObjectStore::Options o;
+    o.clock = clock;
+    o.bookmark_interval = absl::Seconds(1);
+    o.default_watch_timeout = absl::Minutes(30);
+    return o;
+  }
+  // A watch of pods in "default" from the current resourceVersion.
+  std::shared_ptr<RecordingSink> Watch(absl::Duration timeout, bool bookmarks = false) {
+    auto sink = std::make_shared<RecordingSink>();
+    WatchOptions w;
+    w.resource_version = absl::StrCat(store_.ResourceVersion());
+    w.timeout = timeout;
+    w.allow_bookmarks = bookmarks;
+    EXPECT_TRUE(store_.Watch(*pods_, "default", w, sink).ok());
+    return sink;
+  }
+  void Advance(absl::Duration d) {
+    clock_.Advance(d);
+    store_.Tick();
+  }
+
+  ManualClock clock_{absl::FromUnixSeconds(1714564800)};
+  ObjectStore store_;
+  const ResourceType* pods_;
+  WriteOptions write_;
+};
+
+TEST_F(ObjectStoreClockTest, AWatchEndsCleanlyWhenItsTimeoutHasPassed) {
+  ASSERT_TRUE(store_.Create(*pods_, "default", {{"metadata", {{"name", "a"}}}}, write_).ok());
+  auto one_second = Watch(absl::Seconds(1));
+  auto default_length = Watch(absl::ZeroDuration());  // no timeoutSeconds: 30 minutes
+  EXPECT_EQ(store_.WatchCount(), 2u);
+  Advance(absl::Milliseconds(999));
+  EXPECT_FALSE(one_second->closed) << "ended before its timeout";
+  Advance(absl::Milliseconds(1));
+  EXPECT_TRUE(one_second->closed);
+  EXPECT_FALSE(one_second->closed_abruptly) << "a timeout ends the body cleanly";
+  EXPECT_EQ(store_.WatchCount(), 1u);
+  Advance(absl::Minutes(30) - absl::Seconds(1) - absl::Nanoseconds(1));
+  EXPECT_FALSE(default_length->closed);
+  Advance(absl::Nanoseconds(1));
+  EXPECT_TRUE(default_length->closed);
+  EXPECT_FALSE(default_length->closed_abruptly);
+  EXPECT_EQ(store_.WatchCount(), 0u);
+  EXPECT_TRUE(one_second->events.empty());  // nothing changed meanwhile
+}
+
+TEST_F(ObjectStoreClockTest, BookmarksComeEveryIntervalOnlyToWatchesThatAllowThem) {
+  auto with = Watch(absl::ZeroDuration(), /*bookmarks=*/true);
+  auto without = Watch(absl::ZeroDuration());
+  Advance(absl::Milliseconds(999));
+  EXPECT_TRUE(with->events.empty()) << "a bookmark before its interval";
+  Advance(absl::Milliseconds(1));
+  ASSERT_EQ(with->events.size(), 1u);
+  EXPECT_EQ(with->events[0]["type"], "BOOKMARK");
+  EXPECT_EQ(with->events[0]["object"]["kind"], "Pod");
+  EXPECT_EQ(with->events[0]["object"]["metadata"]["resourceVersion"],
+            absl::StrCat(store_.ResourceVersion()));
+  // The next interval counts from that bookmark: none at 1.5 s, one at 2 s.
+  Advance(absl::Milliseconds(500));
+  EXPECT_EQ(with->events.size(), 1u);
+  Advance(absl::Milliseconds(500));
+  EXPECT_EQ(with->events.size(), 2u);
+  EXPECT_TRUE(without->events.empty());
 }
 
 }  // namespace

@@ -1,15 +1,11 @@
-// Test helpers: HTTP over cpprestsdk, watch reading, temp dirs, commands, certificates; see
-// test_http.h.
+// Test helpers: HTTP over cpprestsdk, watch reading, commands; see test_http.h.
 #include "tests/fake_apiserver/test_http.h"
 
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
-#include <stdlib.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <utility>
 
@@ -157,18 +153,7 @@ std::string WatchReader::ErrorBody() {
   return error_body_;
 }
 
-// ---- Files and commands -------------------------------------------------------------------------
-
-TempDir::TempDir() {
-  const char* base = getenv("TMPDIR");
-  std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/ts_fake_apiserver.XXXXXX");
-  if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-}
+// ---- Commands and files -------------------------------------------------------------------------
 
 CommandResult Run(const std::string& command) {
   CommandResult r;
@@ -189,50 +174,6 @@ bool HaveProgram(const std::string& program) {
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
-}
-
-std::optional<TestCerts> MakeTestCerts(const std::string& dir, std::string* error) {
-  if (!HaveProgram("openssl")) {
-    if (error) *error = "openssl is not installed";
-    return std::nullopt;
-  }
-  TestCerts c;
-  c.ca = dir + "/ca.crt";
-  c.server_cert = dir + "/server.crt";
-  c.server_key = dir + "/server.key";
-  c.client_cert = dir + "/client.crt";
-  c.client_key = dir + "/client.key";
-  c.other_client_cert = dir + "/other-client.crt";
-  c.other_client_key = dir + "/other-client.key";
-  WriteFile(dir + "/server.ext",
-            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"
-            "keyUsage=critical,digitalSignature,keyEncipherment\n");
-  WriteFile(dir + "/client.ext",
-            "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n");
-  const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  const std::string ca_ext =
-      "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign";
-  auto signed_cert = [&](const std::string& name, const std::string& cn, const std::string& ca,
-                         const std::string& ext) {
-    return absl::StrCat("openssl req ", ec, " -keyout ", dir, "/", name, ".key -out ", dir, "/",
-                        name, ".csr -subj /CN=", cn, " && openssl x509 -req -in ", dir, "/", name,
-                        ".csr -CA ", dir, "/", ca, ".crt -CAkey ", dir, "/", ca,
-                        ".key -CAcreateserial -out ", dir, "/", name, ".crt -days 2 -extfile ", dir,
-                        "/", ext);
-  };
-  const std::string script = absl::StrCat(
-      "set -e; cd ", dir, "; openssl req -x509 ", ec, " ", ca_ext,
-      " -keyout ca.key -out ca.crt -days 2 -subj /CN=twinscale-test-ca; ", "openssl req -x509 ", ec,
-      " ", ca_ext, " -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=other-ca; ",
-      signed_cert("server", "127.0.0.1", "ca", "server.ext"), "; ",
-      signed_cert("client", "twinscale-test-client", "ca", "client.ext"), "; ",
-      signed_cert("other-client", "intruder", "other-ca", "client.ext"));
-  CommandResult r = Run(absl::StrCat("sh -c '", script, "'"));
-  if (r.exit_code != 0) {
-    if (error) *error = r.output;
-    return std::nullopt;
-  }
-  return c;
 }
 
 }  // namespace twinscale::fake_apiserver::testing

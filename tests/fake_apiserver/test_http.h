@@ -1,7 +1,7 @@
 // Test helpers for the fake API server's tests: a blocking HTTP client over cpprestsdk (plain or
 // TLS, optional client certificate and CA), a watch reader that delivers events as they arrive,
-// temporary directories, running commands (kubectl, openssl, the fake_apiserver binary), and
-// certificates made with the openssl CLI.
+// and running commands (kubectl, the fake_apiserver binary). Temporary directories and
+// certificates come from tests/util (temp_dir.h, test_pki.h).
 #ifndef TWINSCALE_TESTS_FAKE_APISERVER_TEST_HTTP_H_
 #define TWINSCALE_TESTS_FAKE_APISERVER_TEST_HTTP_H_
 
@@ -90,18 +90,6 @@ class WatchReader {
   std::thread thread_;
 };
 
-// A fresh directory under TMPDIR, removed (recursively) on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
 struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr
@@ -111,16 +99,6 @@ CommandResult Run(const std::string& command);
 // Whether `program` is on PATH.
 bool HaveProgram(const std::string& program);
 void WriteFile(const std::string& path, const std::string& text);
-
-// Certificates for TLS tests, made with the openssl CLI in `dir`: a CA, a server certificate
-// for 127.0.0.1 and localhost, a client certificate signed by the CA, and a second CA with a
-// client certificate it signed (one the server must refuse).
-struct TestCerts {
-  std::string ca, server_cert, server_key, client_cert, client_key;
-  std::string other_client_cert, other_client_key;
-};
-// Empty optional (and the openssl output in *error) if openssl is missing or fails.
-std::optional<TestCerts> MakeTestCerts(const std::string& dir, std::string* error);
 
 }  // namespace twinscale::fake_apiserver::testing
 

@@ -1,12 +1,14 @@
 // HTTPS, mutual TLS and bearer tokens (rule 9), so the operator's client can be tested for CA
 // verification, client certificates and token auth. Certificates are made with the openssl CLI in
-// a temporary directory; the tests skip when openssl is missing.
+// a temporary directory (tests/util/test_pki.h); the tests skip when openssl is missing.
 #include <string>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "tests/fake_apiserver/fake_apiserver.h"
 #include "tests/fake_apiserver/test_http.h"
+#include "tests/util/temp_dir.h"
+#include "tests/util/test_pki.h"
 
 namespace twinscale::fake_apiserver {
 namespace {
@@ -33,10 +35,10 @@ TlsClientConfig WithCertificate(const std::string& ca, const std::string& cert,
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string error;
-    auto certs = testing::MakeTestCerts(dir_.path(), &error);
-    if (!certs) GTEST_SKIP() << "no test certificates: " << error;
-    certs_ = *certs;
+    absl::StatusOr<testutil::TestPki> pki = testutil::MakeTestPki(dir_.path());
+    if (absl::IsFailedPrecondition(pki.status())) GTEST_SKIP() << pki.status();
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    certs_ = *std::move(pki);
   }
 
   std::unique_ptr<FakeApiServer> Start(FakeApiServer::Options o) {
@@ -45,19 +47,20 @@ class TlsTest : public ::testing::Test {
     return s.ok() ? std::move(*s) : nullptr;
   }
 
-  testing::TempDir dir_;
-  testing::TestCerts certs_;
+  testutil::TempDir dir_{"ts_fake_apiserver"};
+  testutil::TestPki certs_;
 };
 
 TEST_F(TlsTest, ServesHttpsThatVerifiesAgainstItsCa) {
   FakeApiServer::Options o;
-  o.tls_cert_file = certs_.server_cert;
+  o.tls_cert_file = certs_.server_crt;
   o.tls_key_file = certs_.server_key;
   auto server = Start(o);
   ASSERT_NE(server, nullptr);
   ASSERT_TRUE(absl::StartsWith(server->url(), "https://127.0.0.1:")) << server->url();
 
-  HttpResult trusted = Request(server->url(), "GET", "/version", "", "", {}, Trusting(certs_.ca));
+  HttpResult trusted =
+      Request(server->url(), "GET", "/version", "", "", {}, Trusting(certs_.ca_crt));
   EXPECT_EQ(trusted.code, 200) << trusted.error;
   // Without our CA the client's verification fails: the certificate really is checked.
   HttpResult untrusted = Request(server->url(), "GET", "/version");
@@ -71,36 +74,36 @@ TEST_F(TlsTest, ServesHttpsThatVerifiesAgainstItsCa) {
 
 TEST_F(TlsTest, RequiresAClientCertificateSignedByTheClientCa) {
   FakeApiServer::Options o;
-  o.tls_cert_file = certs_.server_cert;
+  o.tls_cert_file = certs_.server_crt;
   o.tls_key_file = certs_.server_key;
-  o.client_ca_file = certs_.ca;
+  o.client_ca_file = certs_.ca_crt;
   auto server = Start(o);
   ASSERT_NE(server, nullptr);
 
   HttpResult with_cert =
       Request(server->url(), "GET", "/apis/apps/v1/namespaces/default/deployments", "", "", {},
-              WithCertificate(certs_.ca, certs_.client_cert, certs_.client_key));
+              WithCertificate(certs_.ca_crt, certs_.client_crt, certs_.client_key));
   EXPECT_EQ(with_cert.code, 200) << with_cert.error;
   EXPECT_EQ(with_cert.json["kind"], "DeploymentList");
 
   HttpResult without_cert =
-      Request(server->url(), "GET", "/version", "", "", {}, Trusting(certs_.ca));
+      Request(server->url(), "GET", "/version", "", "", {}, Trusting(certs_.ca_crt));
   EXPECT_EQ(without_cert.code, 0) << "the handshake must fail without a client certificate";
 
   HttpResult foreign_cert =
       Request(server->url(), "GET", "/version", "", "", {},
-              WithCertificate(certs_.ca, certs_.other_client_cert, certs_.other_client_key));
+              WithCertificate(certs_.ca_crt, certs_.other_client_crt, certs_.other_client_key));
   EXPECT_EQ(foreign_cert.code, 0) << "a certificate from another CA must be refused";
 }
 
 TEST_F(TlsTest, WatchesStreamOverMutualTls) {
   FakeApiServer::Options o;
-  o.tls_cert_file = certs_.server_cert;
+  o.tls_cert_file = certs_.server_crt;
   o.tls_key_file = certs_.server_key;
-  o.client_ca_file = certs_.ca;
+  o.client_ca_file = certs_.ca_crt;
   auto server = Start(o);
   ASSERT_NE(server, nullptr);
-  const TlsClientConfig tls = WithCertificate(certs_.ca, certs_.client_cert, certs_.client_key);
+  const TlsClientConfig tls = WithCertificate(certs_.ca_crt, certs_.client_crt, certs_.client_key);
   testing::WatchReader watch(server->url(), "/api/v1/namespaces/default/pods?watch=1", tls);
   ASSERT_EQ(watch.Code(), 200);
   ASSERT_TRUE(server->WaitForWatches(1, absl::Seconds(5)));
@@ -120,7 +123,7 @@ TEST_F(TlsTest, RefusesUnreadableCertificateFiles) {
   EXPECT_TRUE(absl::StrContains(s.status().message(), "missing.crt")) << s.status();
 
   FakeApiServer::Options half;
-  half.tls_cert_file = certs_.server_cert;
+  half.tls_cert_file = certs_.server_crt;
   EXPECT_EQ(FakeApiServer::Start(half).status().code(), absl::StatusCode::kInvalidArgument);
 }
 

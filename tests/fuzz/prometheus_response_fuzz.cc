@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       twinscale::metrics::ParseQueryRangeResponse(body);
   if (!got.ok()) {
     const absl::StatusCode c = got.status().code();
-    if (c != absl::StatusCode::kInvalidArgument && c != absl::StatusCode::kUnavailable) std::abort();
+    if (c != absl::StatusCode::kInvalidArgument && c != absl::StatusCode::kUnavailable)
+      std::abort();
     return 0;
   }
   for (const auto& series : *got) {

@@ -35,7 +35,10 @@
 #include "tests/fake_apiserver/fake_apiserver.h"
 #include "tests/fake_apiserver/test_http.h"
 #include "tests/util/controller_harness.h"
+#include "tests/util/eventually.h"
 #include "tests/util/grpc_test_util.h"
+#include "tests/util/temp_dir.h"
+#include "tests/util/test_pki.h"
 
 namespace twinscale {
 namespace {
@@ -67,10 +70,9 @@ struct Endpoint {
 class HpaFailoverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string error;
-    auto certs = th::MakeTestCerts(dir_.path(), &error);
-    ASSERT_TRUE(certs.has_value()) << error;
-    certs_ = *certs;
+    absl::StatusOr<testutil::TestPki> certs = testutil::MakeTestPki(dir_.path());
+    ASSERT_TRUE(certs.ok()) << certs.status();
+    certs_ = *std::move(certs);
     FakeApiServer::Options ao;
     ao.crd_files = {"deploy/crds/twinscale.io_inferenceautoscalers.yaml"};
     auto api = FakeApiServer::Start(ao);
@@ -103,7 +105,7 @@ class HpaFailoverTest : public ::testing::Test {
         {"metadata",
          {{"name", "extension-apiserver-authentication"}, {"namespace", "kube-system"}}},
         {"data",
-         {{"requestheader-client-ca-file", th::Run("cat " + certs_.ca).output},
+         {{"requestheader-client-ca-file", th::Run("cat " + certs_.ca_crt).output},
           {"requestheader-allowed-names", "[\"twinscale-test-client\"]"}}}};
     ASSERT_TRUE(
         api_->Put("/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication",
@@ -130,7 +132,7 @@ class HpaFailoverTest : public ::testing::Test {
         "--ops-address=127.0.0.1",
         absl::StrCat("--ops-port=", testutil::FreeLoopbackPort()),
         absl::StrCat("--external-metrics-addr=127.0.0.1:", port),
-        "--external-metrics-tls-cert=" + certs_.server_cert,
+        "--external-metrics-tls-cert=" + certs_.server_crt,
         "--external-metrics-tls-key=" + certs_.server_key,
         "--external-metrics-client-ca-from-cluster"};
     return std::make_unique<ControllerProcess>(
@@ -141,7 +143,7 @@ class HpaFailoverTest : public ::testing::Test {
 
   th::HttpResult GetValue(const std::string& url) {
     return th::Request(url, "GET", kValuePath, "", "", {},
-                       {certs_.ca, certs_.client_cert, certs_.client_key}, absl::Seconds(3));
+                       {certs_.ca_crt, certs_.client_crt, certs_.client_key}, absl::Seconds(3));
   }
 
   // Waits until `url` answers 200, up to `timeout`; the time it took, or nullopt.
@@ -163,11 +165,8 @@ class HpaFailoverTest : public ::testing::Test {
 
   // Whether the pod's label says `want` within 10 s.
   bool WaitForLabel(const std::string& pod, const std::string& want) {
-    for (int i = 0; i < 200; ++i) {
-      if (LeaderLabel(pod) == want) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    return testutil::Eventually([&] { return LeaderLabel(pod) == want; }, absl::Seconds(10),
+                                absl::Milliseconds(50));
   }
 
   // Starts a replica serving the external metrics API on a free port and waits until it says
@@ -202,8 +201,8 @@ class HpaFailoverTest : public ::testing::Test {
     });
   }
 
-  th::TempDir dir_;
-  th::TestCerts certs_;
+  testutil::TempDir dir_{"twinscale-hpa-failover"};
+  testutil::TestPki certs_;
   std::unique_ptr<FakeApiServer> api_;
   std::string kubeconfig_;
   std::thread poller_;

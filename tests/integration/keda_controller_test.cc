@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -20,7 +19,10 @@
 #include "proto/twinscale/v1alpha1/admission.grpc.pb.h"
 #include "tests/fake_apiserver/fake_apiserver.h"
 #include "tests/util/controller_harness.h"
+#include "tests/util/eventually.h"
 #include "tests/util/grpc_test_util.h"
+#include "tests/util/temp_dir.h"
+#include "tests/util/test_pki.h"
 
 namespace twinscale {
 namespace {
@@ -51,21 +53,23 @@ grpc::Status GetMetrics(externalscaler::ExternalScaler::Stub& stub,
 // Polls until GetMetrics answers OK (the process leads and has decided), up to `timeout`.
 grpc::Status WaitForMetrics(externalscaler::ExternalScaler::Stub& stub,
                             externalscaler::GetMetricsResponse* out, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
   grpc::Status s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    s = GetMetrics(stub, out);
-    if (s.ok()) return s;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  (void)testutil::Eventually(
+      [&] {
+        s = GetMetrics(stub, out);
+        return s.ok();
+      },
+      absl::FromChrono(timeout), absl::Milliseconds(200));
   return s;
 }
 
 TEST(KedaControllerTest, TheLeaderServesItsDecisionAndTheFollowerTakesOver) {
-  const std::string dir = testutil::MakeGrpcTempDir();
-  ASSERT_FALSE(dir.empty());
-  const testutil::TestPki pki = testutil::MakeTestPki(dir);
-  ASSERT_FALSE(pki.dir.empty());
+  const testutil::TempDir tmp("twinscale-keda");
+  ASSERT_TRUE(tmp.ok());
+  const std::string dir = tmp.path();
+  const absl::StatusOr<testutil::TestPki> made = testutil::MakeTestPki(dir);
+  ASSERT_TRUE(made.ok()) << made.status();
+  const testutil::TestPki& pki = *made;
 
   FakeApiServer::Options ao;
   ao.crd_files = {"deploy/crds/twinscale.io_inferenceautoscalers.yaml"};
@@ -149,9 +153,6 @@ TEST(KedaControllerTest, TheLeaderServesItsDecisionAndTheFollowerTakesOver) {
   EXPECT_EQ(m.metricvalues(0).metricvalue(), 3);
   EXPECT_EQ(testutil::HealthStatus(channel_b, "externalscaler.ExternalScaler"), "SERVING");
   EXPECT_EQ(b->Terminate(std::chrono::seconds(20)), 0) << b->Log();
-
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 }  // namespace

@@ -15,11 +15,12 @@
 //
 // Skipped (GTEST_SKIP) when prometheus or promtool are not installed.
 
+#include <cpprest/http_listener.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -27,8 +28,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <cpprest/http_listener.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -45,6 +44,7 @@
 #include "simulator/workload/trace.h"
 #include "simulator/workload/trace_reader.h"
 #include "tests/util/prometheus_server.h"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale {
 namespace {
@@ -54,7 +54,6 @@ constexpr char kTrace[] = "tests/data/traces/AzureLLMInferenceTrace_conv.csv";
 
 using testutil::FreePort;
 using testutil::Installed;
-using testutil::MakeTempDir;
 using testutil::PrometheusServer;
 
 // The families the history reads (and the success counter, for the record).
@@ -86,8 +85,8 @@ struct Recorder {
     std::ofstream out(path);
     for (const auto& [key, points] : series) {
       for (const auto& [at, v] : points) {
-        out << key << ' ' << absl::StrFormat("%.17g", v) << ' '
-            << metrics::PromTimestamp(at) << '\n';
+        out << key << ' ' << absl::StrFormat("%.17g", v) << ' ' << metrics::PromTimestamp(at)
+            << '\n';
       }
     }
     out << "# EOF\n";
@@ -103,7 +102,8 @@ std::vector<double> CountsPerBin(const std::vector<double>& arrivals_s, double b
   return c;
 }
 
-std::vector<double> BucketShares(const std::vector<int32_t>& lengths, const std::vector<double>& edges) {
+std::vector<double> BucketShares(const std::vector<int32_t>& lengths,
+                                 const std::vector<double>& edges) {
   std::vector<double> shares(edges.size() + 1, 0.0);
   for (int32_t x : lengths) {
     size_t b = 0;
@@ -125,10 +125,7 @@ class PrometheusHistoryTest : public ::testing::Test {
     if (!Installed(testutil::kPrometheusBinary) || !Installed(testutil::kPromtoolBinary)) {
       GTEST_SKIP() << "prometheus/promtool not installed";
     }
-    dir_ = MakeTempDir();
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+    dir_ = tmp_.path();
   }
   replay::ClusterOptions Cluster(int32_t replicas) {
     absl::StatusOr<sim::ProfileRegistry> profiles = sim::ProfileRegistry::LoadEmbedded();
@@ -151,7 +148,8 @@ class PrometheusHistoryTest : public ::testing::Test {
     sim::NormalizeTrace(*s);
     return std::make_shared<const sim::Trace>(std::move(*s));
   }
-  std::string dir_;
+  testutil::TempDir tmp_{"twinscale-prom"};
+  std::string dir_;  // tmp_'s
 };
 
 TEST_F(PrometheusHistoryTest, BackfilledHourSynthesisesTheTraceThatDroveTheFleet) {
@@ -161,8 +159,8 @@ TEST_F(PrometheusHistoryTest, BackfilledHourSynthesisesTheTraceThatDroveTheFleet
   // The history sits two hours in the past, on a 15 s grid (inside the default lookback and well
   // within retention).
   const absl::Duration step = absl::Seconds(15);
-  const absl::Time base = absl::FromUnixSeconds((absl::ToUnixSeconds(absl::Now()) / 60) * 60) -
-                          absl::Hours(2);
+  const absl::Time base =
+      absl::FromUnixSeconds((absl::ToUnixSeconds(absl::Now()) / 60) * 60) - absl::Hours(2);
   const int64_t n = static_cast<int64_t>(std::ceil(span_s / 15.0)) + 8;  // 2 min to drain
   replay::ClusterOptions co = Cluster(8);
   co.start = base;
@@ -229,7 +227,8 @@ TEST_F(PrometheusHistoryTest, BackfilledHourSynthesisesTheTraceThatDroveTheFleet
 
   // Per-5-minute rate within 10% (the whole hour: 12 bins).
   const int bins = static_cast<int>(std::floor(15.0 * full / 300.0));
-  const std::vector<double> oc = CountsPerBin(orig_t, 300, bins), sc = CountsPerBin(synth_t, 300, bins);
+  const std::vector<double> oc = CountsPerBin(orig_t, 300, bins),
+                            sc = CountsPerBin(synth_t, 300, bins);
   double worst_rate = 0;
   for (int b = 0; b < bins; ++b) {
     SCOPED_TRACE(absl::StrCat("5-minute bin ", b));
@@ -257,7 +256,8 @@ TEST_F(PrometheusHistoryTest, BackfilledHourSynthesisesTheTraceThatDroveTheFleet
     EXPECT_NEAR(so2[b], oo[b], 0.04);
   }
   // Burstiness: the estimate against the trace's own per-15 s counts (same estimator), within 15%;
-  // the synthesised trace's own index within 25% of it (gamma gaps plus the smoothed curve's noise).
+  // the synthesised trace's own index within 25% of it (gamma gaps plus the smoothed curve's
+  // noise).
   const std::vector<double> o15 = CountsPerBin(orig_t, 15, static_cast<int>(full));
   const std::vector<double> s15 = CountsPerBin(synth_t, 15, static_cast<int>(full));
   const double d_orig = state::AllanDispersion(o15), d_synth = state::AllanDispersion(s15);
@@ -281,7 +281,8 @@ TEST_F(PrometheusHistoryTest, ErrorsNameThePrometheusUrlAndItsMessage) {
   metrics::PrometheusClient client(prom.url());
   const absl::Time end = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()));
   const absl::Status bad =
-      client.QueryRange({"sum(rate(vllm:x[", end - absl::Minutes(5), end, absl::Seconds(15)}).status();
+      client.QueryRange({"sum(rate(vllm:x[", end - absl::Minutes(5), end, absl::Seconds(15)})
+          .status();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
   EXPECT_TRUE(absl::StrContains(bad.message(), prom.url())) << bad;
   EXPECT_TRUE(absl::StrContains(bad.message(), "bad_data")) << bad;
@@ -324,10 +325,11 @@ TEST_F(PrometheusHistoryTest, LiveScrapeOfASimulatedFleet) {
     l->open().wait();
     listeners.push_back(std::move(l));
   }
-  PrometheusServer prom(dir_, absl::StrCat("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                                           "scrape_configs:\n  - job_name: vllm\n    static_configs:\n"
-                                           "      - targets: ['127.0.0.1:", p0, "', '127.0.0.1:", p1,
-                                           "']\n"));
+  PrometheusServer prom(dir_,
+                        absl::StrCat("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                                     "scrape_configs:\n  - job_name: vllm\n    static_configs:\n"
+                                     "      - targets: ['127.0.0.1:",
+                                     p0, "', '127.0.0.1:", p1, "']\n"));
   ASSERT_TRUE(prom.WaitReady(absl::Seconds(60)));
   // Measure in steady state: while the fleet is still filling up (the first ~30 s), the estimate
   // (finished + change in waiting + running) runs about 24% over the trace (measured 266 vs 214
@@ -349,12 +351,14 @@ TEST_F(PrometheusHistoryTest, LiveScrapeOfASimulatedFleet) {
   for (double a : h->arrivals) got += a;
   // The trace's arrivals in the same 12 s window of simulated (= wall) time. Scrapes land up to
   // 1 s off the grid at each end: about 2 x 22 requests of 260; allow 15%.
-  const double from = absl::ToDoubleSeconds(h->start - wall0), to = absl::ToDoubleSeconds(end - wall0);
+  const double from = absl::ToDoubleSeconds(h->start - wall0),
+               to = absl::ToDoubleSeconds(end - wall0);
   double want = 0;
   for (const sim::RequestSpec& r : trace->requests) {
     want += r.arrival.seconds() > from && r.arrival.seconds() <= to;
   }
-  std::printf("[measured] live scrape: %.0f arrivals recorded vs %.0f in the trace window\n", got, want);
+  std::printf("[measured] live scrape: %.0f arrivals recorded vs %.0f in the trace window\n", got,
+              want);
   EXPECT_GT(want, 100);
   EXPECT_NEAR(got, want, 0.15 * want);
   EXPECT_GT(h->prompt.total(), 0);

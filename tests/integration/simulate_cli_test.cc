@@ -1,6 +1,6 @@
-// `twinscale simulate` end to end, through the real binary: the JSON contract, determinism (two runs
-// with the same seed give byte-identical output), a single request's latencies worked by hand from
-// the BLIS coefficients, the capacity search's answer checked against separate runs, and clear
+// `twinscale simulate` end to end, through the real binary: the JSON contract, determinism (two
+// runs with the same seed give byte-identical output), a single request's latencies worked by hand
+// from the BLIS coefficients, the capacity search's answer checked against separate runs, and clear
 // errors for bad flags and bad traces. Also replay's refusal of flags that need --from-prometheus.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
+#include "tests/util/temp_dir.h"
 
 namespace {
 
@@ -33,21 +33,6 @@ Result RunTwinscale(const std::string& args) {
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
-
-// A fresh directory under /tmp, removed with everything in it when the test ends (an ASSERT
-// that returns early included). `path` is empty if it could not be made.
-struct ScratchDir {
-  explicit ScratchDir(const std::string& name) {
-    std::string path_template = "/tmp/twinscale_" + name + "_XXXXXX";
-    if (mkdtemp(path_template.data()) != nullptr) path = path_template;
-  }
-  ~ScratchDir() {
-    if (!path.empty()) std::filesystem::remove_all(path);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string path;
-};
 
 nlohmann::json Json(const std::string& args) {
   Result r = RunTwinscale(args + " --output json --progress never");
@@ -76,7 +61,8 @@ TEST(SimulateCliTest, SameSeedGivesByteIdenticalJsonAndAnotherSeedDoesNot) {
       "simulate --rate 30 --num-requests 3000 --replicas 2 --arrival gamma --cv 2 "
       "--input-tokens 800 --input-stddev 400 --output-tokens 200 --output-stddev 100 "
       "--step-noise-cv 0.1 --output json --no-report-wall-time --progress never";
-  const Result a = RunTwinscale(args + " --seed 7"), b = RunTwinscale(args + " --seed 7"), c = RunTwinscale(args + " --seed 8");
+  const Result a = RunTwinscale(args + " --seed 7"), b = RunTwinscale(args + " --seed 7"),
+               c = RunTwinscale(args + " --seed 8");
   ASSERT_EQ(a.exit_code, 0) << a.out;
   EXPECT_EQ(a.out, b.out);
   EXPECT_NE(a.out, c.out);
@@ -140,7 +126,8 @@ struct BadCase {
 };
 
 TEST(SimulateCliTest, BadInputGetsAClearErrorNamingWhatIsWrong) {
-  const std::string bad_trace = ::testing::TempDir() + "/bad_trace.csv";
+  const twinscale::testutil::TempDir scratch("twinscale_bad_trace");
+  const std::string bad_trace = scratch.File("bad_trace.csv");
   {
     std::ofstream f(bad_trace);
     f << "TIMESTAMP,ContextTokens,GeneratedTokens\n"
@@ -149,7 +136,8 @@ TEST(SimulateCliTest, BadInputGetsAClearErrorNamingWhatIsWrong) {
   }
   const std::string trace_args = "simulate --trace " + bad_trace;
   const BadCase cases[] = {
-      {"unknown flag (typo)", "simulate --rate 1 --num-request 10", 2, "unknown flag --num-request"},
+      {"unknown flag (typo)", "simulate --rate 1 --num-request 10", 2,
+       "unknown flag --num-request"},
       {"no workload", "simulate", 2, "give --trace FILE"},
       {"rate without an end", "simulate --rate 5", 2, "--num-requests N or --duration D"},
       {"unknown router", "simulate --rate 1 --num-requests 1 --router magic", 2, "unknown router"},
@@ -218,19 +206,20 @@ TEST(ReplayCliTest, BadRateScaleAndRateCurveFlagsAreRefusedByName) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    const Result r = RunTwinscale("replay --policy static:2 --oracle=false --progress never " +
-                                  c.args);
+    const Result r =
+        RunTwinscale("replay --policy static:2 --oracle=false --progress never " + c.args);
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_NE(r.out.find(c.want_message), std::string::npos) << r.out;
   }
 }
 
 // A manifest with spec.admission.enabled gets a second, "+admission" row: the same policy with its
-// advice enforced at the gateway, left out of the family comparison; --admission-effect=false drops it.
+// advice enforced at the gateway, left out of the family comparison; --admission-effect=false drops
+// it.
 TEST(ReplayCliTest, AnAdmissionManifestGetsAnAdmissionRowBesideTheComparison) {
-  const ScratchDir scratch("replay_admission");
-  ASSERT_FALSE(scratch.path.empty());
-  const std::string& dir = scratch.path;
+  const twinscale::testutil::TempDir scratch("twinscale_replay_admission");
+  ASSERT_TRUE(scratch.ok());
+  const std::string& dir = scratch.path();
   const std::string base =
       "replay --policy deploy/samples/long-prompts.yaml --progress never --oracle=false "
       "--pre-roll 0 --trace tests/data/traces/mooncake_conversation_trace.jsonl "
@@ -272,13 +261,14 @@ TEST(ReplayCliTest, ModesAreCheckedAndEachGetsItsOwnRow) {
 // reasons, the default 20-minute pre-roll's first (80 decisions at 15 s, at times up to 0: until
 // the trace's first arrival), then one per timeline row; a replay of baselines alone writes none.
 TEST(ReplayCliTest, OutGetsEveryTwinscaleDecisionWithItsReasons) {
-  const ScratchDir scratch("replay_out");
-  ASSERT_FALSE(scratch.path.empty());
-  const std::string& dir = scratch.path;
+  const twinscale::testutil::TempDir scratch("twinscale_replay_out");
+  ASSERT_TRUE(scratch.ok());
+  const std::string& dir = scratch.path();
   const Result r = RunTwinscale(
       "replay --policy deploy/samples/llama-3.1-8b-h100.yaml --policy static:2 --progress never "
       "--oracle=false --trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 0.05 "
-      "--out " + dir);
+      "--out " +
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("wrote " + dir + "/decisions.jsonl"), std::string::npos) << r.out;
   std::ifstream timeline(dir + "/timeline.csv");
@@ -339,9 +329,9 @@ int FirstReady(const std::string& timeline_path, const std::string& policy) {
 // the timeline's first row shows the start: no replica ordered at the first decision is Ready by
 // then (the warm-up is a minute).
 TEST(ReplayCliTest, WithoutTheOracleEveryPolicyStillStartsFromItsFirstMinute) {
-  const ScratchDir scratch("replay_start");
-  ASSERT_FALSE(scratch.path.empty());
-  const std::string& dir = scratch.path;
+  const twinscale::testutil::TempDir scratch("twinscale_replay_start");
+  ASSERT_TRUE(scratch.ok());
+  const std::string& dir = scratch.path();
   const std::string args =
       "replay --policy keda-queue:1 --pre-roll 0 --truth all --progress never --trace "
       "tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 4 "
@@ -371,9 +361,9 @@ TEST(ReplayCliTest, WithoutTheOracleEveryPolicyStillStartsFromItsFirstMinute) {
 // alone keeps the default 95% / 95%. The manifest's 170 ms threshold puts about 98.9% of these
 // requests in time (seed 1): a fleet that meets the default target and misses this one.
 TEST(ReplayCliTest, TheFirstManifestsSloTargetIsWhatTheReplayJudges) {
-  const ScratchDir scratch("replay_target");
-  ASSERT_FALSE(scratch.path.empty());
-  const std::string& dir = scratch.path;
+  const twinscale::testutil::TempDir scratch("twinscale_replay_target");
+  ASSERT_TRUE(scratch.ok());
+  const std::string& dir = scratch.path();
   const std::string manifest = dir + "/strict.yaml";
   std::ofstream(manifest) << "apiVersion: twinscale.io/v1alpha1\n"
                              "kind: InferenceAutoscaler\n"

@@ -26,12 +26,17 @@
 #include "tests/fake_apiserver/fake_apiserver.h"
 #include "tests/fake_apiserver/json_yaml.h"
 #include "tests/k8s/control_plane.h"
+#include "tests/util/eventually.h"
 #include "yaml-cpp/yaml.h"
 
 namespace twinscale::k8s_test {
 namespace {
 
 using nlohmann::json;
+using testutil::Eventually;
+
+// Polls of the control plane every 200 ms: each is a request to the API server.
+constexpr absl::Duration kPoll = absl::Milliseconds(200);
 
 const kube::ResourceRef kCrds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
 const kube::ResourceRef kNamespaces{"", "v1", "namespaces", false};
@@ -128,9 +133,9 @@ class ApiConformance : public ::testing::TestWithParam<std::string> {
       server_ = FakeServer::Start();
       ASSERT_NE(server_, nullptr);
     }
-    auto ns = c().Create(kNamespaces, "", {{"apiVersion", "v1"},
-                                          {"kind", "Namespace"},
-                                          {"metadata", {{"name", kNs}}}});
+    auto ns =
+        c().Create(kNamespaces, "",
+                   {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", kNs}}}});
     ASSERT_TRUE(ns.ok()) << ns.status();
   }
 
@@ -140,8 +145,8 @@ class ApiConformance : public ::testing::TestWithParam<std::string> {
   void InstallCrd() {
     auto created = c().Create(kCrds, "", CrdJson());
     ASSERT_TRUE(created.ok()) << created.status();
-    ASSERT_TRUE(Eventually(
-        [&] { return c().List(kube::kInferenceAutoscalers, kNs).ok(); }, absl::Seconds(30)));
+    ASSERT_TRUE(Eventually([&] { return c().List(kube::kInferenceAutoscalers, kNs).ok(); },
+                           absl::Seconds(30), kPoll));
   }
 
   std::unique_ptr<Server> server_;
@@ -149,8 +154,8 @@ class ApiConformance : public ::testing::TestWithParam<std::string> {
 
 TEST_P(ApiConformance, ACrdWhoseRootMetadataSaysMoreThanNameIsRefused) {
   json crd = CrdJson();
-  crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"]
-     ["description"] = "Standard object metadata.";
+  crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"]["description"] =
+      "Standard object metadata.";
   auto created = c().Create(kCrds, "", crd);
   ASSERT_FALSE(created.ok());
   EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument) << created.status();
@@ -176,8 +181,8 @@ TEST_P(ApiConformance, AnInvalidAutoscalerIsRefusedNamingTheField) {
   EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(created.status().message(), "spec.minReplicas"))
       << created.status();
-  auto missing = c().Create(kube::kInferenceAutoscalers, kNs,
-                            Autoscaler("bad", {{"maxReplicas", nullptr}}));
+  auto missing =
+      c().Create(kube::kInferenceAutoscalers, kNs, Autoscaler("bad", {{"maxReplicas", nullptr}}));
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(absl::StrContains(missing.status().message(), "spec.maxReplicas"))
       << missing.status();
@@ -208,15 +213,16 @@ TEST_P(ApiConformance, AWriteWithAStaleResourceVersionConflicts) {
 TEST_P(ApiConformance, StatusAndSpecAreWrittenApartAndOnlySpecBumpsTheGeneration) {
   InstallCrd();
   ASSERT_TRUE(c().Create(kube::kInferenceAutoscalers, kNs, Autoscaler("gen")).ok());
-  auto status = c().MergePatch(kube::kInferenceAutoscalers, kNs, "gen",
-                               {{"status", {{"desiredReplicas", 3}}}, {"spec", {{"maxReplicas", 9}}}},
-                               "status");
+  auto status = c().MergePatch(
+      kube::kInferenceAutoscalers, kNs, "gen",
+      {{"status", {{"desiredReplicas", 3}}}, {"spec", {{"maxReplicas", 9}}}}, "status");
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_EQ((*status)["status"]["desiredReplicas"], 3);
   EXPECT_EQ((*status)["spec"]["maxReplicas"], 4) << "a status write changed the spec";
   EXPECT_EQ((*status)["metadata"]["generation"], 1);
-  auto spec = c().MergePatch(kube::kInferenceAutoscalers, kNs, "gen",
-                             {{"spec", {{"maxReplicas", 7}}}, {"status", {{"desiredReplicas", 1}}}});
+  auto spec =
+      c().MergePatch(kube::kInferenceAutoscalers, kNs, "gen",
+                     {{"spec", {{"maxReplicas", 7}}}, {"status", {{"desiredReplicas", 1}}}});
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ((*spec)["spec"]["maxReplicas"], 7);
   EXPECT_EQ((*spec)["status"]["desiredReplicas"], 3) << "a spec write changed the status";
@@ -230,8 +236,8 @@ TEST_P(ApiConformance, TheScaleSubresourceReadsAndWritesADeploymentsReplicas) {
   EXPECT_EQ((*scale)["kind"], "Scale");
   EXPECT_EQ((*scale)["spec"]["replicas"], 2);
   EXPECT_EQ((*scale)["status"]["selector"], "app=web");
-  auto written = c().MergePatch(kube::kDeployments, kNs, "web", {{"spec", {{"replicas", 5}}}},
-                                "scale");
+  auto written =
+      c().MergePatch(kube::kDeployments, kNs, "web", {{"spec", {{"replicas", 5}}}}, "scale");
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_EQ((*written)["spec"]["replicas"], 5);
   auto d = c().Get(kube::kDeployments, kNs, "web");

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -100,8 +99,9 @@ absl::Status Prerequisites() {
   }
   for (const char* program : {"etcd", "kubectl", "openssl", "curl", "xz", "flock"}) {
     if (!OnPath(program)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "no real control plane here: `", program, "` is not installed (hack/setup.sh installs it)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("no real control plane here: `", program,
+                       "` is not installed (hack/setup.sh installs it)"));
     }
   }
   return absl::OkStatus();
@@ -111,9 +111,9 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(ControlPlaneOp
   if (absl::Status s = Prerequisites(); !s.ok()) return s;
   std::unique_ptr<ControlPlane> cp(new ControlPlane());
   cp->k8s_dir_ = fs::absolute(K8sDir()).lexically_normal().string();
-  char tmpl[] = "/tmp/ts-k8s-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
-  cp->dir_ = tmpl;
+  cp->tmp_ = std::make_unique<testutil::TempDir>("ts-k8s");
+  if (!cp->tmp_->ok()) return absl::InternalError("mkdtemp failed");
+  cp->dir_ = cp->tmp_->path();
   cp->kubeconfig_ = cp->dir_ + "/admin.kubeconfig";
 
   const char* home = std::getenv("HOME");
@@ -127,11 +127,11 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(ControlPlaneOp
     return absl::UnavailableError("no free loopback port for the control plane");
   }
   cp->api_port_ = api;
-  absl::StrAppend(&env, "K8S_RUN=", ShellQuote(cp->dir_), " K8S_KUBECONFIG=",
-                  ShellQuote(cp->kubeconfig_), " ETCD_PORT=", etcd, " ETCD_PEER_PORT=", peer,
-                  " API_PORT=", api, " KCM_PORT=", kcm, " START_KCM=",
-                  options.controller_manager ? 1 : 0, " HPA_SYNC=",
-                  absl::ToInt64Seconds(options.hpa_sync), "s FRESH=1");
+  absl::StrAppend(&env, "K8S_RUN=", ShellQuote(cp->dir_),
+                  " K8S_KUBECONFIG=", ShellQuote(cp->kubeconfig_), " ETCD_PORT=", etcd,
+                  " ETCD_PEER_PORT=", peer, " API_PORT=", api, " KCM_PORT=", kcm,
+                  " START_KCM=", options.controller_manager ? 1 : 0,
+                  " HPA_SYNC=", absl::ToInt64Seconds(options.hpa_sync), "s FRESH=1");
   // The certificates and tokens (RSA keys: seconds of CPU) are made once and reused by every
   // start: up.sh keeps a pki/ it finds complete.
   const std::string pki_cache = cache + "/twinscale-k8s-pki";
@@ -147,23 +147,20 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(ControlPlaneOp
           ShellQuote(pki_cache), "; fi"))));
   cp->started_ = true;  // down.sh stops whatever did start
   if (!up.ok()) {
-    return absl::UnavailableError(absl::StrCat(
-        "the control plane did not start (up.sh exit ", up.exit_code, "): ", up.all(),
-        "\n--- kube-apiserver log tail:\n", Tail(cp->LogFile("kube-apiserver"), 20)));
+    return absl::UnavailableError(
+        absl::StrCat("the control plane did not start (up.sh exit ", up.exit_code, "): ", up.all(),
+                     "\n--- kube-apiserver log tail:\n", Tail(cp->LogFile("kube-apiserver"), 20)));
   }
   return cp;
 }
 
 ControlPlane::~ControlPlane() {
   if (started_) {
-    RunCommand(absl::StrCat("K8S_RUN=", ShellQuote(dir_), " bash ",
-                            ShellQuote(k8s_dir_ + "/down.sh")));
+    RunCommand(
+        absl::StrCat("K8S_RUN=", ShellQuote(dir_), " bash ", ShellQuote(k8s_dir_ + "/down.sh")));
   }
   const char* keep = std::getenv("TWINSCALE_K8S_KEEP");
-  if (!dir_.empty() && (keep == nullptr || std::string(keep) != "1")) {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
+  if (tmp_ != nullptr && keep != nullptr && std::string(keep) == "1") tmp_->Keep();
 }
 
 std::string ControlPlane::server() const { return absl::StrCat("https://127.0.0.1:", api_port_); }
@@ -194,19 +191,19 @@ Command ControlPlane::KubectlWithFile(const std::string& verb_and_flags,
 }
 
 absl::StatusOr<nlohmann::json> ControlPlane::GetJson(const std::string& what,
-                                                    const std::string& kubeconfig) const {
+                                                     const std::string& kubeconfig) const {
   const Command r = Kubectl(absl::StrCat("get ", what, " -o json"), kubeconfig);
   if (!r.ok()) return absl::NotFoundError(absl::StrCat("kubectl get ", what, ": ", r.err));
   nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-  if (j.is_discarded()) return absl::InternalError(absl::StrCat("kubectl get ", what, ": not JSON"));
+  if (j.is_discarded())
+    return absl::InternalError(absl::StrCat("kubectl get ", what, ": not JSON"));
   return j;
 }
 
 absl::StatusOr<std::string> ControlPlane::ServiceAccountKubeconfig(const std::string& ns,
                                                                    const std::string& name) const {
-  const Command token =
-      Kubectl(absl::StrCat("-n ", ShellQuote(ns), " create token ", ShellQuote(name),
-                           " --duration=1h"));
+  const Command token = Kubectl(
+      absl::StrCat("-n ", ShellQuote(ns), " create token ", ShellQuote(name), " --duration=1h"));
   if (!token.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("no token for ServiceAccount ", ns, "/", name, ": ", token.err));
@@ -220,15 +217,6 @@ absl::StatusOr<std::string> ControlPlane::ServiceAccountKubeconfig(const std::st
       << "\n    namespace: " << ns << "\ncurrent-context: real\n";
   if (!out) return absl::InternalError(absl::StrCat("can't write ", path));
   return path;
-}
-
-bool Eventually(const std::function<bool()>& done, absl::Duration timeout, absl::Duration poll) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (true) {
-    if (done()) return true;
-    if (absl::Now() >= deadline) return false;
-    std::this_thread::sleep_for(absl::ToChronoMilliseconds(poll));
-  }
 }
 
 }  // namespace twinscale::k8s_test

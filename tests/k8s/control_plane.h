@@ -20,7 +20,6 @@
 #ifndef TWINSCALE_TESTS_K8S_CONTROL_PLANE_H_
 #define TWINSCALE_TESTS_K8S_CONTROL_PLANE_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -28,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale::k8s_test {
 
@@ -36,15 +36,15 @@ namespace twinscale::k8s_test {
 absl::Status Prerequisites();
 
 // Skips the current test (from a TEST body or SetUp) when Prerequisites() says no.
-#define TS_SKIP_WITHOUT_CONTROL_PLANE()                                   \
-  do {                                                                    \
+#define TS_SKIP_WITHOUT_CONTROL_PLANE()                                    \
+  do {                                                                     \
     const absl::Status ts_prereq = ::twinscale::k8s_test::Prerequisites(); \
-    if (!ts_prereq.ok()) GTEST_SKIP() << ts_prereq.message();            \
+    if (!ts_prereq.ok()) GTEST_SKIP() << ts_prereq.message();              \
   } while (0)
 
 struct ControlPlaneOptions {
-  bool controller_manager = true;                 // START_KCM
-  absl::Duration hpa_sync = absl::Seconds(5);     // the HPA controller's period
+  bool controller_manager = true;              // START_KCM
+  absl::Duration hpa_sync = absl::Seconds(5);  // the HPA controller's period
 };
 
 // One command's outcome.
@@ -97,16 +97,13 @@ class ControlPlane {
  private:
   ControlPlane() = default;
 
+  std::unique_ptr<testutil::TempDir> tmp_;  // dir_, removed unless TWINSCALE_K8S_KEEP=1
   std::string dir_;
   std::string k8s_dir_;
   std::string kubeconfig_;
   int api_port_ = 0;
   bool started_ = false;
 };
-
-// Polls `done` every `poll` until it is true (true) or `timeout` passes (false).
-bool Eventually(const std::function<bool()>& done, absl::Duration timeout,
-                absl::Duration poll = absl::Milliseconds(200));
 
 }  // namespace twinscale::k8s_test
 

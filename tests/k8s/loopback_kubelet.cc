@@ -106,7 +106,8 @@ void LoopbackKubelet::Tick() {
   std::sort(pods.begin(), pods.end(), [](const json* a, const json* b) {
     const std::string ca = (*a)["metadata"].value("creationTimestamp", "");
     const std::string cb = (*b)["metadata"].value("creationTimestamp", "");
-    return ca != cb ? ca < cb : (*a)["metadata"].value("name", "") < (*b)["metadata"].value("name", "");
+    return ca != cb ? ca < cb
+                    : (*a)["metadata"].value("name", "") < (*b)["metadata"].value("name", "");
   });
   std::set<std::string> names;
   for (const json* p : pods) names.insert((*p)["metadata"].value("name", ""));
@@ -168,15 +169,17 @@ void LoopbackKubelet::Tick() {
     ++ready;
     auto known = ready_ip_.find(name);
     if (known != ready_ip_.end() && known->second == r.ip) continue;
-    const absl::Time since = std::min(now, r.ready_since == absl::InfinitePast() ? now : r.ready_since);
+    const absl::Time since =
+        std::min(now, r.ready_since == absl::InfinitePast() ? now : r.ready_since);
     json status = {
         {"phase", "Running"},
         {"hostIP", "127.0.0.1"},
         {"podIP", r.ip},
         {"podIPs", json::array({{{"ip", r.ip}}})},
         {"startTime", (*p)["metadata"].value("creationTimestamp", kube::FormatKubeTime(now))},
-        {"conditions", json::array({Condition("PodScheduled", since), Condition("Initialized", since),
-                                    Condition("ContainersReady", since), Condition("Ready", since)})},
+        {"conditions",
+         json::array({Condition("PodScheduled", since), Condition("Initialized", since),
+                      Condition("ContainersReady", since), Condition("Ready", since)})},
         {"containerStatuses",
          json::array({{{"name", "vllm"},
                        {"ready", true},
@@ -185,8 +188,8 @@ void LoopbackKubelet::Tick() {
                        {"image", "vllm/vllm-openai:v0.8.5"},
                        {"imageID", ""},
                        {"state", {{"running", {{"startedAt", kube::FormatKubeTime(since)}}}}}}})}};
-    auto patched =
-        client_->MergePatch(kube::kPods, options_.namespace_name, name, {{"status", status}}, "status");
+    auto patched = client_->MergePatch(kube::kPods, options_.namespace_name, name,
+                                       {{"status", status}}, "status");
     absl::MutexLock lock(&mu_);
     if (patched.ok()) {
       if (known == ready_ip_.end()) ++made_ready_;

@@ -21,8 +21,8 @@
 #define TWINSCALE_TESTS_K8S_LOOPBACK_KUBELET_H_
 
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -39,9 +39,9 @@ namespace twinscale::k8s_test {
 struct LoopbackKubeletOptions {
   std::string kubeconfig;  // an identity that may list pods and patch pods/status (the admin)
   std::string namespace_name = "llm";
-  std::string app = "vllm";  // Pods labelled app=<app>; the LiveFleet's pods are "<app>-<i>"
+  std::string app = "vllm";      // Pods labelled app=<app>; the LiveFleet's pods are "<app>-<i>"
   int32_t initial_replicas = 2;  // the fleet's replicas Ready from the start (the first Pods')
-  std::shared_ptr<const sim::Trace> trace;  // the fleet's traffic (null: idle)
+  std::shared_ptr<const sim::Trace> trace;   // the fleet's traffic (null: idle)
   absl::Duration warmup = absl::Seconds(3);  // a new replica: creation -> serving
   int32_t first_address = 20;                // replica i serves on 127.0.0.(first_address + i)
   absl::Duration tick = absl::Milliseconds(250);
@@ -74,7 +74,7 @@ class LoopbackKubelet {
   RealClock clock_;
   std::unique_ptr<kube::HttpKubeClient> client_;
   std::unique_ptr<e2e::LiveFleet> fleet_;
-  std::map<std::string, std::string> backing_;  // pod -> replica name (thread only)
+  std::map<std::string, std::string> backing_;   // pod -> replica name (thread only)
   std::map<std::string, std::string> ready_ip_;  // pod -> the address its status says (thread only)
 
   mutable absl::Mutex mu_;

@@ -49,8 +49,8 @@ std::string ReadFile(const std::string& path) {
 // Renders charts/twinscale (release twinscale in twinscale-system) with `values` files; the
 // manifests as one multi-document YAML stream.
 absl::StatusOr<std::string> RenderChart(const std::vector<std::string>& values) {
-  const Command built = RunCommand(
-      absl::StrCat("hack/helm-render/build.sh ", ShellQuote(TS_HELM_RENDER_BIN)));
+  const Command built =
+      RunCommand(absl::StrCat("hack/helm-render/build.sh ", ShellQuote(TS_HELM_RENDER_BIN)));
   if (!built.ok()) return absl::InternalError("hack/helm-render/build.sh failed: " + built.all());
   std::string cmd = absl::StrCat(ShellQuote(TS_HELM_RENDER_BIN),
                                  " --name twinscale --namespace twinscale-system");
@@ -99,9 +99,9 @@ class RealApiServerTest : public ::testing::Test {
   // Applies the CRD and waits until the server says it is Established.
   void InstallCrd(const std::string& crd_yaml) {
     ExpectOk(cp_->KubectlWithFile("apply", crd_yaml), "apply the CRD");
-    ExpectOk(cp_->Kubectl(absl::StrCat("wait --for condition=established --timeout=30s crd/",
-                                       kCrdName)),
-             "CRD Established");
+    ExpectOk(
+        cp_->Kubectl(absl::StrCat("wait --for condition=established --timeout=30s crd/", kCrdName)),
+        "CRD Established");
   }
 
   std::unique_ptr<ControlPlane> cp_;
@@ -137,8 +137,9 @@ TEST_F(RealApiServerTest, ACrdWithADescribedRootMetadataIsRefusedHereAndByTheSch
       good, {{needle, needle + "              description: Standard object metadata.\n"}});
   const Command r = cp_->KubectlWithFile("apply", bad);
   EXPECT_FALSE(r.ok());
-  EXPECT_TRUE(absl::StrContains(r.err, "openAPIV3Schema.properties[metadata]: Forbidden: must not "
-                                       "specify anything other than name and generateName"))
+  EXPECT_TRUE(absl::StrContains(r.err,
+                                "openAPIV3Schema.properties[metadata]: Forbidden: must not "
+                                "specify anything other than name and generateName"))
       << r.err;
   auto schema = policy::CrdVersionSchema(YAML::Load(bad), "v1alpha1");
   ASSERT_TRUE(schema.ok()) << schema.status();
@@ -215,9 +216,9 @@ TEST_F(RealApiServerTest, SamplesAreStoredWithTheDefaultsTheLoaderFillsIn) {
     ASSERT_TRUE(policy::LoadInferenceAutoscalerFile(f).ok());
     ExpectOk(cp_->Kubectl(absl::StrCat("apply -f ", ShellQuote(f))), f);
     const YAML::Node doc = YAML::LoadFile(f);
-    auto stored = cp_->GetJson(absl::StrCat("-n ", doc["metadata"]["namespace"].Scalar(),
-                                            " inferenceautoscaler ",
-                                            doc["metadata"]["name"].Scalar()));
+    auto stored =
+        cp_->GetJson(absl::StrCat("-n ", doc["metadata"]["namespace"].Scalar(),
+                                  " inferenceautoscaler ", doc["metadata"]["name"].Scalar()));
     ASSERT_TRUE(stored.ok()) << stored.status();
     const json ours = fake_apiserver::YamlToJson(spec_schema->ApplyDefaults(doc["spec"]));
     EXPECT_EQ((*stored)["spec"], ours) << "server:\n"
@@ -237,8 +238,7 @@ struct InvalidCase {
 TEST_F(RealApiServerTest, InvalidAutoscalersAreRefusedByTheServerAndByTheLoader) {
   InstallCrd(ReadFile(kCrdFile));
   ExpectOk(cp_->Kubectl("create namespace llm"), "namespace");
-  const std::string target =
-      "  targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n";
+  const std::string target = "  targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n";
   const std::string model = "  model: {profile: llama-3.1-8b-h100-sxm-tp1}\n";
   const std::vector<InvalidCase> cases = {
       {"maxReplicas is required", target + model, "spec.maxReplicas"},

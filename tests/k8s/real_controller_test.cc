@@ -13,11 +13,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,7 +38,9 @@
 #include "tests/k8s/control_plane.h"
 #include "tests/k8s/loopback_kubelet.h"
 #include "tests/util/controller_harness.h"
+#include "tests/util/eventually.h"
 #include "tests/util/grpc_test_util.h"
+#include "tests/util/test_pki.h"
 
 #ifndef TWINSCALE_BINARY
 #error "TWINSCALE_BINARY must be defined"
@@ -51,6 +54,10 @@ namespace {
 
 using nlohmann::json;
 using testutil::ControllerProcess;
+using testutil::Eventually;
+
+// Polls of the control plane (kubectl, the API) every 200 ms: each is a process or a request.
+constexpr absl::Duration kPoll = absl::Milliseconds(200);
 
 constexpr char kNs[] = "llm";
 constexpr char kApp[] = "vllm";
@@ -138,7 +145,8 @@ class RealControllerTest : public ::testing::Test {
     auto k = LoopbackKubelet::Start(ko);
     ASSERT_TRUE(k.ok()) << k.status();
     kubelet_ = *std::move(k);
-    ASSERT_TRUE(Eventually([&] { return kubelet_->ready_pods() >= replicas; }, absl::Seconds(60)))
+    ASSERT_TRUE(
+        Eventually([&] { return kubelet_->ready_pods() >= replicas; }, absl::Seconds(60), kPoll))
         << "pods not made Ready: " << kubelet_->last_error();
   }
 
@@ -184,7 +192,8 @@ class RealControllerTest : public ::testing::Test {
   }
 
   json ConditionOf(const std::string& type) {
-    for (const json& c : Autoscaler().value("status", json::object()).value("conditions", json::array())) {
+    for (const json& c :
+         Autoscaler().value("status", json::object()).value("conditions", json::array())) {
       if (c.value("type", "") == type) return c;
     }
     return json::object();
@@ -214,16 +223,16 @@ class RealControllerTest : public ::testing::Test {
 
   // The HTTP code of GET /readyz on the ops port (0: no answer).
   int Readyz(int port) {
-    const Command r = RunCommand(absl::StrCat(
-        "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:", port, "/readyz"));
+    const Command r = RunCommand(
+        absl::StrCat("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:", port, "/readyz"));
     int code = 0;
     return absl::SimpleAtoi(r.out, &code) ? code : 0;
   }
 
   std::string LeaseHolder() {
-    const Command r =
-        cp_->Kubectl("-n twinscale-system get lease twinscale-controller "
-                     "-o jsonpath={.spec.holderIdentity}");
+    const Command r = cp_->Kubectl(
+        "-n twinscale-system get lease twinscale-controller "
+        "-o jsonpath={.spec.holderIdentity}");
     return r.ok() ? std::string(absl::StripAsciiWhitespace(r.out)) : "";
   }
 
@@ -255,10 +264,12 @@ TEST_F(RealControllerTest, DirectModeScalesAnOverloadedDeploymentUpThroughTheCha
   CreateAutoscaler(o);
   ControllerProcess* c = StartController("direct", {});
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(Eventually([&] { return SpecReplicas() > 2; }, absl::Seconds(60)))
-      << "no scale-up\n" << Autoscaler().dump(2) << "\n" << c->Log();
+  ASSERT_TRUE(Eventually([&] { return SpecReplicas() > 2; }, absl::Seconds(60), kPoll))
+      << "no scale-up\n"
+      << Autoscaler().dump(2) << "\n"
+      << c->Log();
   // The ReplicaSet makes the pods and they become Ready on loopback: the controller counts them.
-  ASSERT_TRUE(Eventually([&] { return kubelet_->ready_pods() > 2; }, absl::Seconds(30)))
+  ASSERT_TRUE(Eventually([&] { return kubelet_->ready_pods() > 2; }, absl::Seconds(30), kPoll))
       << kubelet_->last_error();
   // The new pods, made by the ReplicaSet and Ready on their own addresses, are scraped: the
   // controller reads more than the first two pods fresh.
@@ -268,10 +279,11 @@ TEST_F(RealControllerTest, DirectModeScalesAnOverloadedDeploymentUpThroughTheCha
         int fresh = 0;
         return absl::SimpleAtoi(m.substr(0, m.find(' ')), &fresh) && fresh > 2;
       },
-      absl::Seconds(30)))
+      absl::Seconds(30), kPoll))
       << Autoscaler().dump(2);
   EXPECT_GE(Events("Normal", "ScaledUp").size(), 1u);
-  EXPECT_TRUE(Eventually([&] { return ConditionIs("ScalingActive", "True"); }, absl::Seconds(10)));
+  EXPECT_TRUE(
+      Eventually([&] { return ConditionIs("ScalingActive", "True"); }, absl::Seconds(10), kPoll));
   EXPECT_EQ(ConditionOf("ScalingActive").value("reason", ""), "Direct");
   EXPECT_TRUE(ConditionIs("SpecValid", "True"));
   EXPECT_LE(SpecReplicas(), 12);
@@ -287,7 +299,7 @@ TEST_F(RealControllerTest, RecommendModeGivesOneSteadyAnswerAndScalesNothing) {
   o.max_replicas = 12;
   CreateAutoscaler(o);
   ASSERT_NE(StartController("recommend", {}), nullptr);
-  ASSERT_TRUE(Eventually([&] { return DesiredReplicas() > 2; }, absl::Seconds(60)))
+  ASSERT_TRUE(Eventually([&] { return DesiredReplicas() > 2; }, absl::Seconds(60), kPoll))
       << Autoscaler().dump(2);
   // Constant overload on a target nobody scales: every later pass recommends the same count
   // (the scale-up limit from 2 replicas), not 6, 2, 2, 6, ...
@@ -311,8 +323,9 @@ TEST_F(RealControllerTest, KedaModeServesTheDecisionOverMutualTlsAsStatusSaysIt)
   o.mode = "KEDA";
   o.max_replicas = 12;
   CreateAutoscaler(o);
-  const testutil::TestPki pki = testutil::MakeTestPki(cp_->dir());
-  ASSERT_FALSE(pki.dir.empty());
+  const absl::StatusOr<testutil::TestPki> made = testutil::MakeTestPki(cp_->dir());
+  ASSERT_TRUE(made.ok()) << made.status();
+  const testutil::TestPki& pki = *made;
   const int grpc_port = testutil::FreeLoopbackPort();
   const std::string addr = absl::StrCat("127.0.0.1:", grpc_port);
   ControllerProcess* c = StartController(
@@ -320,7 +333,8 @@ TEST_F(RealControllerTest, KedaModeServesTheDecisionOverMutualTlsAsStatusSaysIt)
                "--grpc-tls-key=" + pki.server_key, "--grpc-client-ca=" + pki.ca_crt});
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->WaitForLog("serving gRPC", std::chrono::seconds(20))) << c->Log();
-  auto channel = testutil::TlsChannel(grpc_port, testutil::ReadWholeFile(pki.ca_crt), testutil::ReadWholeFile(pki.client_crt),
+  auto channel = testutil::TlsChannel(grpc_port, testutil::ReadWholeFile(pki.ca_crt),
+                                      testutil::ReadWholeFile(pki.client_crt),
                                       testutil::ReadWholeFile(pki.client_key));
   auto keda = externalscaler::ExternalScaler::NewStub(channel);
   auto get_metric = [&](int64_t* value) {
@@ -337,7 +351,7 @@ TEST_F(RealControllerTest, KedaModeServesTheDecisionOverMutualTlsAsStatusSaysIt)
     *value = out.metricvalues(0).metricvalue();
     return true;
   };
-  ASSERT_TRUE(Eventually([&] { return DesiredReplicas() > 2; }, absl::Seconds(60)))
+  ASSERT_TRUE(Eventually([&] { return DesiredReplicas() > 2; }, absl::Seconds(60), kPoll))
       << Autoscaler().dump(2);
   // Status and the gRPC answer of the same decision: read status, the metric, status again, and
   // compare when both status reads agree (a new decision may land between two reads).
@@ -353,9 +367,9 @@ TEST_F(RealControllerTest, KedaModeServesTheDecisionOverMutualTlsAsStatusSaysIt)
   }
   EXPECT_EQ(compared, 3) << "no stable status to compare with";
   // A client without a certificate of the CA is refused.
-  auto stranger = externalscaler::ExternalScaler::NewStub(
-      testutil::TlsChannel(grpc_port, testutil::ReadWholeFile(pki.ca_crt), testutil::ReadWholeFile(pki.other_client_crt),
-                           testutil::ReadWholeFile(pki.other_client_key)));
+  auto stranger = externalscaler::ExternalScaler::NewStub(testutil::TlsChannel(
+      grpc_port, testutil::ReadWholeFile(pki.ca_crt), testutil::ReadWholeFile(pki.other_client_crt),
+      testutil::ReadWholeFile(pki.other_client_key)));
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   externalscaler::GetMetricsRequest req;
@@ -365,26 +379,6 @@ TEST_F(RealControllerTest, KedaModeServesTheDecisionOverMutualTlsAsStatusSaysIt)
   EXPECT_FALSE(stranger->GetMetrics(&ctx, req, &out).ok());
   EXPECT_EQ(SpecReplicas(), 2) << "KEDA mode scaled the target itself";
   EXPECT_EQ(RbacDenials(), "");
-}
-
-// A serving certificate for the name the aggregator dials (<service>.<namespace>.svc), signed by
-// a CA of its own; returns the CA file.
-std::string MakeServingCert(const std::string& dir, const std::string& dns, std::string* cert,
-                            std::string* key) {
-  *cert = dir + "/em.crt";
-  *key = dir + "/em.key";
-  const std::string ca = dir + "/em-ca.crt";
-  const Command r = RunCommand(absl::StrCat(
-      "cd ", ShellQuote(dir),
-      " && openssl req -x509 -new -nodes -newkey rsa:2048 -days 2 -keyout em-ca.key -out "
-      "em-ca.crt -subj /CN=em-ca"
-      " && openssl req -new -nodes -newkey rsa:2048 -keyout em.key -out em.csr -subj /CN=",
-      dns, " && printf 'subjectAltName=DNS:", dns,
-      "\\nextendedKeyUsage=serverAuth\\n' > em.ext"
-      " && openssl x509 -req -in em.csr -CA em-ca.crt -CAkey em-ca.key -CAcreateserial -days 2 "
-      "-extfile em.ext -out em.crt"));
-  EXPECT_TRUE(r.ok()) << r.all();
-  return ca;
 }
 
 TEST_F(RealControllerTest, HpaModeFeedsARealHpaThroughTheAggregator) {
@@ -401,9 +395,14 @@ TEST_F(RealControllerTest, HpaModeFeedsARealHpaThroughTheAggregator) {
   o.warmup = "3s";
   CreateAutoscaler(o);
   const std::string service = "twinscale-external-metrics-e2e";
-  std::string cert, key;
-  const std::string ca =
-      MakeServingCert(cp_->dir(), absl::StrCat(service, ".twinscale-system.svc"), &cert, &key);
+  // A serving certificate for the name the aggregator dials (<service>.<namespace>.svc), in the
+  // control plane's directory (it outlives the controller).
+  const std::string pki_dir = cp_->dir() + "/external-metrics-pki";
+  std::filesystem::create_directories(pki_dir);
+  const absl::StatusOr<testutil::TestPki> pki = testutil::MakeTestPki(
+      pki_dir, {.server_dns = {absl::StrCat(service, ".twinscale-system.svc")}});
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  const std::string cert = pki->server_crt, key = pki->server_key, ca = pki->ca_crt;
   const int port = testutil::FreeLoopbackPort();
   ControllerProcess* c = StartController(
       "hpa", {absl::StrCat("--external-metrics-addr=127.0.0.1:", port),
@@ -432,31 +431,36 @@ TEST_F(RealControllerTest, HpaModeFeedsARealHpaThroughTheAggregator) {
   ExpectOk(cp_->KubectlWithFile("apply", apiservice.dump()), "APIService");
   ASSERT_TRUE(Eventually(
       [&] {
-        return cp_->Kubectl("wait --for condition=Available --timeout=1s "
-                            "apiservice/v1beta1.external.metrics.k8s.io")
+        return cp_
+            ->Kubectl(
+                "wait --for condition=Available --timeout=1s "
+                "apiservice/v1beta1.external.metrics.k8s.io")
             .ok();
       },
-      absl::Seconds(60)))
+      absl::Seconds(60), kPoll))
       << cp_->Kubectl("get apiservice v1beta1.external.metrics.k8s.io -o yaml").all() << c->Log();
   // The metric as the HPA controller reads it, through the aggregator.
   ASSERT_TRUE(Eventually(
       [&] {
-        return cp_->Kubectl("get --raw /apis/external.metrics.k8s.io/v1beta1/namespaces/llm/"
-                            "twinscale-desired-replicas?labelSelector=twinscale.io%2Fautoscaler%3Dllama")
+        return cp_
+            ->Kubectl(
+                "get --raw /apis/external.metrics.k8s.io/v1beta1/namespaces/llm/"
+                "twinscale-desired-replicas?labelSelector=twinscale.io%2Fautoscaler%3Dllama")
             .ok();
       },
-      absl::Seconds(60)))
+      absl::Seconds(60), kPoll))
       << c->Log();
   std::string hpa = testutil::ReadWholeFile("deploy/external-metrics/hpa.yaml");
-  hpa = absl::StrReplaceAll(hpa, {{"name: vllm-llama-3-1-8b", "name: vllm"},
-                                  {"twinscale.io/autoscaler: llama-3-1-8b",
-                                   "twinscale.io/autoscaler: llama"},
-                                  {"maxReplicas: 16", "maxReplicas: 8"},
-                                  {"minReplicas: 1", "minReplicas: 2"}});
+  hpa = absl::StrReplaceAll(
+      hpa, {{"name: vllm-llama-3-1-8b", "name: vllm"},
+            {"twinscale.io/autoscaler: llama-3-1-8b", "twinscale.io/autoscaler: llama"},
+            {"maxReplicas: 16", "maxReplicas: 8"},
+            {"minReplicas: 1", "minReplicas: 2"}});
   ExpectOk(cp_->KubectlWithFile("apply", hpa), "the HPA");
   // The HPA controller (5 s sync) reads the external metric and scales the Deployment.
-  ASSERT_TRUE(Eventually([&] { return SpecReplicas() > 2; }, absl::Seconds(90)))
-      << cp_->Kubectl("-n llm describe hpa vllm").all() << "\n" << Autoscaler().dump(2);
+  ASSERT_TRUE(Eventually([&] { return SpecReplicas() > 2; }, absl::Seconds(90), kPoll))
+      << cp_->Kubectl("-n llm describe hpa vllm").all() << "\n"
+      << Autoscaler().dump(2);
   EXPECT_LE(SpecReplicas(), 8);
   EXPECT_EQ(ConditionOf("ScalingActive").value("reason", ""), "HPA");
   EXPECT_EQ(RbacDenials(), "");
@@ -470,9 +474,9 @@ TEST_F(RealControllerTest, AFollowerTakesOverWhenTheLeaderIsKilled) {
   CreateAutoscaler(o);
   ControllerProcess* a = StartController("controller-a", {});
   ASSERT_NE(a, nullptr);
-  ASSERT_TRUE(Eventually([&] { return LeaseHolder() == "controller-a"; }, absl::Seconds(30)))
+  ASSERT_TRUE(Eventually([&] { return LeaseHolder() == "controller-a"; }, absl::Seconds(30), kPoll))
       << a->Log();
-  ASSERT_TRUE(Eventually([&] { return DesiredReplicas() > 0; }, absl::Seconds(30)));
+  ASSERT_TRUE(Eventually([&] { return DesiredReplicas() > 0; }, absl::Seconds(30), kPoll));
   ControllerProcess* b = StartController("controller-b", {});
   ASSERT_NE(b, nullptr);
   std::this_thread::sleep_for(std::chrono::seconds(3));  // B campaigns and loses
@@ -480,7 +484,7 @@ TEST_F(RealControllerTest, AFollowerTakesOverWhenTheLeaderIsKilled) {
 
   a->Kill();  // SIGKILL: nothing is released; B waits out the 4 s Lease
   const absl::Time killed = absl::Now();
-  ASSERT_TRUE(Eventually([&] { return LeaseHolder() == "controller-b"; }, absl::Seconds(20)))
+  ASSERT_TRUE(Eventually([&] { return LeaseHolder() == "controller-b"; }, absl::Seconds(20), kPoll))
       << b->Log();
   // The Lease's 4 s, one 1 s retry with its jitter, and a second of polling.
   EXPECT_LE(absl::Now() - killed, absl::Seconds(8));
@@ -491,10 +495,11 @@ TEST_F(RealControllerTest, AFollowerTakesOverWhenTheLeaderIsKilled) {
   const int64_t generation = Autoscaler()["metadata"].value("generation", int64_t{0});
   EXPECT_TRUE(Eventually(
       [&] {
-        return Autoscaler().value("status", json::object()).value("observedGeneration", int64_t{0}) ==
-               generation;
+        return Autoscaler()
+                   .value("status", json::object())
+                   .value("observedGeneration", int64_t{0}) == generation;
       },
-      absl::Seconds(20)))
+      absl::Seconds(20), kPoll))
       << b->Log();
 }
 
@@ -507,8 +512,9 @@ TEST_F(RealControllerTest, ARefusedLeaseIsLoggedWithItsReasonAndFailsReadyz) {
   ControllerProcess* c = StartController("refused", {}, &ops);
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->WaitForLog("forbidden", std::chrono::seconds(20))) << c->Log();
-  EXPECT_TRUE(Eventually([&] { return Readyz(ops) == 503; }, absl::Seconds(10)))
-      << "readyz " << Readyz(ops) << "\n" << c->Log();
+  EXPECT_TRUE(Eventually([&] { return Readyz(ops) == 503; }, absl::Seconds(10), kPoll))
+      << "readyz " << Readyz(ops) << "\n"
+      << c->Log();
   // Logged once per episode, not once per retry (a retry a second).
   std::this_thread::sleep_for(std::chrono::seconds(4));
   int lines = 0;
@@ -518,8 +524,9 @@ TEST_F(RealControllerTest, ARefusedLeaseIsLoggedWithItsReasonAndFailsReadyz) {
   EXPECT_LE(lines, 2) << c->Log();
   // The rules back: it leads and is ready.
   ASSERT_NO_FATAL_FAILURE(InstallChart());
-  EXPECT_TRUE(Eventually([&] { return LeaseHolder() == "refused"; }, absl::Seconds(20))) << c->Log();
-  EXPECT_TRUE(Eventually([&] { return Readyz(ops) == 200; }, absl::Seconds(10)));
+  EXPECT_TRUE(Eventually([&] { return LeaseHolder() == "refused"; }, absl::Seconds(20), kPoll))
+      << c->Log();
+  EXPECT_TRUE(Eventually([&] { return Readyz(ops) == 200; }, absl::Seconds(10), kPoll));
 }
 
 TEST_F(RealControllerTest, StaleMetricsNeverScaleInAndRaiseOneWarningEvent) {
@@ -534,7 +541,8 @@ TEST_F(RealControllerTest, StaleMetricsNeverScaleInAndRaiseOneWarningEvent) {
   CreateAutoscaler(o);
   ControllerProcess* c = StartController("stale", {});
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(Eventually([&] { return ConditionIs("MetricsFresh", "False"); }, absl::Seconds(30)))
+  ASSERT_TRUE(
+      Eventually([&] { return ConditionIs("MetricsFresh", "False"); }, absl::Seconds(30), kPoll))
       << Autoscaler().dump(2) << c->Log();
   // Ten passes (2 s each) on stale data: held at 4.
   const absl::Time until = absl::Now() + absl::Seconds(20);
@@ -554,7 +562,7 @@ TEST_F(RealControllerTest, StaleMetricsNeverScaleInAndRaiseOneWarningEvent) {
   EXPECT_EQ(stale[0].value("count", 1), 1) << "raised again within one episode";
   // Fresh again: the same controller now scales the oversized fleet in.
   kubelet_->SetServing(true);
-  EXPECT_TRUE(Eventually([&] { return SpecReplicas() < 4; }, absl::Seconds(60)))
+  EXPECT_TRUE(Eventually([&] { return SpecReplicas() < 4; }, absl::Seconds(60), kPoll))
       << Autoscaler().dump(2);
   EXPECT_TRUE(ConditionIs("MetricsFresh", "True"));
 }

@@ -1,5 +1,6 @@
 // Renders the Helm chart (charts/twinscale) with hack/helm-render, Go's text/template and sprig
-// from Debian with the Helm built-ins the chart uses (Helm itself is not packaged here), and checks:
+// from Debian with the Helm built-ins the chart uses (Helm itself is not packaged here), and
+// checks:
 //   - the default render is exactly what deploy/ ships (hack/generate-deploy.sh writes it);
 //   - every render (defaults, each documented option in charts/twinscale/ci/, another release
 //     name and namespace) keeps the invariants: non-root, read-only root filesystem, no
@@ -38,6 +39,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/packaging/manifest_files.h"
+#include "tests/util/temp_dir.h"
 #include "yaml-cpp/yaml.h"
 
 #ifndef TS_HELM_RENDER_BIN
@@ -57,11 +59,6 @@ constexpr char kRenderer[] = TS_HELM_RENDER_BIN;
 
 // ---- Processes and files ---------------------------------------------------------------------
 
-std::string MakeTempDir() {
-  std::string t = (fs::temp_directory_path() / "twinscale-chart-XXXXXX").string();
-  return mkdtemp(t.data());
-}
-
 std::string Quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -75,14 +72,14 @@ struct Command {
 };
 
 Command RunShell(const std::string& command) {
-  const std::string dir = MakeTempDir();
+  const testutil::TempDir tmp("twinscale-chart");
+  const std::string dir = tmp.path();
   const std::string out = dir + "/out", err = dir + "/err";
   const int status = std::system((command + " >" + out + " 2>" + err).c_str());
   Command c;
   c.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   c.out = ReadFile(out).value_or("");
   c.err = ReadFile(err).value_or("");
-  fs::remove_all(dir);
   return c;
 }
 
@@ -101,7 +98,9 @@ struct Object {
   YAML::Node node;
   std::string kind() const { return node["kind"].Scalar(); }
   std::string name() const { return node["metadata"]["name"].Scalar(); }
-  std::string ns() const { return node["metadata"]["namespace"] ? node["metadata"]["namespace"].Scalar() : ""; }
+  std::string ns() const {
+    return node["metadata"]["namespace"] ? node["metadata"]["namespace"].Scalar() : "";
+  }
 };
 
 struct Render {
@@ -146,7 +145,8 @@ struct Render {
 Render RenderChart(const std::vector<std::string>& values, const std::string& name = "twinscale",
                    const std::string& ns = "twinscale-system") {
   Render r;
-  const std::string dir = MakeTempDir();
+  const testutil::TempDir tmp("twinscale-chart");
+  const std::string dir = tmp.path();
   std::string cmd = absl::StrCat(Quote(kRenderer), " --name ", Quote(name), " --namespace ",
                                  Quote(ns), " --output-dir ", Quote(dir));
   for (const std::string& v : values) absl::StrAppend(&cmd, " -f ", Quote(v));
@@ -164,7 +164,6 @@ Render RenderChart(const std::vector<std::string>& values, const std::string& na
       }
     }
   }
-  fs::remove_all(dir);
   return r;
 }
 
@@ -194,11 +193,12 @@ std::string ChartRenderTest::build_error_;
 std::set<std::string> ControllerFlags() {
   std::set<std::string> flags;
   const std::regex def(R"(ABSL_FLAG\(\s*[^,]+,\s*([A-Za-z0-9_]+)\s*,)");
-  for (const char* file : {"controller/cli/controller_command.cc", "controller/cli/common_flags.cc"}) {
+  for (const char* file :
+       {"controller/cli/controller_command.cc", "controller/cli/common_flags.cc"}) {
     const std::string text = ReadFile(file).value_or("");
     EXPECT_FALSE(text.empty()) << file;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), def); it != std::sregex_iterator();
-         ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), def);
+         it != std::sregex_iterator(); ++it) {
       std::string name = (*it)[1];
       std::replace(name.begin(), name.end(), '_', '-');
       flags.insert(name);
@@ -213,8 +213,8 @@ const std::map<std::string, std::string> kPendingFlags = {};
 
 // ---- Invariants of every render --------------------------------------------------------------
 
-const std::set<std::string> kClusterScoped = {"ClusterRole", "ClusterRoleBinding",
-                                              "CustomResourceDefinition", "APIService", "Namespace"};
+const std::set<std::string> kClusterScoped = {
+    "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "APIService", "Namespace"};
 
 bool SelectorMatches(const YAML::Node& selector, const YAML::Node& labels) {
   if (!selector.IsMap() || selector.size() == 0) return false;
@@ -246,16 +246,17 @@ void CheckInvariants(const Render& r, const std::set<std::string>& defined_flags
   const YAML::Node c = r.Container();
 
   // Security: non-root, read-only root filesystem, nothing to escalate with.
-  const bool non_root = (pod["securityContext"]["runAsNonRoot"] &&
-                         pod["securityContext"]["runAsNonRoot"].as<bool>()) ||
-                        (c["securityContext"]["runAsNonRoot"] &&
-                         c["securityContext"]["runAsNonRoot"].as<bool>());
+  const bool non_root =
+      (pod["securityContext"]["runAsNonRoot"] &&
+       pod["securityContext"]["runAsNonRoot"].as<bool>()) ||
+      (c["securityContext"]["runAsNonRoot"] && c["securityContext"]["runAsNonRoot"].as<bool>());
   EXPECT_TRUE(non_root) << "runAsNonRoot";
   EXPECT_NE(pod["securityContext"]["runAsUser"].as<int>(0), 0) << "runAsUser 0 is root";
   EXPECT_TRUE(c["securityContext"]["readOnlyRootFilesystem"].as<bool>(false));
   EXPECT_FALSE(c["securityContext"]["allowPrivilegeEscalation"].as<bool>(true));
   std::vector<std::string> dropped;
-  for (const YAML::Node& d : c["securityContext"]["capabilities"]["drop"]) dropped.push_back(d.Scalar());
+  for (const YAML::Node& d : c["securityContext"]["capabilities"]["drop"])
+    dropped.push_back(d.Scalar());
   EXPECT_THAT(dropped, Contains("ALL"));
   EXPECT_FALSE(c["securityContext"]["capabilities"]["add"].IsDefined());
   EXPECT_FALSE(pod["hostNetwork"].IsDefined());
@@ -273,13 +274,12 @@ void CheckInvariants(const Render& r, const std::set<std::string>& defined_flags
   EXPECT_TRUE(c["resources"]["requests"]["cpu"].IsDefined());
   EXPECT_TRUE(c["resources"]["requests"]["memory"].IsDefined());
   EXPECT_TRUE(c["resources"]["limits"]["memory"].IsDefined());
-  EXPECT_EQ(r.Flag("ops-port").value_or(""),
-            [&] {
-              for (const YAML::Node& p : c["ports"]) {
-                if (p["name"].Scalar() == "ops") return p["containerPort"].Scalar();
-              }
-              return std::string();
-            }());
+  EXPECT_EQ(r.Flag("ops-port").value_or(""), [&] {
+    for (const YAML::Node& p : c["ports"]) {
+      if (p["name"].Scalar() == "ops") return p["containerPort"].Scalar();
+    }
+    return std::string();
+  }());
 
   // Volumes: one for every mount, a mount for every file a flag names.
   std::set<std::string> volumes;
@@ -305,9 +305,9 @@ void CheckInvariants(const Render& r, const std::set<std::string>& defined_flags
     }
     const std::string value = args[i].substr(args[i].find('=') + 1);
     if (absl::StartsWith(value, "/")) {
-      EXPECT_TRUE(std::any_of(mounts.begin(), mounts.end(),
-                              [&](const std::string& m) { return absl::StartsWith(value, m); }))
-          << "no volume is mounted where the flag points";
+      EXPECT_TRUE(std::any_of(mounts.begin(), mounts.end(), [&](const std::string& m) {
+        return absl::StartsWith(value, m);
+      })) << "no volume is mounted where the flag points";
     }
   }
   // The Lease's identity comes from the pod name.
@@ -330,7 +330,8 @@ void CheckInvariants(const Render& r, const std::set<std::string>& defined_flags
     const YAML::Node selector = s->node["spec"]["selector"];
     EXPECT_TRUE(SelectorMatches(selector, ops ? pod_labels : leader_labels));
     EXPECT_EQ(static_cast<bool>(selector["twinscale.io/leader"]), !ops)
-        << (ops ? "the ops Service must reach every replica" : "an output must reach the leader only");
+        << (ops ? "the ops Service must reach every replica"
+                : "an output must reach the leader only");
     for (const YAML::Node& p : s->node["spec"]["ports"]) {
       EXPECT_TRUE(ports.count(p["targetPort"].Scalar())) << p["targetPort"];
     }
@@ -345,7 +346,8 @@ void CheckInvariants(const Render& r, const std::set<std::string>& defined_flags
   // server binds to) and subjects that exist (the controller's account, or the HPA controller's).
   const std::string account = pod["serviceAccountName"].Scalar();
   if (r.Find("ServiceAccount", account) == nullptr) {
-    EXPECT_THAT(r.OfKind("ServiceAccount"), ::testing::IsEmpty()) << "the pod's account is not the chart's";
+    EXPECT_THAT(r.OfKind("ServiceAccount"), ::testing::IsEmpty())
+        << "the pod's account is not the chart's";
   }
   const std::set<std::string> well_known = {"system:auth-delegator",
                                             "extension-apiserver-authentication-reader"};
@@ -366,7 +368,8 @@ void CheckInvariants(const Render& r, const std::set<std::string>& defined_flags
     bool named = false;
     for (const Object* role : r.OfKind("Role")) {
       for (const YAML::Node& rule : role->node["rules"]) {
-        for (const YAML::Node& n : rule["resourceNames"]) named |= n.Scalar() == r.Flag("lease-name");
+        for (const YAML::Node& n : rule["resourceNames"])
+          named |= n.Scalar() == r.Flag("lease-name");
       }
     }
     EXPECT_TRUE(named) << "no Role lets the controller renew its Lease";
@@ -386,7 +389,8 @@ TEST_F(ChartRenderTest, TheDefaultRenderIsWhatDeployShips) {
     SCOPED_TRACE(path);
     absl::StatusOr<std::string> shipped = ReadFile("deploy/" + path);
     ASSERT_TRUE(shipped.ok()) << "the chart renders " << path << ", deploy/ lacks it" << fix;
-    EXPECT_TRUE(*shipped == content) << "deploy/" << path << " differs from the chart's render" << fix;
+    EXPECT_TRUE(*shipped == content)
+        << "deploy/" << path << " differs from the chart's render" << fix;
   }
   // And deploy/ has nothing the chart doesn't render, but the Namespace (Helm makes it with
   // --create-namespace), the samples and the examples.
@@ -418,7 +422,8 @@ TEST_F(ChartRenderTest, TheDefaultRenderIsWhatDeployShips) {
 }
 
 TEST_F(ChartRenderTest, TheGeneratorScriptAgrees) {
-  const Command c = RunShell(absl::StrCat("HELM_RENDER=", Quote(kRenderer), " hack/generate-deploy.sh --check"));
+  const Command c =
+      RunShell(absl::StrCat("HELM_RENDER=", Quote(kRenderer), " hack/generate-deploy.sh --check"));
   EXPECT_EQ(c.exit, 0) << c.out << c.err;
 }
 
@@ -521,8 +526,10 @@ TEST_F(ChartRenderTest, EachDocumentedOptionDoesWhatItsValuesSay) {
       {"external-metrics-values.yaml",
        [&](const Render& r) {
          EXPECT_EQ(r.Flag("external-metrics-addr"), "0.0.0.0:6443");
-         EXPECT_EQ(r.Flag("external-metrics-tls-cert"), "/etc/twinscale/external-metrics-tls/tls.crt");
-         EXPECT_EQ(r.Flag("external-metrics-tls-key"), "/etc/twinscale/external-metrics-tls/tls.key");
+         EXPECT_EQ(r.Flag("external-metrics-tls-cert"),
+                   "/etc/twinscale/external-metrics-tls/tls.crt");
+         EXPECT_EQ(r.Flag("external-metrics-tls-key"),
+                   "/etc/twinscale/external-metrics-tls/tls.key");
          EXPECT_EQ(r.Flag("external-metrics-client-ca"),
                    "/etc/twinscale/external-metrics-client-ca/ca.crt");
          EXPECT_EQ(secret_of_volume(r, "external-metrics-client-ca"), "aggregator-client-ca");
@@ -542,23 +549,27 @@ TEST_F(ChartRenderTest, EachDocumentedOptionDoesWhatItsValuesSay) {
          ASSERT_NE(cert, nullptr);
          EXPECT_EQ(api->node["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].Scalar(),
                    "twinscale-system/twinscale-external-metrics");
-         EXPECT_EQ(cert->node["spec"]["secretName"].Scalar(), secret_of_volume(r, "external-metrics-tls"));
+         EXPECT_EQ(cert->node["spec"]["secretName"].Scalar(),
+                   secret_of_volume(r, "external-metrics-tls"));
          EXPECT_EQ(cert->node["spec"]["issuerRef"]["kind"].Scalar(), "ClusterIssuer");
          EXPECT_EQ(cert->node["spec"]["issuerRef"]["name"].Scalar(), "cluster-ca");
          EXPECT_EQ(r.Find("Issuer", "twinscale-ca"), nullptr) << "the user's issuer is used";
          // An aggregated API server's RBAC.
-         const Object* delegator = r.Find("ClusterRoleBinding", "twinscale-external-metrics:system:auth-delegator");
+         const Object* delegator =
+             r.Find("ClusterRoleBinding", "twinscale-external-metrics:system:auth-delegator");
          ASSERT_NE(delegator, nullptr);
          EXPECT_EQ(delegator->node["roleRef"]["name"].Scalar(), "system:auth-delegator");
          const Object* reader = r.Find("RoleBinding", "twinscale-external-metrics-auth-reader");
          ASSERT_NE(reader, nullptr);
          EXPECT_EQ(reader->ns(), "kube-system");
          EXPECT_EQ(reader->node["roleRef"]["kind"].Scalar(), "Role");
-         EXPECT_EQ(reader->node["roleRef"]["name"].Scalar(), "extension-apiserver-authentication-reader");
+         EXPECT_EQ(reader->node["roleRef"]["name"].Scalar(),
+                   "extension-apiserver-authentication-reader");
          const Object* hpa_role = r.Find("ClusterRole", "twinscale-external-metrics-reader");
          ASSERT_NE(hpa_role, nullptr);
          EXPECT_EQ(hpa_role->node["rules"][0]["apiGroups"][0].Scalar(), "external.metrics.k8s.io");
-         const Object* hpa_binding = r.Find("ClusterRoleBinding", "twinscale-external-metrics-reader");
+         const Object* hpa_binding =
+             r.Find("ClusterRoleBinding", "twinscale-external-metrics-reader");
          ASSERT_NE(hpa_binding, nullptr);
          EXPECT_EQ(hpa_binding->node["subjects"][0]["name"].Scalar(), "horizontal-pod-autoscaler");
          EXPECT_EQ(hpa_binding->node["subjects"][0]["namespace"].Scalar(), "kube-system");
@@ -571,7 +582,8 @@ TEST_F(ChartRenderTest, EachDocumentedOptionDoesWhatItsValuesSay) {
          EXPECT_EQ(secret_of_volume(r, "external-metrics-tls"), "twinscale-external-metrics-tls");
          const Object* api = r.Find("APIService", "v1beta1.external.metrics.k8s.io");
          ASSERT_NE(api, nullptr);
-         EXPECT_EQ(api->node["spec"]["caBundle"].Scalar(), "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==");
+         EXPECT_EQ(api->node["spec"]["caBundle"].Scalar(),
+                   "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==");
          EXPECT_FALSE(api->node["metadata"]["annotations"].IsDefined());
          EXPECT_THAT(r.OfKind("Certificate"), ::testing::IsEmpty());
        }},
@@ -633,12 +645,14 @@ TEST_F(ChartRenderTest, EachDocumentedOptionDoesWhatItsValuesSay) {
          EXPECT_EQ(pod["spec"]["nodeSelector"]["kubernetes.io/os"].Scalar(), "linux");
          EXPECT_EQ(pod["spec"]["tolerations"][0]["key"].Scalar(), "dedicated");
          EXPECT_EQ(pod["spec"]["priorityClassName"].Scalar(), "system-cluster-critical");
-         EXPECT_TRUE(pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-                         .IsDefined());
+         EXPECT_TRUE(pod["spec"]["affinity"]["podAntiAffinity"]
+                        ["requiredDuringSchedulingIgnoredDuringExecution"]
+                            .IsDefined());
          EXPECT_EQ(r.Container()["resources"]["limits"]["memory"].Scalar(), "512Mi");
          const Object* sa = r.Find("ServiceAccount", "twinscale-controller");
          ASSERT_NE(sa, nullptr);
-         EXPECT_EQ(sa->node["metadata"]["annotations"]["iam.example.com/role"].Scalar(), "twinscale");
+         EXPECT_EQ(sa->node["metadata"]["annotations"]["iam.example.com/role"].Scalar(),
+                   "twinscale");
        }},
   };
   std::set<std::string> covered;
@@ -662,7 +676,8 @@ TEST_F(ChartRenderTest, InvalidValuesFailNamingTheValueToFix) {
     std::string want;
   };
   const std::vector<Case> cases = {
-      {"TLS needs a certificate from somewhere", "keda: {enabled: true}\n", "grpc.tls.secretName is required"},
+      {"TLS needs a certificate from somewhere", "keda: {enabled: true}\n",
+       "grpc.tls.secretName is required"},
       {"an unknown TLS mode", "admission: {enabled: true}\ngrpc: {tls: {mode: insecure}}\n",
        "grpc.tls.mode must be mutual, server or plaintext"},
       {"two replicas would both act without a Lease", "leaderElection: {enabled: false}\n",
@@ -672,11 +687,13 @@ TEST_F(ChartRenderTest, InvalidValuesFailNamingTheValueToFix) {
       {"the aggregator must be able to verify the server",
        "externalMetrics: {enabled: true, tls: {secretName: s}}\n",
        "externalMetrics.apiService needs caBundle"},
-      {"an unknown anti-affinity", "podAntiAffinity: sometimes\n", "podAntiAffinity must be soft, hard or none"},
+      {"an unknown anti-affinity", "podAntiAffinity: sometimes\n",
+       "podAntiAffinity must be soft, hard or none"},
       {"an existing account must be named", "serviceAccount: {create: false}\n",
        "serviceAccount.name is required"},
   };
-  const std::string dir = MakeTempDir();
+  const testutil::TempDir tmp("twinscale-chart");
+  const std::string dir = tmp.path();
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].why);
     const std::string file = absl::StrCat(dir, "/bad-", i, ".yaml");
@@ -685,7 +702,6 @@ TEST_F(ChartRenderTest, InvalidValuesFailNamingTheValueToFix) {
     EXPECT_NE(r.command.exit, 0);
     EXPECT_THAT(r.command.err, HasSubstr(cases[i].want));
   }
-  fs::remove_all(dir);
 }
 
 TEST_F(ChartRenderTest, NotesRenderForEveryOption) {
@@ -708,9 +724,11 @@ TEST_F(ChartRenderTest, NotesRenderForEveryOption) {
       EXPECT_THAT(c.out, HasSubstr("scalerAddress: twinscale-grpc.twinscale-system.svc:9443"));
       EXPECT_THAT(c.out, HasSubstr("tlsClientCert"));
     }
-    if (absl::StrContains(f, "plaintext")) EXPECT_THAT(c.out, HasSubstr("WARNING: grpc.tls.mode is plaintext"));
+    if (absl::StrContains(f, "plaintext"))
+      EXPECT_THAT(c.out, HasSubstr("WARNING: grpc.tls.mode is plaintext"));
     if (absl::StrContains(f, "external-metrics")) {
-      EXPECT_THAT(c.out, HasSubstr("metric twinscale-desired-replicas, selector twinscale.io/autoscaler="));
+      EXPECT_THAT(
+          c.out, HasSubstr("metric twinscale-desired-replicas, selector twinscale.io/autoscaler="));
     }
   }
 }
@@ -718,8 +736,8 @@ TEST_F(ChartRenderTest, NotesRenderForEveryOption) {
 // The dashboard's queries are PromQL Prometheus 2.42 parses (promtool, from Debian's prometheus
 // package, checks them as recording rules; Grafana's variables replaced by what it substitutes).
 TEST(Dashboard, EveryQueryParsesAsPromql) {
-  const nlohmann::json dash =
-      nlohmann::json::parse(ReadFile(absl::StrCat(kChart, "/dashboards/twinscale.json")).value_or("{}"));
+  const nlohmann::json dash = nlohmann::json::parse(
+      ReadFile(absl::StrCat(kChart, "/dashboards/twinscale.json")).value_or("{}"));
   std::vector<std::string> exprs;
   std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& panels) {
     for (const nlohmann::json& p : panels) {
@@ -732,22 +750,23 @@ TEST(Dashboard, EveryQueryParsesAsPromql) {
   walk(dash["panels"]);
   ASSERT_GE(exprs.size(), 15u);
   YAML::Emitter rules;
-  rules << YAML::BeginMap << YAML::Key << "groups" << YAML::Value << YAML::BeginSeq << YAML::BeginMap
-        << YAML::Key << "name" << YAML::Value << "dashboard" << YAML::Key << "rules" << YAML::Value
-        << YAML::BeginSeq;
+  rules << YAML::BeginMap << YAML::Key << "groups" << YAML::Value << YAML::BeginSeq
+        << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "dashboard" << YAML::Key
+        << "rules" << YAML::Value << YAML::BeginSeq;
   for (size_t i = 0; i < exprs.size(); ++i) {
     std::string e = std::regex_replace(exprs[i], std::regex(R"(\$__rate_interval)"), "1m");
     e = std::regex_replace(e, std::regex(R"(\$[A-Za-z_]+)"), ".*");
-    rules << YAML::BeginMap << YAML::Key << "record" << YAML::Value << absl::StrCat("panel_query_", i)
-          << YAML::Key << "expr" << YAML::Value << e << YAML::EndMap;
+    rules << YAML::BeginMap << YAML::Key << "record" << YAML::Value
+          << absl::StrCat("panel_query_", i) << YAML::Key << "expr" << YAML::Value << e
+          << YAML::EndMap;
   }
   rules << YAML::EndSeq << YAML::EndMap << YAML::EndSeq << YAML::EndMap;
-  const std::string dir = MakeTempDir();
+  const testutil::TempDir tmp("twinscale-chart");
+  const std::string dir = tmp.path();
   WriteFile(dir + "/rules.yaml", rules.c_str());
   const Command c = RunShell("promtool check rules " + Quote(dir + "/rules.yaml"));
   EXPECT_EQ(c.exit, 0) << c.out << c.err << "(promtool comes with Debian's prometheus package)";
   EXPECT_THAT(c.out, HasSubstr(absl::StrCat("SUCCESS: ", exprs.size(), " rules found")));
-  fs::remove_all(dir);
 }
 
 // ---- values.yaml and the templates agree (no rendering needed) --------------------------------

@@ -11,13 +11,13 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "controller/common/metrics_registry.h"
 #include "controller/reconcile/controller_metrics.h"
 #include "gmock/gmock.h"
@@ -116,15 +116,15 @@ struct QueryNames {
 bool IdentStart(char c) { return absl::ascii_isalpha(c) || c == '_' || c == ':'; }
 bool IdentChar(char c) { return absl::ascii_isalnum(c) || c == '_' || c == ':'; }
 
-const std::set<std::string> kKeywords = {"and", "or", "unless", "bool", "offset", "by",
-                                         "without", "on", "ignoring", "group_left",
-                                         "group_right", "inf", "nan"};
+const std::set<std::string> kKeywords = {
+    "and", "or",       "unless",     "bool",        "offset", "by", "without",
+    "on",  "ignoring", "group_left", "group_right", "inf",    "nan"};
 // Aggregation operators: followed by "(" or by a by/without clause, never metric names.
-const std::set<std::string> kAggregations = {"sum", "min", "max", "avg", "group", "stddev",
-                                             "stdvar", "count", "count_values", "bottomk",
-                                             "topk", "quantile", "limitk", "limit_ratio"};
-const std::set<std::string> kGroupingKeywords = {"by", "without", "on", "ignoring", "group_left",
-                                                 "group_right"};
+const std::set<std::string> kAggregations = {
+    "sum",   "min",          "max",     "avg",  "group",    "stddev", "stdvar",
+    "count", "count_values", "bottomk", "topk", "quantile", "limitk", "limit_ratio"};
+const std::set<std::string> kGroupingKeywords = {"by",       "without",    "on",
+                                                 "ignoring", "group_left", "group_right"};
 
 // Skips a quoted string starting at s[i]; returns the index after it.
 size_t SkipString(absl::string_view s, size_t i) {
@@ -163,7 +163,8 @@ QueryNames Scan(absl::string_view q) {
     } else if (c == '$') {
       ++i;
       while (i < q.size() && IdentChar(q[i])) ++i;
-    } else if (absl::ascii_isdigit(c) || (c == '.' && i + 1 < q.size() && absl::ascii_isdigit(q[i + 1]))) {
+    } else if (absl::ascii_isdigit(c) ||
+               (c == '.' && i + 1 < q.size() && absl::ascii_isdigit(q[i + 1]))) {
       while (i < q.size() && (absl::ascii_isalnum(q[i]) || q[i] == '.')) ++i;  // 0.9, 15m, 1e3
     } else if (c == '{') {
       std::set<std::string> labels;
@@ -200,7 +201,8 @@ QueryNames Scan(absl::string_view q) {
 
 TEST(PromqlScan, FindsMetricsMatchersAndGroupingButNotFunctionsOrKeywords) {
   const QueryNames n = Scan(
-      "histogram_quantile(0.9, sum by (le, model_name) (rate(vllm:time_to_first_token_seconds_bucket"
+      "histogram_quantile(0.9, sum by (le, model_name) "
+      "(rate(vllm:time_to_first_token_seconds_bucket"
       "{namespace=~\"$namespace\", model_name=~\"a,b}\"}[$__rate_interval]))) "
       "and on (instance) (twinscale_leader == 1) offset 5m");
   EXPECT_EQ(n.selectors.size(), 2u);
@@ -283,7 +285,8 @@ TEST(Dashboard, EveryQueryNamesExportedMetricsAndTheirLabels) {
       EXPECT_TRUE(available.count(l)) << "no metric of the query has the label " << l;
     }
   }
-  // The three things the dashboard is for: the fleet's signals, the decisions, the prediction error.
+  // The three things the dashboard is for: the fleet's signals, the decisions, the prediction
+  // error.
   for (const char* m : {"vllm:time_to_first_token_seconds_bucket", "vllm:kv_cache_usage_perc",
                         "vllm:num_requests_waiting", "twinscale_desired_replicas",
                         "twinscale_decisions_total", "twinscale_prediction_error_seconds"}) {

@@ -56,8 +56,8 @@ absl::StatusOr<YAML::Node> ParseYamlDocument(const YamlDocument& doc, absl::stri
   try {
     return YAML::Load(doc.text);
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ":", doc.first_line + e.mark.line, ": ",
-                                                   e.msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", doc.first_line + e.mark.line, ": ", e.msg));
   }
 }
 

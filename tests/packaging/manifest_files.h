@@ -4,10 +4,10 @@
 #define TWINSCALE_TESTS_PACKAGING_MANIFEST_FILES_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "yaml-cpp/yaml.h"
 
 namespace twinscale::packaging {

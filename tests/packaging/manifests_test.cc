@@ -1,6 +1,6 @@
 // The structural-schema check of what twinscale ships (`kubectl apply --dry-run=client` needs an
-// API server, so CI checks with the project's own schema engine, controller/policy/openapi_schema.h,
-// the one the spec loader and the fake API server use):
+// API server, so CI checks with the project's own schema engine,
+// controller/policy/openapi_schema.h, the one the spec loader and the fake API server use):
 //   - every CustomResourceDefinition under deploy/ and charts/ is a valid structural schema whose
 //     defaults are valid against their own schema, every field documented, and whose printer
 //     columns read fields of the column's type; the columns the handbook promises are there;
@@ -35,7 +35,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr char kCrdPath[] = "deploy/crds/twinscale.io_inferenceautoscalers.yaml";
-constexpr char kChartCrdPath[] = "charts/twinscale/files/crds/twinscale.io_inferenceautoscalers.yaml";
+constexpr char kChartCrdPath[] =
+    "charts/twinscale/files/crds/twinscale.io_inferenceautoscalers.yaml";
 
 // Every plain manifest file: deploy/ and the chart's non-template files (templates/ holds Go
 // template text, checked after rendering by chart_render_test; ci/ holds values files). Files
@@ -45,8 +46,7 @@ std::vector<std::string> ManifestFiles() {
   for (const std::string& f : YamlFilesUnder("deploy")) {
     if (!absl::EndsWith(f, "-patch.yaml")) files.push_back(f);
   }
-  for (const std::string& f :
-       YamlFilesUnder("charts", {"twinscale/templates", "twinscale/ci"})) {
+  for (const std::string& f : YamlFilesUnder("charts", {"twinscale/templates", "twinscale/ci"})) {
     if (f == "charts/twinscale/Chart.yaml" || f == "charts/twinscale/values.yaml") continue;
     files.push_back(f);
   }
@@ -146,7 +146,8 @@ TEST(Manifests, EveryCrdIsStructuralDocumentedAndItsColumnsReadFieldsOfTheirType
           continue;
         }
         std::optional<policy::OpenApiSchema> node = *schema;
-        for (const std::string& part : std::vector<std::string>(absl::StrSplit(path.substr(1), '.'))) {
+        for (const std::string& part :
+             std::vector<std::string>(absl::StrSplit(path.substr(1), '.'))) {
           if (node) node = node->Property(part);
         }
         ASSERT_TRUE(node.has_value()) << "the schema has no field " << path;
@@ -165,12 +166,9 @@ TEST(Manifests, KubectlGetIasShowsTargetModeReplicasTtftKvUseAndAge) {
     columns[c["name"].Scalar()] = c["jsonPath"].Scalar();
   }
   const std::map<std::string, std::string> want = {
-      {"Target", ".spec.targetRef.name"},
-      {"Mode", ".spec.mode"},
-      {"Current", ".status.currentReplicas"},
-      {"Desired", ".status.desiredReplicas"},
-      {"P90-TTFT", ".status.observed.ttftP90"},
-      {"KV-Use", ".status.observed.kvCacheUtilization"},
+      {"Target", ".spec.targetRef.name"},       {"Mode", ".spec.mode"},
+      {"Current", ".status.currentReplicas"},   {"Desired", ".status.desiredReplicas"},
+      {"P90-TTFT", ".status.observed.ttftP90"}, {"KV-Use", ".status.observed.kvCacheUtilization"},
       {"Age", ".metadata.creationTimestamp"},
   };
   EXPECT_EQ(columns, want);
@@ -266,12 +264,13 @@ TEST(Manifests, TheCheckRejectsEachKindOfViolation) {
        "spec.minReplicas"},
       {"maximum: a margin above 1", "  maxReplicas: 4\n  scaleDown: {safetyMargin: 1.5}\n",
        "spec.scaleDown.safetyMargin"},
-      {"pattern: a duration without a unit", "  maxReplicas: 4\n  slo: {ttft: {threshold: '500'}}\n",
-       "spec.slo.ttft.threshold"},
+      {"pattern: a duration without a unit",
+       "  maxReplicas: 4\n  slo: {ttft: {threshold: '500'}}\n", "spec.slo.ttft.threshold"},
       {"required: no maxReplicas", "", "spec.maxReplicas"},
       {"unknown field: a typo", "  maxReplicas: 4\n  maxReplica: 5\n", "spec.maxReplica"},
       {"cross-field: staleAfter not longer than interval",
-       "  maxReplicas: 4\n  metrics: {interval: 30s, staleAfter: 30s}\n", "spec.metrics.staleAfter"},
+       "  maxReplicas: 4\n  metrics: {interval: 30s, staleAfter: 30s}\n",
+       "spec.metrics.staleAfter"},
       {"the twin: a profile that does not exist",
        "  maxReplicas: 4\n  model: {profile: llama-9-h100}\n", "spec.model.profile"},
   };

@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "tests/util/eventually.h"
 
 namespace twinscale::testutil {
 
@@ -42,16 +42,17 @@ ControllerProcess::~ControllerProcess() {
 
 int ControllerProcess::Terminate(std::chrono::seconds timeout) {
   kill(pid_, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      exited_ = true;
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return -1;
+  int code = -1;
+  (void)Eventually(
+      [&] {
+        int status = 0;
+        if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+        exited_ = true;
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return true;
+      },
+      absl::FromChrono(timeout), absl::Milliseconds(50));
+  return code;
 }
 
 void ControllerProcess::Kill() {
@@ -69,12 +70,8 @@ std::string ControllerProcess::Log() const {
 }
 
 bool ControllerProcess::WaitForLog(const std::string& text, std::chrono::seconds timeout) const {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (Log().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return Eventually([&] { return Log().find(text) != std::string::npos; },
+                    absl::FromChrono(timeout), absl::Milliseconds(50));
 }
 
 absl::Status SeedStaleFleet(fake_apiserver::FakeApiServer& api, const std::string& mode,

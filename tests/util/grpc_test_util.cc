@@ -1,15 +1,11 @@
-// Test PKI, channels and the health client: see grpc_test_util.h.
+// Channels, the stream reader and the health client: see grpc_test_util.h.
 #include "tests/util/grpc_test_util.h"
 
 #include <grpcpp/security/credentials.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,20 +15,12 @@
 namespace twinscale::testutil {
 namespace {
 
-int Run(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
-
 gpr_timespec DeadlineIn(absl::Duration d) {
   return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
                       gpr_time_from_millis(absl::ToInt64Milliseconds(d), GPR_TIMESPAN));
 }
 
 }  // namespace
-
-std::string MakeGrpcTempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "twinscale-grpc-XXXXXX").string();
-  const char* made = mkdtemp(tmpl.data());
-  return made == nullptr ? std::string() : std::string(made);
-}
 
 int FreeLoopbackPort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -55,48 +43,6 @@ std::string ReadWholeFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-TestPki MakeTestPki(const std::string& dir) {
-  TestPki pki;
-  const auto p = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
-  std::ofstream(p("server.ext")) << "subjectAltName=DNS:localhost,IP:127.0.0.1\n"
-                                 << "extendedKeyUsage=serverAuth\n";
-  std::ofstream(p("client.ext")) << "extendedKeyUsage=clientAuth\n";
-  const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  int rc = 0;
-  for (const char* ca : {"ca", "other-ca"}) {
-    rc |= Run(absl::StrCat("openssl req -x509 ", ec, " -keyout ", p(ca), ".key -out ", p(ca),
-                           ".crt -days 2 -subj /CN=twinscale-test-", ca));
-  }
-  const auto sign = [&](const std::string& name, const std::string& ca, const std::string& cn,
-                        const std::string& ext) {
-    rc |= Run(absl::StrCat("openssl req ", ec, " -keyout ", p(name), ".key -out ", p(name),
-                           ".csr -subj /CN=", cn));
-    rc |= Run(absl::StrCat("openssl x509 -req -in ", p(name), ".csr -CA ", p(ca), ".crt -CAkey ",
-                           p(ca), ".key -CAcreateserial -days 2 -out ", p(name), ".crt -extfile ",
-                           p(ext)));
-  };
-  sign("server", "ca", "localhost", "server.ext");
-  sign("client", "ca", "twinscale-test-client", "client.ext");
-  sign("other-server", "other-ca", "localhost", "server.ext");
-  sign("other-client", "other-ca", "twinscale-test-client", "client.ext");
-  if (rc != 0) {
-    ADD_FAILURE() << "openssl failed to make the test certificates in " << dir;
-    return pki;
-  }
-  pki.dir = dir;
-  pki.ca_crt = p("ca.crt");
-  pki.server_crt = p("server.crt");
-  pki.server_key = p("server.key");
-  pki.client_crt = p("client.crt");
-  pki.client_key = p("client.key");
-  pki.other_ca_crt = p("other-ca.crt");
-  pki.other_server_crt = p("other-server.crt");
-  pki.other_server_key = p("other-server.key");
-  pki.other_client_crt = p("other-client.crt");
-  pki.other_client_key = p("other-client.key");
-  return pki;
 }
 
 namespace {

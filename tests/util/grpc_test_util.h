@@ -1,6 +1,6 @@
-// Helpers for tests of twinscale's gRPC servers: a throw-away PKI made with the openssl CLI,
-// client channels (plaintext, TLS, mutual TLS), a server-stream reader that waits with a timeout,
-// and the standard health-check client (grpc/health/v1/health.proto, generated for tests).
+// Helpers for tests of twinscale's gRPC servers: client channels (plaintext, TLS, mutual TLS; the
+// certificates from test_pki.h), a server-stream reader that waits with a timeout, and the
+// standard health-check client (grpc/health/v1/health.proto, generated for tests).
 #ifndef TWINSCALE_TESTS_UTIL_GRPC_TEST_UTIL_H_
 #define TWINSCALE_TESTS_UTIL_GRPC_TEST_UTIL_H_
 
@@ -17,26 +17,11 @@
 
 namespace twinscale::testutil {
 
-// A fresh directory under the system's temp dir, e.g. /tmp/twinscale-grpc-AbC123.
-std::string MakeGrpcTempDir();
-
 // A TCP port on 127.0.0.1 that was free a moment ago (for a child process that must be told its
 // port; in-process servers should listen on port 0 instead).
 int FreeLoopbackPort();
 
 std::string ReadWholeFile(const std::string& path);
-
-// Certificates made with the openssl CLI (EC P-256), paths dir/<name>.{crt,key}:
-//   ca                   a CA;
-//   server               for DNS:localhost and IP:127.0.0.1, signed by ca (serverAuth);
-//   client               CN twinscale-test-client, signed by ca (clientAuth), as KEDA's would be;
-//   other-ca             an unrelated CA, with other-server and other-client signed by it.
-struct TestPki {
-  std::string dir;  // empty when openssl failed (a gtest failure is recorded)
-  std::string ca_crt, server_crt, server_key, client_crt, client_key;
-  std::string other_ca_crt, other_server_crt, other_server_key, other_client_crt, other_client_key;
-};
-TestPki MakeTestPki(const std::string& dir);
 
 // Channels to 127.0.0.1:port.
 std::shared_ptr<grpc::Channel> PlaintextChannel(int port);

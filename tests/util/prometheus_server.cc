@@ -1,36 +1,27 @@
 // Test helpers: see prometheus_server.h.
 #include "tests/util/prometheus_server.h"
 
+#include <cpprest/http_client.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <exception>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
-
-#include <cpprest/http_client.h>
 
 #include "absl/strings/str_cat.h"
 #include "controller/common/free_port.h"
+#include "tests/util/eventually.h"
 
 namespace twinscale::testutil {
 
 bool Installed(const char* path) { return access(path, X_OK) == 0; }
 
 int FreePort() { return FreeTcpPort("127.0.0.1"); }
-
-std::string MakeTempDir(const std::string& prefix) {
-  std::string t = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  return mkdtemp(t.data());
-}
 
 PrometheusServer::PrometheusServer(const std::string& dir, const std::string& config)
     : dir_(dir), port_(FreePort()) {
@@ -66,17 +57,16 @@ void PrometheusServer::Stop() {
 std::string PrometheusServer::url() const { return absl::StrCat("http://127.0.0.1:", port_); }
 
 bool PrometheusServer::WaitReady(absl::Duration limit) const {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(absl::ToInt64Milliseconds(limit));
-  while (std::chrono::steady_clock::now() < deadline) {
-    try {
-      web::http::client::http_client c(url());
-      if (c.request(web::http::methods::GET, "/-/ready").get().status_code() == 200) return true;
-    } catch (const std::exception&) {
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return false;
+  return Eventually(
+      [&] {
+        try {
+          web::http::client::http_client c(url());
+          return c.request(web::http::methods::GET, "/-/ready").get().status_code() == 200;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      limit, absl::Milliseconds(200));
 }
 
 std::string PrometheusServer::Log() const {

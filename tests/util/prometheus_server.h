@@ -1,5 +1,6 @@
-// Test helpers for tests that start real servers on loopback: a free TCP port, a temporary
-// directory, and a real Prometheus (Debian's /usr/bin/prometheus) run as a child process.
+// Test helpers for tests that start real servers on loopback: a free TCP port and a real
+// Prometheus (Debian's /usr/bin/prometheus) run as a child process (in a directory from
+// temp_dir.h).
 // Tests that use PrometheusServer skip themselves (GTEST_SKIP) when Installed() says it is missing.
 #ifndef TWINSCALE_TESTS_UTIL_PROMETHEUS_SERVER_H_
 #define TWINSCALE_TESTS_UTIL_PROMETHEUS_SERVER_H_
@@ -21,9 +22,6 @@ bool Installed(const char* path);
 // A TCP port nothing listens on at 127.0.0.1 right now (bound once, then released). Other
 // 127.0.0.N addresses share the port space per address, so it is almost always free there too.
 int FreePort();
-
-// A fresh directory under the system's temp dir, e.g. /tmp/twinscale-prom-AbC123.
-std::string MakeTempDir(const std::string& prefix = "twinscale-prom");
 
 // A Prometheus server on 127.0.0.1:<free port>, storing its TSDB in <dir>/data and logging to
 // <dir>/prometheus.log, with `config` (prometheus.yml text) written to <dir>/prometheus.yml.

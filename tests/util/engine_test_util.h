@@ -1,7 +1,7 @@
 // Test helpers for the engine tests: a deployment whose step time is set by hand (linear model),
 // a vector-backed request source, and a harness that runs a fleet and keeps every RequestRecord.
-#ifndef TWINSCALE_SIMULATOR_MODEL_ENGINE_TEST_UTIL_H_
-#define TWINSCALE_SIMULATOR_MODEL_ENGINE_TEST_UTIL_H_
+#ifndef TWINSCALE_TESTS_UTIL_ENGINE_TEST_UTIL_H_
+#define TWINSCALE_TESTS_UTIL_ENGINE_TEST_UTIL_H_
 
 #include <map>
 #include <memory>
@@ -86,4 +86,4 @@ struct Harness {
 
 }  // namespace twinscale::sim::testing
 
-#endif  // TWINSCALE_SIMULATOR_MODEL_ENGINE_TEST_UTIL_H_
+#endif  // TWINSCALE_TESTS_UTIL_ENGINE_TEST_UTIL_H_

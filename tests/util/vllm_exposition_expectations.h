@@ -1,7 +1,7 @@
-// Test-only: the expectations any vLLM /metrics page must meet, applied alike to the real vLLM text
-// in tests/data/fixtures/ and to the twin's own VllmMetrics output, so "the twin speaks vLLM's
-// format" is checked by the same code that checks vLLM itself. Include from tests only (it uses
-// GoogleTest and the controller's parser, which the simulator proper must not depend on).
+// The expectations any vLLM /metrics page must meet, applied alike to the real vLLM text in
+// tests/data/fixtures/ and to the twin's own VllmMetrics output (tests/integration/
+// vllm_exposition_test.cc), so "the twin speaks vLLM's format" is checked by the same code that
+// checks vLLM itself. Header-only; uses GoogleTest and the controller's parser.
 //
 // ExpectVllmExposition checks, over every sample whose name starts with "vllm:":
 //   - labels: sorted by name (prometheus_client sorts them); `model_name` present and non-empty
@@ -20,8 +20,8 @@
 // With `complete` (a whole page rather than an excerpt) it also requires the families the
 // controller reads, every histogram series to have all of vLLM's edges, +Inf, _count and _sum,
 // and every counter a <base>_created companion with the same label sets.
-#ifndef TWINSCALE_SIMULATOR_MODEL_VLLM_EXPOSITION_EXPECTATIONS_H_
-#define TWINSCALE_SIMULATOR_MODEL_VLLM_EXPOSITION_EXPECTATIONS_H_
+#ifndef TWINSCALE_TESTS_UTIL_VLLM_EXPOSITION_EXPECTATIONS_H_
+#define TWINSCALE_TESTS_UTIL_VLLM_EXPOSITION_EXPECTATIONS_H_
 
 #include <algorithm>
 #include <charconv>
@@ -39,7 +39,7 @@
 #include "gtest/gtest.h"
 #include "simulator/model/vllm_metrics.h"
 
-namespace twinscale::sim {
+namespace twinscale::testutil {
 
 struct VllmExpositionExpectations {
   // Every vllm: sample carries an `engine` label (false for text from before vLLM added it).
@@ -82,24 +82,24 @@ struct Reference {
 
 inline std::optional<Reference> ReferenceEdges(std::string_view family, int64_t max_model_len) {
   auto of = [](const auto& arr) { return Reference{std::vector<double>(arr.begin(), arr.end())}; };
-  if (family == "vllm:time_to_first_token_seconds") return of(kVllmTtftBuckets);
+  if (family == "vllm:time_to_first_token_seconds") return of(sim::kVllmTtftBuckets);
   if (family == "vllm:inter_token_latency_seconds" ||
       family == "vllm:time_per_output_token_seconds" ||
       family == "vllm:request_time_per_output_token_seconds") {
-    return of(kVllmTokenLatencyBuckets);
+    return of(sim::kVllmTokenLatencyBuckets);
   }
   if (family == "vllm:e2e_request_latency_seconds" || family == "vllm:request_queue_time_seconds" ||
       family == "vllm:request_inference_time_seconds" ||
       family == "vllm:request_prefill_time_seconds" ||
       family == "vllm:request_decode_time_seconds") {
-    return of(kVllmRequestLatencyBuckets);
+    return of(sim::kVllmRequestLatencyBuckets);
   }
   if (family == "vllm:request_params_n") return Reference{{1, 2, 5, 10, 20}};
   if (family == "vllm:request_prompt_tokens" || family == "vllm:request_generation_tokens" ||
       family == "vllm:request_max_num_generation_tokens" ||
       family == "vllm:request_params_max_tokens") {
-    if (max_model_len > 0) return Reference{VllmOneTwoFiveBuckets(max_model_len)};
-    return Reference{VllmOneTwoFiveBuckets(int64_t{1} << 52), /*ladder=*/true};
+    if (max_model_len > 0) return Reference{sim::VllmOneTwoFiveBuckets(max_model_len)};
+    return Reference{sim::VllmOneTwoFiveBuckets(int64_t{1} << 52), /*ladder=*/true};
   }
   return std::nullopt;
 }
@@ -139,7 +139,7 @@ inline void ExpectHistogramSeries(std::string_view family, std::string_view key,
       ADD_FAILURE() << "le=\"" << b.le_text << "\" is not a number";
       return;
     }
-    EXPECT_EQ(b.le_text, FormatPrometheusClientFloat(*le))
+    EXPECT_EQ(b.le_text, sim::FormatPrometheusClientFloat(*le))
         << "le not printed the way prometheus_client prints floats";
     if (!les.empty()) {
       EXPECT_LT(les.back(), *le) << "le edges must increase";
@@ -335,6 +335,6 @@ inline void ExpectVllmExposition(const metrics::Exposition& expo,
   }
 }
 
-}  // namespace twinscale::sim
+}  // namespace twinscale::testutil
 
-#endif  // TWINSCALE_SIMULATOR_MODEL_VLLM_EXPOSITION_EXPECTATIONS_H_
+#endif  // TWINSCALE_TESTS_UTIL_VLLM_EXPOSITION_EXPECTATIONS_H_

@@ -1,5 +1,5 @@
 // The test HTTP(S) server; see test_http_server.h.
-#include "controller/kube/test_http_server.h"
+#include "tests/util/test_http_server.h"
 
 #include <arpa/inet.h>
 #include <cpprest/producerconsumerstream.h>
@@ -8,17 +8,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/asio/ssl.hpp>
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
+#include <boost/asio/ssl.hpp>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "controller/common/free_port.h"
 #include "gtest/gtest.h"
-#include "tests/util/prometheus_server.h"
 
-namespace twinscale::kube {
+namespace twinscale::testutil {
 namespace {
 
 namespace http = web::http;
@@ -54,14 +52,7 @@ class BufferLineWriter : public LineWriter {
   const bool* stopping_;
 };
 
-int Run(const std::string& command) {
-  const int rc = std::system(absl::StrCat(command, " >/dev/null 2>&1").c_str());
-  EXPECT_EQ(rc, 0) << command;
-  return rc;
-}
-
 }  // namespace
-
 
 std::unique_ptr<TestHttpServer> TestHttpServer::Start(Handler handler,
                                                       std::optional<ServerTls> tls) {
@@ -93,7 +84,8 @@ std::unique_ptr<TestHttpServer> TestHttpServer::Start(Handler handler,
     });
   }
   for (int attempt = 0; attempt < 5; ++attempt) {
-    self->url_ = absl::StrCat(tls.has_value() ? "https" : "http", "://127.0.0.1:", testutil::FreePort());
+    self->url_ =
+        absl::StrCat(tls.has_value() ? "https" : "http", "://127.0.0.1:", FreeTcpPort("127.0.0.1"));
     self->listener_ = std::make_unique<http_listener>(self->url_, config);
     self->listener_->support([self, handler](http::http_request request) {
       RecordedRequest r;
@@ -155,7 +147,7 @@ void TestHttpServer::StreamLines(http::http_request request,
   http::http_response response(http::status_codes::OK);
   response.headers().add("Content-Type", "application/json");
   response.headers().add("Connection", "close");  // see ReplyJson
-  response.set_body(buffer.create_istream());  // no length: sent chunked as it is written
+  response.set_body(buffer.create_istream());     // no length: sent chunked as it is written
   request.reply(response);
   absl::MutexLock lock(&mu_);
   producers_.emplace_back([this, buffer, producer = std::move(producer)]() mutable {
@@ -179,35 +171,4 @@ void TestHttpServer::ReplyJson(http::http_request request, int status, const std
   request.reply(response);
 }
 
-TestCertificates MakeTestCertificates(const std::string& dir) {
-  TestCertificates c;
-  const auto p = [&](const std::string& name) { return absl::StrCat(dir, "/", name); };
-  std::ofstream(p("server.ext")) << "subjectAltName=IP:127.0.0.1\n";
-  std::ofstream(p("client.ext")) << "extendedKeyUsage=clientAuth\n";
-  const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  int rc = 0;
-  for (const char* ca : {"ca", "wrong-ca"}) {
-    rc |= Run(absl::StrCat("openssl req -x509 ", ec, " -keyout ", p(ca), ".key -out ", p(ca),
-                           ".crt -days 2 -subj /CN=", ca));
-  }
-  const auto sign = [&](const std::string& name, const std::string& cn) {
-    rc |= Run(absl::StrCat("openssl req ", ec, " -keyout ", p(name), ".key -out ", p(name),
-                           ".csr -subj /CN=", cn));
-    rc |= Run(absl::StrCat("openssl x509 -req -in ", p(name), ".csr -CA ", p("ca.crt"), " -CAkey ",
-                           p("ca.key"), " -CAcreateserial -days 2 -out ", p(name), ".crt -extfile ",
-                           p(name + ".ext")));
-  };
-  sign("server", "127.0.0.1");
-  sign("client", "twinscale-test-client");
-  if (rc != 0) return c;
-  c.dir = dir;
-  c.ca_crt = p("ca.crt");
-  c.server_crt = p("server.crt");
-  c.server_key = p("server.key");
-  c.client_crt = p("client.crt");
-  c.client_key = p("client.key");
-  c.wrong_ca_crt = p("wrong-ca.crt");
-  return c;
-}
-
-}  // namespace twinscale::kube
+}  // namespace twinscale::testutil

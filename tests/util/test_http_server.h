@@ -1,10 +1,10 @@
-// Test helper: a small HTTP or HTTPS server on 127.0.0.1 (cpprestsdk's http_listener) for the
-// client tests. It records each request, answers through a handler the test supplies, can stream
-// a chunked answer line by line from its own thread (a watch), and over TLS can demand a client
-// certificate and remember the subject it presented. Also makes test certificates with the
-// openssl command-line tool.
-#ifndef TWINSCALE_CONTROLLER_KUBE_TEST_HTTP_SERVER_H_
-#define TWINSCALE_CONTROLLER_KUBE_TEST_HTTP_SERVER_H_
+// TestHttpServer: a small HTTP or HTTPS server on 127.0.0.1 (cpprestsdk's http_listener) for the
+// Kubernetes client's tests. It records each request, answers through a handler the test
+// supplies, can stream a chunked answer line by line from its own thread (a watch), and over TLS
+// can demand a client certificate and remember the subject it presented (certificates from
+// test_pki.h).
+#ifndef TWINSCALE_TESTS_UTIL_TEST_HTTP_SERVER_H_
+#define TWINSCALE_TESTS_UTIL_TEST_HTTP_SERVER_H_
 
 #include <cpprest/http_listener.h>
 
@@ -19,7 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
-namespace twinscale::kube {
+namespace twinscale::testutil {
 
 struct RecordedRequest {
   std::string method;
@@ -81,16 +81,6 @@ class TestHttpServer {
   std::vector<std::thread> producers_ ABSL_GUARDED_BY(mu_);
 };
 
-// Test certificates made with the openssl CLI in a directory: a CA, a server certificate for
-// IP 127.0.0.1 signed by it, a client certificate (CN twinscale-test-client) signed by it, and
-// an unrelated "wrong" CA. Paths are dir/<name>.{crt,key}.
-struct TestCertificates {
-  std::string dir;
-  std::string ca_crt, server_crt, server_key, client_crt, client_key, wrong_ca_crt;
-};
-// Empty dir (with a gtest failure) if openssl fails.
-TestCertificates MakeTestCertificates(const std::string& dir);
+}  // namespace twinscale::testutil
 
-}  // namespace twinscale::kube
-
-#endif  // TWINSCALE_CONTROLLER_KUBE_TEST_HTTP_SERVER_H_
+#endif  // TWINSCALE_TESTS_UTIL_TEST_HTTP_SERVER_H_

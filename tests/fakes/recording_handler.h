@@ -1,7 +1,8 @@
-// A test InformerHandler that records each call as "add ns/name", "update ns/name" or
-// "delete ns/name", for the informer's tests against the in-memory client and the fake API server.
-#ifndef TWINSCALE_CONTROLLER_KUBE_RECORDING_HANDLER_TEST_UTIL_H_
-#define TWINSCALE_CONTROLLER_KUBE_RECORDING_HANDLER_TEST_UTIL_H_
+// RecordingHandler: an InformerHandler that records each call as "add ns/name", "update ns/name"
+// or "delete ns/name", for the informer's tests against the in-memory client and the fake API
+// server. Header-only. Thread-safe: the informer calls it from its own thread.
+#ifndef TWINSCALE_TESTS_FAKES_RECORDING_HANDLER_H_
+#define TWINSCALE_TESTS_FAKES_RECORDING_HANDLER_H_
 
 #include <string>
 #include <vector>
@@ -12,17 +13,18 @@
 #include "controller/kube/object_meta.h"
 #include "nlohmann/json.hpp"
 
-namespace twinscale::kube {
+namespace twinscale::fakes {
 
-class RecordingHandler : public InformerHandler {
+class RecordingHandler : public kube::InformerHandler {
  public:
   void OnUpsert(const nlohmann::json* old_object, const nlohmann::json& object) override {
     absl::MutexLock lock(&mu_);
-    calls_.push_back(absl::StrCat(old_object == nullptr ? "add " : "update ", ObjectKey(object)));
+    calls_.push_back(
+        absl::StrCat(old_object == nullptr ? "add " : "update ", kube::ObjectKey(object)));
   }
   void OnDelete(const nlohmann::json& last) override {
     absl::MutexLock lock(&mu_);
-    calls_.push_back(absl::StrCat("delete ", ObjectKey(last)));
+    calls_.push_back(absl::StrCat("delete ", kube::ObjectKey(last)));
   }
   // Waits (real time, up to 10 s) for `n` calls in all, then returns them and forgets them.
   std::vector<std::string> Take(size_t n) {
@@ -43,6 +45,6 @@ class RecordingHandler : public InformerHandler {
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace twinscale::kube
+}  // namespace twinscale::fakes
 
-#endif  // TWINSCALE_CONTROLLER_KUBE_RECORDING_HANDLER_TEST_UTIL_H_
+#endif  // TWINSCALE_TESTS_FAKES_RECORDING_HANDLER_H_

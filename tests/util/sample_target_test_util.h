@@ -1,7 +1,7 @@
 // For the twin's tests: a shipped sample manifest resolved against the embedded profiles, as the
 // controller resolves a CR (loader, schema defaults, profile, overrides). Test-only.
-#ifndef TWINSCALE_CONTROLLER_TWIN_SAMPLE_TARGET_TEST_UTIL_H_
-#define TWINSCALE_CONTROLLER_TWIN_SAMPLE_TARGET_TEST_UTIL_H_
+#ifndef TWINSCALE_TESTS_UTIL_SAMPLE_TARGET_TEST_UTIL_H_
+#define TWINSCALE_TESTS_UTIL_SAMPLE_TARGET_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
 
@@ -36,4 +36,4 @@ inline SampleTarget ResolveSample(const std::string& path) {
 
 }  // namespace twinscale::twin
 
-#endif  // TWINSCALE_CONTROLLER_TWIN_SAMPLE_TARGET_TEST_UTIL_H_
+#endif  // TWINSCALE_TESTS_UTIL_SAMPLE_TARGET_TEST_UTIL_H_

@@ -16,38 +16,16 @@
 
 #include "absl/status/status.h"
 #include "simulator/model/deployment.h"
+#include "tests/util/engine_test_util.h"
 
 namespace twinscale::sim {
 namespace {
 
 // A deployment whose every step takes `step_ms`, one sequence at a time, room for everything.
 DeploymentSpec OneAtATime(double step_ms) {
-  DeploymentSpec d;
-  d.name = "one-at-a-time";
-  d.latency_model = LatencyModelKind::kLinear;
-  d.linear = LinearCoefficients{step_ms * 1000, 0, 0, 0, 0, 0};  // b0 in microseconds, alone
-  d.engine.max_num_seqs = 1;
-  d.engine.max_num_batched_tokens = 2048;
-  d.engine.kv_capacity_tokens_override = 1'000'000;
-  d.engine.block_size = 16;
-  d.lifecycle.slow_period = SimDuration::Zero();
-  d.lifecycle.slow_factor = 1.0;
-  return d;
+  return testing::HandDeployment(/*max_num_seqs=*/1, /*max_num_batched_tokens=*/2048,
+                                 /*kv_tokens=*/1'000'000, /*b0_us=*/step_ms * 1000);
 }
-
-class ListSource : public RequestSource {
- public:
-  explicit ListSource(std::vector<RequestSpec> requests) : requests_(std::move(requests)) {}
-  bool Next(RequestSpec& out) override {
-    if (next_ >= requests_.size()) return false;
-    out = requests_[next_++];
-    return true;
-  }
-
- private:
-  std::vector<RequestSpec> requests_;
-  size_t next_ = 0;
-};
 
 // `n` requests of 16 prompt tokens and one output token, the i-th arriving at i x gap_ms.
 std::vector<RequestSpec> Evenly(int n, double gap_ms) {
@@ -79,7 +57,7 @@ CapacityQuestion Question(const Fleetwide& w, int32_t min_replicas, int32_t max_
   q.base.slo.threshold = SimDuration::Nanos(static_cast<int64_t>(w.threshold_ms * 1e6));
   q.base.slo.percentile = w.percentile;
   const std::vector<RequestSpec> requests = Evenly(w.requests, w.gap_ms);
-  q.make_source = [requests] { return std::make_unique<ListSource>(requests); };
+  q.make_source = [requests] { return std::make_unique<testing::VectorSource>(requests); };
   q.min_replicas = min_replicas;
   q.max_replicas = max_replicas;
   return q;

@@ -19,13 +19,13 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/util/vllm_fixture.h"
 
 namespace twinscale::metrics {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr char kFixturePath[] = "tests/data/fixtures/vllm_metrics_excerpts.txt";
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
@@ -355,11 +355,10 @@ TEST(PrometheusTextTest, MetricTypeNames) {
 // ---- The real vLLM text ------------------------------------------------------------------------
 
 std::string ReadFixture() {
-  std::ifstream in(kFixturePath, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "can't open " << kFixturePath << " (run from the repo root)";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text = testutil::ReadVllmFixture();
+  EXPECT_FALSE(text.empty()) << "can't read " << testutil::kVllmFixturePath
+                             << " (run from the repo root)";
+  return text;
 }
 
 // Source 3 of the fixture is a shell session from vLLM's docs: a "$ curl ..." line and "..."

@@ -25,8 +25,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kFixturePath[] = "tests/data/fixtures/vllm_metrics_excerpts.txt";
-
 // vLLM's edges (docs/reference.md "vLLM metrics"), written out here rather than taken from the
 // twin.
 const std::vector<double> kTtftEdges = {0.001, 0.005, 0.01, 0.02,  0.04,  0.06,  0.08, 0.1,
@@ -78,11 +76,10 @@ void ExpectHistogram(const std::optional<CumulativeHistogram>& got,
 // ---- The real vLLM text -------------------------------------------------------------------------
 
 std::string ReadFixture() {
-  std::ifstream in(kFixturePath, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "can't open " << kFixturePath << " (run from the repo root)";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text = testutil::ReadVllmFixture();
+  EXPECT_FALSE(text.empty()) << "can't read " << testutil::kVllmFixturePath
+                             << " (run from the repo root)";
+  return text;
 }
 
 // The fixture's verbatim blocks (tests/util/vllm_fixture.h).

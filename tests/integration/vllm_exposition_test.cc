@@ -35,7 +35,6 @@ using testutil::VllmExpositionExpectations;
 using testutil::VllmTestOptions;
 
 constexpr const char* kModel = testutil::kVllmTestModel;
-constexpr char kFixturePath[] = "tests/data/fixtures/vllm_metrics_excerpts.txt";
 
 // ---- Reading a page back ------------------------------------------------------------------------
 
@@ -190,11 +189,10 @@ TEST(VllmMetricsTest, HandWorkedSequenceReadsBack) {
 // ---- The same expectations for vLLM's text and the twin's ---------------------------------------
 
 std::string ReadFixture() {
-  std::ifstream in(kFixturePath, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "can't open " << kFixturePath << " (run from the repo root)";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text = testutil::ReadVllmFixture();
+  EXPECT_FALSE(text.empty()) << "can't read " << testutil::kVllmFixturePath
+                             << " (run from the repo root)";
+  return text;
 }
 
 // The fixture's verbatim blocks (tests/util/vllm_fixture.h).

@@ -2,16 +2,28 @@
 // commented file holding verbatim blocks between "# ---- BEGIN VERBATIM" and "# ---- END VERBATIM"
 // lines. VllmFixtureBlocks splits it into those blocks, dropping the shell prompt ("$ curl ...")
 // and "..." elision lines one source has, which are not exposition text (hack/fuzz.sh extracts the
-// same way for the fuzzers' seeds). Header-only: tests of the simulator, the metrics code and the
-// benchmarks all read it.
+// same way for the fuzzers' seeds). ReadVllmFixture reads the file. Header-only: tests of the
+// simulator, the metrics code and the benchmarks all read it.
 #ifndef TWINSCALE_TESTS_UTIL_VLLM_FIXTURE_H_
 #define TWINSCALE_TESTS_UTIL_VLLM_FIXTURE_H_
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace twinscale::testutil {
+
+// The fixture, relative to the repository root (where the tests run).
+inline constexpr char kVllmFixturePath[] = "tests/data/fixtures/vllm_metrics_excerpts.txt";
+
+// The fixture's whole text; empty when it can't be read.
+inline std::string ReadVllmFixture() {
+  std::ifstream in(kVllmFixturePath, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 inline std::vector<std::string> VllmFixtureBlocks(const std::string& fixture_text) {
   std::vector<std::string> blocks;

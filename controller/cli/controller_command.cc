@@ -271,9 +271,9 @@ int RunControllerCommand() {
   deps.events = &events;
   deps.log = &log;
   deps.metrics = &*metrics;
-  deps.metrics_sources = [&clock](const policy::MetricsSpec& spec, const std::string& model)
+  deps.metrics_sources = [&clock](const api::MetricsSpec& spec, const std::string& model)
       -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
-    if (spec.source == policy::MetricsSourceKind::kPrometheus) {
+    if (spec.source == api::MetricsSourceKind::kPrometheus) {
       if (!spec.prometheus.has_value()) {
         return absl::InvalidArgumentError(
             "spec.metrics.prometheus is required with source Prometheus");

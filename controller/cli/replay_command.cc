@@ -25,13 +25,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "controller/api/spec_loader.h"
 #include "controller/cli/common_flags.h"
 #include "controller/common/clock.h"
 #include "controller/common/progress.h"
 #include "controller/common/status_macros.h"
 #include "controller/metrics/prometheus_client.h"
 #include "controller/policy/baselines.h"
-#include "controller/policy/spec_loader.h"
 #include "controller/replay/baseline_autoscaler.h"
 #include "controller/replay/decision_log.h"
 #include "controller/replay/history_trace.h"
@@ -284,16 +284,16 @@ absl::Status Run() {
     policy_args.emplace_back(absl::StripAsciiWhitespace(p));
   }
   if (policy_args.empty()) return absl::InvalidArgumentError("--policy: give at least one policy");
-  std::vector<std::optional<policy::Mode>> modes;  // nullopt: the manifest's own
+  std::vector<std::optional<api::Mode>> modes;  // nullopt: the manifest's own
   for (absl::string_view m :
        absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipWhitespace())) {
     m = absl::StripAsciiWhitespace(m);
     if (m == "Direct") {
-      modes.push_back(policy::Mode::kDirect);
+      modes.push_back(api::Mode::kDirect);
     } else if (m == "KEDA") {
-      modes.push_back(policy::Mode::kKeda);
+      modes.push_back(api::Mode::kKeda);
     } else if (m == "HPA") {
-      modes.push_back(policy::Mode::kHpa);
+      modes.push_back(api::Mode::kHpa);
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("--modes: \"", m, "\" is not one of Direct, KEDA, HPA"));
@@ -308,13 +308,12 @@ absl::Status Run() {
   std::vector<std::string> baseline_args;
   for (const std::string& arg : policy_args) {
     if (absl::EndsWith(arg, ".yaml") || absl::EndsWith(arg, ".yml")) {
-      TS_ASSIGN_OR_RETURN(policy::InferenceAutoscaler ias,
-                          policy::LoadInferenceAutoscalerFile(arg));
+      TS_ASSIGN_OR_RETURN(api::InferenceAutoscaler ias, api::LoadInferenceAutoscalerFile(arg));
       TS_ASSIGN_OR_RETURN(twin::ResolvedTarget r, twin::Resolve(ias.spec, profiles));
       r.policy.seed = absl::GetFlag(FLAGS_seed);
-      for (const std::optional<policy::Mode>& mode : modes) {
+      for (const std::optional<api::Mode>& mode : modes) {
         std::string name = absl::StrCat("twinscale:", ias.metadata.name);
-        if (mode) absl::StrAppend(&name, "/", std::string(policy::ModeName(*mode)));
+        if (mode) absl::StrAppend(&name, "/", std::string(api::ModeName(*mode)));
         auto add = [&](const std::string& row, bool enforce_admission) {
           PolicyEntry e;
           e.min_replicas = r.policy.min_replicas;

@@ -25,7 +25,7 @@ const absl::Time kT0 = absl::FromUnixSeconds(1795251600) + absl::Milliseconds(25
 PublishedDecision Decision(int32_t desired, int32_t current, policy::AdmissionAdvice admission = {},
                            bool stale = false) {
   PublishedDecision d;
-  d.mode = policy::Mode::kRecommend;  // any mode is served
+  d.mode = api::Mode::kRecommend;  // any mode is served
   d.desired_replicas = desired;
   d.current_replicas = current;
   d.admission = admission;

@@ -31,16 +31,16 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "controller/api/spec.h"
 #include "controller/policy/decision.h"
-#include "controller/policy/spec.h"
 
 namespace twinscale::outputs {
 
 // What one reconcile pass publishes for one InferenceAutoscaler.
 struct PublishedDecision {
-  policy::Mode mode = policy::Mode::kRecommend;  // spec.mode (KEDA is served only in mode KEDA)
-  int32_t desired_replicas = 0;                  // the policy's decision
-  int32_t current_replicas = 0;  // the target's spec.replicas as read in the same pass
+  api::Mode mode = api::Mode::kRecommend;  // spec.mode (KEDA is served only in mode KEDA)
+  int32_t desired_replicas = 0;            // the policy's decision
+  int32_t current_replicas = 0;            // the target's spec.replicas as read in the same pass
   // The pass judged the fleet's metrics stale (MetricsFresh=False: the metric source failed, or no
   // Ready pod's metrics were fresh). The outputs then publish "hold": the current count.
   bool inputs_stale = false;

@@ -16,7 +16,7 @@ const absl::Time kT0 = absl::FromUnixSeconds(1795251600);
 
 PublishedDecision Decision(int32_t desired, int32_t current, bool stale = false) {
   PublishedDecision d;
-  d.mode = policy::Mode::kKeda;
+  d.mode = api::Mode::kKeda;
   d.desired_replicas = desired;
   d.current_replicas = current;
   d.inputs_stale = stale;

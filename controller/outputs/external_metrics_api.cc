@@ -165,10 +165,10 @@ HttpAnswer ExternalMetricsApi::Value(const std::string& namespace_name,
         options_.metric_name, kValueListKind);
   }
   const PublishedDecision& d = entry->decision;
-  if (d.mode != policy::Mode::kHpa) {
+  if (d.mode != api::Mode::kHpa) {
     return KubernetesStatusAnswer(
         absl::NotFoundError(absl::StrCat("InferenceAutoscaler ", target, " has spec.mode ",
-                                         std::string(policy::ModeName(d.mode)),
+                                         std::string(api::ModeName(d.mode)),
                                          ": its metric is served only with spec.mode: HPA")),
         options_.metric_name, kValueListKind);
   }

@@ -75,8 +75,7 @@ class ExternalMetricsApiTest : public ::testing::Test {
       "/apis/external.metrics.k8s.io/v1beta1/namespaces/llm/twinscale-desired-replicas";
   static constexpr char kSelector[] = "labelSelector=twinscale.io%2Fautoscaler%3Dllama";
 
-  void Publish(int32_t current, int32_t desired, bool stale,
-               policy::Mode mode = policy::Mode::kHpa) {
+  void Publish(int32_t current, int32_t desired, bool stale, api::Mode mode = api::Mode::kHpa) {
     PublishedDecision d;
     d.mode = mode;
     d.current_replicas = current;
@@ -193,9 +192,9 @@ TEST_F(ExternalMetricsApiTest, ErrorsAreStatusesWithTheRightCode) {
   ExpectStatus(json::parse(post.body), 405, "MethodNotAllowed", "read-only");
 
   // Another mode: Recommend must stay a dry run, KEDA and Direct act elsewhere.
-  Publish(3, 5, false, policy::Mode::kKeda);
+  Publish(3, 5, false, api::Mode::kKeda);
   ExpectStatus(Get(kValuePath, kSelector, 404), 404, "NotFound", "has spec.mode KEDA");
-  Publish(3, 5, false, policy::Mode::kRecommend);
+  Publish(3, 5, false, api::Mode::kRecommend);
   ExpectStatus(Get(kValuePath, kSelector, 404), 404, "NotFound", "has spec.mode Recommend");
 
   // A target at zero with stale inputs: nothing but zero to publish, so an error instead.

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "controller/api/spec_loader.h"
 #include "controller/outputs/external_metrics_api.h"
 #include "controller/outputs/external_metrics_request.h"
 #include "controller/policy/hpa_algorithm.h"
-#include "controller/policy/spec_loader.h"
 #include "tests/util/hpa_behavior_yaml.h"
 #include "yaml-cpp/yaml.h"
 
@@ -49,9 +49,9 @@ YAML::Node Find(const std::string& file, const std::string& kind, const std::str
 using testutil::HpaRulesFromYaml;
 
 TEST(ExternalMetricsExamplesTest, TheHpaFollowsTheInferenceAutoscalersMetric) {
-  auto ias = policy::LoadInferenceAutoscalerFile(std::string(kDir) + "inferenceautoscaler.yaml");
+  auto ias = api::LoadInferenceAutoscalerFile(std::string(kDir) + "inferenceautoscaler.yaml");
   ASSERT_TRUE(ias.ok()) << ias.status();
-  EXPECT_EQ(ias->spec.mode, policy::Mode::kHpa);
+  EXPECT_EQ(ias->spec.mode, api::Mode::kHpa);
 
   const YAML::Node hpa = Find("hpa.yaml", "HorizontalPodAutoscaler");
   EXPECT_EQ(hpa["apiVersion"].as<std::string>(), "autoscaling/v2");
@@ -82,8 +82,8 @@ TEST(ExternalMetricsExamplesTest, TheHpaFollowsTheInferenceAutoscalersMetric) {
   EXPECT_EQ(request->autoscaler, ias->metadata.name);
   EXPECT_EQ(request->namespace_name, ias->metadata.namespace_);
 
-  const policy::ScalingRules up = HpaRulesFromYaml(spec["behavior"]["scaleUp"]);
-  const policy::ScalingRules down = HpaRulesFromYaml(spec["behavior"]["scaleDown"]);
+  const api::ScalingRules up = HpaRulesFromYaml(spec["behavior"]["scaleUp"]);
+  const api::ScalingRules down = HpaRulesFromYaml(spec["behavior"]["scaleDown"]);
   EXPECT_EQ(up.stabilization_window, absl::ZeroDuration());
   EXPECT_EQ(down.stabilization_window, absl::ZeroDuration());
   // Any decision lands in one sync: from minReplicas straight to maxReplicas, and back.

@@ -63,7 +63,7 @@ class ExternalMetricsServerTest : public ::testing::Test {
 
   void Publish(int32_t current, int32_t desired, bool stale) {
     PublishedDecision d;
-    d.mode = policy::Mode::kHpa;
+    d.mode = api::Mode::kHpa;
     d.current_replicas = current;
     d.desired_replicas = desired;
     d.inputs_stale = stale;

@@ -31,7 +31,7 @@ using testutil::StreamReader;
 
 PublishedDecision KedaDecision(int32_t desired, int32_t current) {
   PublishedDecision d;
-  d.mode = policy::Mode::kKeda;
+  d.mode = api::Mode::kKeda;
   d.desired_replicas = desired;
   d.current_replicas = current;
   return d;

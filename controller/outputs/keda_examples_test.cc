@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "controller/api/spec_loader.h"
 #include "controller/policy/hpa_algorithm.h"
-#include "controller/policy/spec_loader.h"
 #include "tests/util/hpa_behavior_yaml.h"
 #include "yaml-cpp/yaml.h"
 
@@ -38,9 +38,9 @@ YAML::Node Only(const std::string& file) {
 using testutil::HpaRulesFromYaml;
 
 TEST(KedaExamplesTest, ScaledObjectsFollowTheInferenceAutoscalerAndKeepTheContract) {
-  auto ias = policy::LoadInferenceAutoscalerFile(std::string(kDir) + "inferenceautoscaler.yaml");
+  auto ias = api::LoadInferenceAutoscalerFile(std::string(kDir) + "inferenceautoscaler.yaml");
   ASSERT_TRUE(ias.ok()) << ias.status();
-  EXPECT_EQ(ias->spec.mode, policy::Mode::kKeda);
+  EXPECT_EQ(ias->spec.mode, api::Mode::kKeda);
   const std::string ias_ns = ias->metadata.namespace_;
 
   const YAML::Node service = Load("controller-grpc.yaml")[0];
@@ -69,8 +69,8 @@ TEST(KedaExamplesTest, ScaledObjectsFollowTheInferenceAutoscalerAndKeepTheContra
     EXPECT_GE(spec["fallback"]["replicas"].as<int>(), 1);
 
     const YAML::Node behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"];
-    const policy::ScalingRules up = HpaRulesFromYaml(behavior["scaleUp"]);
-    const policy::ScalingRules down = HpaRulesFromYaml(behavior["scaleDown"]);
+    const api::ScalingRules up = HpaRulesFromYaml(behavior["scaleUp"]);
+    const api::ScalingRules down = HpaRulesFromYaml(behavior["scaleDown"]);
     EXPECT_EQ(down.stabilization_window, absl::ZeroDuration());
     EXPECT_EQ(up.stabilization_window, absl::ZeroDuration());
     // Any decision lands in one sync: from minReplicaCount straight to maxReplicaCount, and back.

@@ -51,10 +51,10 @@ class KedaScaler::Impl final : public externalscaler::ExternalScaler::CallbackSe
           "(the first decision comes within one spec.metrics.interval of the controller starting "
           "or becoming leader)"));
     }
-    if (e->decision.mode != policy::Mode::kKeda) {
+    if (e->decision.mode != api::Mode::kKeda) {
       return absl::FailedPreconditionError(
           absl::StrCat("InferenceAutoscaler ", t.namespace_name, "/", t.name, " has spec.mode ",
-                       std::string(policy::ModeName(e->decision.mode)),
+                       std::string(api::ModeName(e->decision.mode)),
                        ": set spec.mode: KEDA for KEDA to act on it"));
     }
     return *std::move(e);

@@ -32,7 +32,7 @@ const absl::Time kT0 = absl::FromUnixSeconds(1795251600);
 constexpr char kMetric[] = "twinscale-desired-replicas";
 
 PublishedDecision Decision(int32_t desired, int32_t current, bool stale = false,
-                           policy::Mode mode = policy::Mode::kKeda) {
+                           api::Mode mode = api::Mode::kKeda) {
   PublishedDecision d;
   d.mode = mode;
   d.desired_replicas = desired;
@@ -224,7 +224,7 @@ TEST_F(KedaScalerTest, AnUnknownTargetIsNotFoundAndAnotherModeIsAFailedPrecondit
   EXPECT_EQ(Spec(unknown, &spec).error_code(), grpc::StatusCode::NOT_FOUND);
 
   // Recommend is a dry run: KEDA must not act on it.
-  board_.Publish("llm", "dry", Decision(5, 3, false, policy::Mode::kRecommend));
+  board_.Publish("llm", "dry", Decision(5, 3, false, api::Mode::kRecommend));
   s = Metrics(Ref({{"name", "dry"}}), &m);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(s.error_message(), HasSubstr("Recommend"));
@@ -367,7 +367,7 @@ TEST_F(KedaScalerTest, StreamsStayQuietWhileTheAnswerHoldsAndEndWhenTheTargetSto
   EXPECT_FALSE(spec_stream->Next(absl::Milliseconds(1)).has_value());
 
   // The InferenceAutoscaler is switched to Direct: KEDA must stop acting on it.
-  board_.Publish("llm", "llama", Decision(9, 9, false, policy::Mode::kDirect));
+  board_.Publish("llm", "llama", Decision(9, 9, false, api::Mode::kDirect));
   auto end = is_active->Finished();
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->error_code(), grpc::StatusCode::FAILED_PRECONDITION);

@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "controller/api/spec.h"
 #include "controller/policy/decision.h"
-#include "controller/policy/spec.h"
 #include "controller/state/cluster_view.h"
 #include "controller/state/fleet_snapshot.h"
 
@@ -51,9 +51,10 @@ class DeciderFactory {
  public:
   virtual ~DeciderFactory() = default;
   // InvalidArgument naming the field when the spec can't be resolved (an unknown profile, ...).
-  virtual absl::StatusOr<std::unique_ptr<Decider>> Create(const InferenceAutoscalerSpec& spec) = 0;
+  virtual absl::StatusOr<std::unique_ptr<Decider>> Create(
+      const api::InferenceAutoscalerSpec& spec) = 0;
   // Applies a changed spec to an existing decider, keeping its history and calibration.
-  virtual absl::Status Reconfigure(const InferenceAutoscalerSpec& spec, Decider& decider) = 0;
+  virtual absl::Status Reconfigure(const api::InferenceAutoscalerSpec& spec, Decider& decider) = 0;
 };
 
 }  // namespace twinscale::policy

@@ -209,9 +209,9 @@ Limited ConvertWithRules(const HpaConfig& config, int32_t current, int32_t desir
   return {desired, hpa_reason::kDesiredWithinRange};
 }
 
-absl::Duration LongestPolicyPeriod(const ScalingRules& rules) {
+absl::Duration LongestPolicyPeriod(const api::ScalingRules& rules) {
   absl::Duration longest = absl::ZeroDuration();
-  for (const ScalingPolicy& p : rules.policies) longest = std::max(longest, p.period);
+  for (const api::ScalingPolicy& p : rules.policies) longest = std::max(longest, p.period);
   return longest;
 }
 
@@ -241,17 +241,17 @@ int32_t ReplicasChangedInPeriod(const Events& scale_events, absl::Duration perio
   return ClampToInt32(change);
 }
 
-int32_t HpaScaleUpLimit(int32_t current, const Events& scale_events, const ScalingRules& rules,
+int32_t HpaScaleUpLimit(int32_t current, const Events& scale_events, const api::ScalingRules& rules,
                         absl::Time now) {
-  if (rules.select == SelectPolicy::kDisabled) return current;
-  const bool pick_min = rules.select == SelectPolicy::kMin;
+  if (rules.select == api::SelectPolicy::kDisabled) return current;
+  const bool pick_min = rules.select == api::SelectPolicy::kMin;
   int64_t result = pick_min ? kInt32Max : kInt32Min;
-  for (const ScalingPolicy& policy : rules.policies) {
+  for (const api::ScalingPolicy& policy : rules.policies) {
     // current - added + removed in the period: the fleet size when the period began.
     const int64_t start =
         int64_t{current} - ReplicasChangedInPeriod(scale_events, policy.period, now);
     int64_t proposed = start;
-    if (policy.type == ScalingPolicy::Type::kPods) {
+    if (policy.type == api::ScalingPolicy::Type::kPods) {
       proposed = start + policy.value;
     } else {
       proposed = ClampToInt32(std::ceil(static_cast<double>(start) *
@@ -262,17 +262,17 @@ int32_t HpaScaleUpLimit(int32_t current, const Events& scale_events, const Scali
   return std::max(current, ClampToInt32(result));
 }
 
-int32_t HpaScaleDownLimit(int32_t current, const Events& scale_events, const ScalingRules& rules,
-                          absl::Time now) {
-  if (rules.select == SelectPolicy::kDisabled) return current;
+int32_t HpaScaleDownLimit(int32_t current, const Events& scale_events,
+                          const api::ScalingRules& rules, absl::Time now) {
+  if (rules.select == api::SelectPolicy::kDisabled) return current;
   // For a scale-down the policy allowing the smaller change gives the HIGHER floor.
-  const bool smallest_change = rules.select == SelectPolicy::kMin;
+  const bool smallest_change = rules.select == api::SelectPolicy::kMin;
   int64_t result = smallest_change ? kInt32Min : kInt32Max;
-  for (const ScalingPolicy& policy : rules.policies) {
+  for (const api::ScalingPolicy& policy : rules.policies) {
     const int64_t start =
         int64_t{current} - ReplicasChangedInPeriod(scale_events, policy.period, now);
     int64_t proposed = start;
-    if (policy.type == ScalingPolicy::Type::kPods) {
+    if (policy.type == api::ScalingPolicy::Type::kPods) {
       proposed = start - policy.value;
     } else {
       proposed = ClampToInt32(static_cast<double>(start) *

@@ -89,7 +89,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
-#include "controller/policy/scaling_rules.h"
+#include "controller/api/scaling_rules.h"
 
 namespace twinscale::policy {
 
@@ -126,8 +126,8 @@ struct HpaConfig {
   // scale_up / scale_down below. false: the legacy normalizeDesiredReplicas (KEDA without
   // advanced behavior; a plain HPA without a behavior block); scale_up / scale_down are ignored.
   bool has_behavior = true;
-  ScalingRules scale_up = HpaDefaultScaleUp();
-  ScalingRules scale_down = HpaDefaultScaleDown();
+  api::ScalingRules scale_up = api::HpaDefaultScaleUp();
+  api::ScalingRules scale_down = api::HpaDefaultScaleDown();
   // spec.behavior.scaleUp/scaleDown.tolerance (HPAConfigurableTolerance, beta since 1.35); they
   // override `tolerance` for one direction, and only when has_behavior.
   std::optional<double> scale_up_tolerance;
@@ -197,13 +197,13 @@ int32_t ReplicasChangedInPeriod(const std::deque<std::pair<absl::Time, int32_t>>
 // then never below `current` (as convertDesiredReplicasWithBehaviorRate does). Disabled -> current.
 int32_t HpaScaleUpLimit(int32_t current,
                         const std::deque<std::pair<absl::Time, int32_t>>& scale_events,
-                        const ScalingRules& rules, absl::Time now);
+                        const api::ScalingRules& rules, absl::Time now);
 
 // The lowest replica count the scale-down rules allow now: calculateScaleDownLimitWithBehaviors,
 // then never above `current`. Disabled -> current.
 int32_t HpaScaleDownLimit(int32_t current,
                           const std::deque<std::pair<absl::Time, int32_t>>& scale_events,
-                          const ScalingRules& rules, absl::Time now);
+                          const api::ScalingRules& rules, absl::Time now);
 
 }  // namespace twinscale::policy
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "controller/policy/scaling_rules.h"
+#include "controller/api/scaling_rules.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,6 +23,10 @@ using ::testing::ElementsAre;
 using ::testing::Pair;
 using Kind = HpaMetricSample::Kind;
 using Events = std::deque<std::pair<absl::Time, int32_t>>;
+using api::ScalingPolicy;
+using api::ScalingRules;
+using api::SelectPolicy;
+using api::TwinscaleDefaultScaleDown;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 absl::Time At(int64_t seconds) { return kT0 + absl::Seconds(seconds); }

@@ -431,7 +431,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   }
   // Rate limits, as the HPA computes them from the scale events within each policy's period.
   if (desired > current && current > 0) {
-    const int32_t limit = c.scale_up.select == SelectPolicy::kDisabled
+    const int32_t limit = c.scale_up.select == api::SelectPolicy::kDisabled
                               ? current
                               : HpaScaleUpLimit(current, history.scale_events, c.scale_up, now);
     if (desired > limit) {
@@ -441,7 +441,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
       desired = std::max(current, limit);
     }
   } else if (desired < current) {
-    const int32_t limit = c.scale_down.select == SelectPolicy::kDisabled
+    const int32_t limit = c.scale_down.select == api::SelectPolicy::kDisabled
                               ? current
                               : HpaScaleDownLimit(current, history.scale_events, c.scale_down, now);
     if (desired < limit) {

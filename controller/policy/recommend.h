@@ -40,10 +40,10 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "controller/api/scaling_rules.h"
 #include "controller/policy/decision.h"
 #include "controller/policy/forecaster.h"
 #include "controller/policy/rate_forecast_error.h"
-#include "controller/policy/scaling_rules.h"
 #include "controller/policy/slo_budget.h"
 #include "controller/state/fleet_snapshot.h"
 
@@ -75,15 +75,15 @@ struct PolicyConfig {
   // The set point's cushion, the raise's bound and the record needed; BudgetAt sets the rules'
   // target_requests from target_requests above, and max_lower from the aim's floor.
   BudgetRules budget;
-  ScalingRules scale_up = HpaDefaultScaleUp();            // spec.scaleUp
-  ScalingRules scale_down = TwinscaleDefaultScaleDown();  // spec.scaleDown
-  double safety_margin = 0.8;                             // spec.scaleDown.safetyMargin [0.8]
-  double queue_depth_per_replica = 4;                     // spec.limits.queueDepthPerReplica [4]
-  double kv_cache_utilization = 0.85;                     // spec.limits.kvCacheUtilization [0.85]
-  bool enforce_limits_on_scale_up = false;                // spec.limits.enforceOnScaleUp [false]
-  absl::Duration warmup_expected = absl::Seconds(60);     // spec.warmup.expected or the profile
-  absl::Duration warmup_p99 = absl::Seconds(180);         // past this a starting pod stops counting
-  absl::Duration interval = absl::Seconds(15);            // spec.metrics.interval [15s]
+  api::ScalingRules scale_up = api::HpaDefaultScaleUp();            // spec.scaleUp
+  api::ScalingRules scale_down = api::TwinscaleDefaultScaleDown();  // spec.scaleDown
+  double safety_margin = 0.8;                          // spec.scaleDown.safetyMargin [0.8]
+  double queue_depth_per_replica = 4;                  // spec.limits.queueDepthPerReplica [4]
+  double kv_cache_utilization = 0.85;                  // spec.limits.kvCacheUtilization [0.85]
+  bool enforce_limits_on_scale_up = false;             // spec.limits.enforceOnScaleUp [false]
+  absl::Duration warmup_expected = absl::Seconds(60);  // spec.warmup.expected or the profile
+  absl::Duration warmup_p99 = absl::Seconds(180);      // past this a starting pod stops counting
+  absl::Duration interval = absl::Seconds(15);         // spec.metrics.interval [15s]
   // spec.slo.itl: output-token gaps; 0 threshold: no ITL objective. Unlike the TTFT objective it
   // is aimed at its own percentile, not at the target share: token counts are large, so the
   // twin's ITL share is not noisy.

@@ -602,7 +602,7 @@ TEST(RecommendTest, ADecisionNobodyCarriedOutDoesNotHoldTheNextBack) {
   // Had the first decision been carried out (2 -> 3), the minute's one pod is spent: 3 holds.
   PolicyConfig c = Config();
   c.warmup_expected = absl::Seconds(15);
-  c.scale_up.policies = {{ScalingPolicy::Type::kPods, 1, absl::Seconds(60)}};
+  c.scale_up.policies = {{api::ScalingPolicy::Type::kPods, 1, absl::Seconds(60)}};
   CapacityForecaster f(10);
   struct Case {
     std::string name;

@@ -91,10 +91,10 @@ class FixedDecider : public policy::Decider {
 class FixedFactory : public policy::DeciderFactory {
  public:
   absl::StatusOr<std::unique_ptr<policy::Decider>> Create(
-      const policy::InferenceAutoscalerSpec&) override {
+      const api::InferenceAutoscalerSpec&) override {
     return std::make_unique<FixedDecider>(&log);
   }
-  absl::Status Reconfigure(const policy::InferenceAutoscalerSpec&, policy::Decider&) override {
+  absl::Status Reconfigure(const api::InferenceAutoscalerSpec&, policy::Decider&) override {
     return absl::OkStatus();
   }
   DecisionLog log;
@@ -216,7 +216,7 @@ class ControllerTest : public ::testing::Test {
     deps_.pods = &pods_;
     deps_.deciders = &factory_;
     deps_.metrics_sources =
-        [this](const policy::MetricsSpec&,
+        [this](const api::MetricsSpec&,
                const std::string&) -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
       return std::make_unique<NoPodsSource>(&on_read_);
     };

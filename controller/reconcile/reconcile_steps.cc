@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "controller/api/spec_loader.h"
 #include "controller/kube/api_errors.h"
 #include "controller/kube/kube_client.h"
-#include "controller/policy/spec_loader.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::reconcile {
@@ -20,8 +20,8 @@ using Stage = state::PodView::Stage;
 absl::Status ResolveSpec(const nlohmann::json& object, const std::string& key, int64_t generation,
                          const std::optional<AutoscalerStatus::Calibration>& calibration,
                          policy::DeciderFactory& factory, SpecState& state) {
-  absl::StatusOr<policy::InferenceAutoscaler> parsed =
-      policy::ParseInferenceAutoscaler(object.dump(), absl::StrCat("InferenceAutoscaler ", key));
+  absl::StatusOr<api::InferenceAutoscaler> parsed =
+      api::ParseInferenceAutoscaler(object.dump(), absl::StrCat("InferenceAutoscaler ", key));
   if (!parsed.ok()) return parsed.status();
   if (state.decider != nullptr && state.generation == generation) return absl::OkStatus();
   if (state.decider == nullptr) {
@@ -40,7 +40,7 @@ absl::Status ResolveSpec(const nlohmann::json& object, const std::string& key, i
   return absl::OkStatus();
 }
 
-kube::ResourceRef ScaleTargetResource(const policy::TargetRef& target) {
+kube::ResourceRef ScaleTargetResource(const api::TargetRef& target) {
   if (target.api_version == "apps/v1" && target.kind == "Deployment") return kube::kDeployments;
   if (target.api_version == "apps/v1" && target.kind == "StatefulSet") return kube::kStatefulSets;
   std::vector<std::string> gv = absl::StrSplit(target.api_version, absl::MaxSplits('/', 1));
@@ -66,7 +66,7 @@ ScaleRead ParseScale(const nlohmann::json& scale) {
 }
 
 absl::StatusOr<std::string> OtherAutoscaler(kube::KubeClient& client, const std::string& ns,
-                                            const policy::TargetRef& target) {
+                                            const api::TargetRef& target) {
   // The scaleTargetRef of one autoscaler object names `target`; KEDA's kind defaults to
   // Deployment, the HPA's is required.
   auto names_target = [&](const nlohmann::json& obj, const char* default_kind) {
@@ -113,8 +113,8 @@ ListedPods ParseListedPods(const std::vector<nlohmann::json>& listed) {
   return out;
 }
 
-bool MetricsSourceOutdated(const std::optional<policy::MetricsSpec>& built_for,
-                           const policy::MetricsSpec& wanted) {
+bool MetricsSourceOutdated(const std::optional<api::MetricsSpec>& built_for,
+                           const api::MetricsSpec& wanted) {
   if (!built_for.has_value()) return true;
   if (built_for->source != wanted.source || built_for->port != wanted.port ||
       built_for->path != wanted.path || built_for->stale_after != wanted.stale_after) {
@@ -127,7 +127,7 @@ bool MetricsSourceOutdated(const std::optional<policy::MetricsSpec>& built_for,
 }
 
 std::vector<metrics::PodTarget> ScrapeTargets(const std::vector<KubePod>& pods,
-                                              const policy::MetricsSpec& spec) {
+                                              const api::MetricsSpec& spec) {
   std::vector<metrics::PodTarget> targets;
   for (const KubePod& p : pods) {
     // Only a started server answers /metrics; a pod without an address can't be asked.

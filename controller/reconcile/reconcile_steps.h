@@ -19,11 +19,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "controller/api/spec.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/metrics/metrics_source.h"
 #include "controller/policy/decider.h"
 #include "controller/policy/decision.h"
-#include "controller/policy/spec.h"
 #include "controller/reconcile/autoscaler_status.h"
 #include "controller/reconcile/kube_pod.h"
 #include "controller/state/cluster_view.h"
@@ -46,7 +46,7 @@ inline constexpr char kVictimCost[] = "-1000";
 // The object's spec and the decider built for it, kept between passes.
 struct SpecState {
   int64_t generation = -1;  // of the spec the decider was built for
-  std::optional<policy::InferenceAutoscalerSpec> spec;
+  std::optional<api::InferenceAutoscalerSpec> spec;
   std::unique_ptr<policy::Decider> decider;
 };
 
@@ -64,7 +64,7 @@ absl::Status ResolveSpec(const nlohmann::json& object, const std::string& key, i
 
 // The /scale-bearing resource a targetRef names: the two apps/v1 kinds by name, anything else as
 // group/version and the lower-case plural of its kind (LeaderWorkerSet -> leaderworkersets).
-kube::ResourceRef ScaleTargetResource(const policy::TargetRef& target);
+kube::ResourceRef ScaleTargetResource(const api::TargetRef& target);
 
 // What a pass reads of the target's autoscaling/v1 Scale.
 struct ScaleRead {
@@ -78,7 +78,7 @@ ScaleRead ParseScale(const nlohmann::json& scale);
 // y"), or "" when none. A resource the cluster doesn't serve (no KEDA installed: 404) means no
 // such autoscaler; any other failure to list is returned.
 absl::StatusOr<std::string> OtherAutoscaler(kube::KubeClient& client, const std::string& ns,
-                                            const policy::TargetRef& target);
+                                            const api::TargetRef& target);
 
 // ---- 3. Read pods.
 
@@ -93,12 +93,12 @@ ListedPods ParseListedPods(const std::vector<nlohmann::json>& listed);
 // Whether a metrics source built for `built_for` (nullopt: none built) must be built again for
 // `wanted`: the source, port, path, staleAfter or Prometheus endpoint changed (the interval
 // doesn't matter to a source).
-bool MetricsSourceOutdated(const std::optional<policy::MetricsSpec>& built_for,
-                           const policy::MetricsSpec& wanted);
+bool MetricsSourceOutdated(const std::optional<api::MetricsSpec>& built_for,
+                           const api::MetricsSpec& wanted);
 
 // The pods to read metrics from: those with an address whose server has started (not Pending).
 std::vector<metrics::PodTarget> ScrapeTargets(const std::vector<KubePod>& pods,
-                                              const policy::MetricsSpec& spec);
+                                              const api::MetricsSpec& spec);
 
 // A read's results split into the readings (by pod; the first of duplicates) and the pods that
 // could not be read with why.

@@ -72,14 +72,14 @@ class NullDecider : public policy::Decider {
 class CountingFactory : public policy::DeciderFactory {
  public:
   absl::StatusOr<std::unique_ptr<policy::Decider>> Create(
-      const policy::InferenceAutoscalerSpec& spec) override {
+      const api::InferenceAutoscalerSpec& spec) override {
     ++created;
     if (spec.model.profile == "no-such-profile") {
       return absl::InvalidArgumentError("spec.model.profile: unknown profile");
     }
     return std::make_unique<NullDecider>();
   }
-  absl::Status Reconfigure(const policy::InferenceAutoscalerSpec&, policy::Decider&) override {
+  absl::Status Reconfigure(const api::InferenceAutoscalerSpec&, policy::Decider&) override {
     ++reconfigured;
     return reconfigure_error;
   }
@@ -159,7 +159,7 @@ TEST(ResolveSpecTest, AFailedReconfigureKeepsTheSpecTheDeciderWasBuiltFor) {
 TEST(ScaleTargetResourceTest, NamesTheScaleBearingResource) {
   struct Case {
     std::string name;
-    policy::TargetRef ref;
+    api::TargetRef ref;
     kube::ResourceRef want;
   };
   const std::vector<Case> cases = {
@@ -206,7 +206,7 @@ nlohmann::json Autoscaler(const std::string& api_version, const std::string& kin
 }
 
 TEST(OtherAutoscalerTest, NamesAnHpaOrScaledObjectOfTheTargetOnly) {
-  const policy::TargetRef target{"apps/v1", "Deployment", "vllm"};
+  const api::TargetRef target{"apps/v1", "Deployment", "vllm"};
   fakes::FakeKubeClient api;
   EXPECT_EQ(*OtherAutoscaler(api, "llm", target), "");
   // Another target's HPA, and one in another namespace, are none of ours.
@@ -234,7 +234,7 @@ TEST(OtherAutoscalerTest, NamesAnHpaOrScaledObjectOfTheTargetOnly) {
 }
 
 TEST(OtherAutoscalerTest, AKindTheClusterDoesNotServeIsNoneAndOtherFailuresAreReturned) {
-  const policy::TargetRef target{"apps/v1", "Deployment", "vllm"};
+  const api::TargetRef target{"apps/v1", "Deployment", "vllm"};
   fakes::FakeKubeClient api;
   absl::Status scaled_objects = absl::NotFoundError("the server could not find the resource");
   api.SetInterceptor([&](const fakes::FakeKubeClient::Request& req) {
@@ -273,35 +273,35 @@ TEST(ParseListedPodsTest, KeepsReadablePodsInOrderNotesMarksAndSaysWhyOthersAreS
 }
 
 TEST(MetricsSourceOutdatedTest, ASourceIsRebuiltWhenWhatItReadsChanges) {
-  policy::MetricsSpec built;
-  built.source = policy::MetricsSourceKind::kPrometheus;
-  built.prometheus = policy::PrometheusSpec{};
+  api::MetricsSpec built;
+  built.source = api::MetricsSourceKind::kPrometheus;
+  built.prometheus = api::PrometheusSpec{};
   built.prometheus->url = "http://prom:9090";
   struct Case {
     std::string name;
-    std::function<void(policy::MetricsSpec&)> change;
+    std::function<void(api::MetricsSpec&)> change;
     bool want;
   };
   const std::vector<Case> cases = {
-      {"nothing changed", [](policy::MetricsSpec&) {}, false},
+      {"nothing changed", [](api::MetricsSpec&) {}, false},
       {"only the interval changed: a source doesn't use it",
-       [](policy::MetricsSpec& m) { m.interval = absl::Seconds(30); }, false},
-      {"the source kind",
-       [](policy::MetricsSpec& m) { m.source = policy::MetricsSourceKind::kPods; }, true},
-      {"the port", [](policy::MetricsSpec& m) { m.port = 9000; }, true},
-      {"the path", [](policy::MetricsSpec& m) { m.path = "/stats"; }, true},
-      {"staleAfter", [](policy::MetricsSpec& m) { m.stale_after = absl::Seconds(60); }, true},
-      {"Prometheus dropped", [](policy::MetricsSpec& m) { m.prometheus.reset(); }, true},
-      {"the Prometheus URL", [](policy::MetricsSpec& m) { m.prometheus->url = "http://p2"; }, true},
+       [](api::MetricsSpec& m) { m.interval = absl::Seconds(30); }, false},
+      {"the source kind", [](api::MetricsSpec& m) { m.source = api::MetricsSourceKind::kPods; },
+       true},
+      {"the port", [](api::MetricsSpec& m) { m.port = 9000; }, true},
+      {"the path", [](api::MetricsSpec& m) { m.path = "/stats"; }, true},
+      {"staleAfter", [](api::MetricsSpec& m) { m.stale_after = absl::Seconds(60); }, true},
+      {"Prometheus dropped", [](api::MetricsSpec& m) { m.prometheus.reset(); }, true},
+      {"the Prometheus URL", [](api::MetricsSpec& m) { m.prometheus->url = "http://p2"; }, true},
       {"the label matchers",
-       [](policy::MetricsSpec& m) {
+       [](api::MetricsSpec& m) {
          m.prometheus->label_matchers = {{"cluster", "a"}};
        },
        true},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    policy::MetricsSpec wanted = built;
+    api::MetricsSpec wanted = built;
     c.change(wanted);
     EXPECT_EQ(MetricsSourceOutdated(built, wanted), c.want);
   }
@@ -309,7 +309,7 @@ TEST(MetricsSourceOutdatedTest, ASourceIsRebuiltWhenWhatItReadsChanges) {
 }
 
 TEST(ScrapeTargetsTest, AsksOnlyStartedPodsWithAnAddress) {
-  policy::MetricsSpec spec;
+  api::MetricsSpec spec;
   spec.port = 8080;
   spec.path = "/m";
   const std::vector<metrics::PodTarget> targets =

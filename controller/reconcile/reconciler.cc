@@ -17,7 +17,7 @@ struct Reconciler::TargetState {
   SpecState spec;  // the spec and its decider
   // The metrics source and the spec it was built for.
   std::unique_ptr<metrics::MetricsSource> source;
-  std::optional<policy::MetricsSpec> source_spec;
+  std::optional<api::MetricsSpec> source_spec;
   // The status as last written (or, with status_read, as the object had it at start).
   AutoscalerStatus written;
   bool status_read = false;
@@ -48,7 +48,7 @@ struct Reconciler::Pass {
   // Act.
   int32_t current = 0;  // the target's replicas once acted
 
-  const policy::InferenceAutoscalerSpec& spec() const { return *st->spec.spec; }
+  const api::InferenceAutoscalerSpec& spec() const { return *st->spec.spec; }
 };
 
 namespace {
@@ -155,7 +155,7 @@ std::optional<ReconcileResult> Reconciler::ReadSpec(Pass& pass) {
 }
 
 std::optional<ReconcileResult> Reconciler::ReadTarget(Pass& pass) {
-  const policy::InferenceAutoscalerSpec& spec = pass.spec();
+  const api::InferenceAutoscalerSpec& spec = pass.spec();
   pass.target = ScaleTargetResource(spec.target_ref);
   auto scale = deps_.client->Get(pass.target, pass.ns, spec.target_ref.name, "scale");
   if (!scale.ok()) {
@@ -168,7 +168,7 @@ std::optional<ReconcileResult> Reconciler::ReadTarget(Pass& pass) {
     return ReconcileResult{kRetry, scale.status()};
   }
   pass.scale = ParseScale(*scale);
-  if (spec.mode == policy::Mode::kDirect) {
+  if (spec.mode == api::Mode::kDirect) {
     auto found = OtherAutoscaler(*deps_.client, pass.ns, spec.target_ref);
     if (!found.ok()) {
       CountError("scale");
@@ -183,7 +183,7 @@ std::optional<ReconcileResult> Reconciler::ReadTarget(Pass& pass) {
 }
 
 std::optional<ReconcileResult> Reconciler::ReadPods(Pass& pass) {
-  const policy::InferenceAutoscalerSpec& spec = pass.spec();
+  const api::InferenceAutoscalerSpec& spec = pass.spec();
   TargetState& st = *pass.st;
   if (pass.scale.selector.empty()) {
     // Nothing to watch: a target without a selector has no pods we know.
@@ -251,17 +251,17 @@ policy::Decision Reconciler::Decide(Pass& pass) {
 }
 
 absl::Status Reconciler::Act(Pass& pass, const policy::Decision& decision) {
-  const policy::InferenceAutoscalerSpec& spec = pass.spec();
+  const api::InferenceAutoscalerSpec& spec = pass.spec();
   TargetState& st = *pass.st;
   const int32_t spec_replicas = pass.scale.spec_replicas;
   pass.current = spec_replicas;
   absl::Status act_status;
-  if (spec.mode != policy::Mode::kDirect) {
-    const char* mode = spec.mode == policy::Mode::kRecommend ? "Recommend"
-                       : spec.mode == policy::Mode::kKeda    ? "KEDA"
-                                                             : "HPA";
+  if (spec.mode != api::Mode::kDirect) {
+    const char* mode = spec.mode == api::Mode::kRecommend ? "Recommend"
+                       : spec.mode == api::Mode::kKeda    ? "KEDA"
+                                                          : "HPA";
     SetCondition(pass.next, kScalingActive, "True", mode,
-                 spec.mode == policy::Mode::kRecommend
+                 spec.mode == api::Mode::kRecommend
                      ? "dry run: the decision is in status.desiredReplicas; nothing is scaled"
                      : "the decision is published for the autoscaler that scales the target",
                  pass.now, pass.generation);
@@ -345,7 +345,7 @@ void Reconciler::MarkVictims(const Pass& pass, const std::vector<std::string>& v
 
 ReconcileResult Reconciler::WriteStatus(Pass& pass, const policy::Decision& decision,
                                         const absl::Status& act_status) {
-  const policy::InferenceAutoscalerSpec& spec = pass.spec();
+  const api::InferenceAutoscalerSpec& spec = pass.spec();
   TargetState& st = *pass.st;
   AutoscalerStatus& next = pass.next;
   const state::FleetSnapshot* snap = st.spec.decider->last_snapshot();

@@ -44,12 +44,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "controller/api/spec.h"
 #include "controller/common/clock.h"
 #include "controller/common/json_log.h"
 #include "controller/kube/event_recorder.h"
 #include "controller/metrics/metrics_source.h"
 #include "controller/policy/decider.h"
-#include "controller/policy/spec.h"
 #include "controller/reconcile/autoscaler_status.h"
 #include "controller/reconcile/reconcile_steps.h"
 
@@ -66,7 +66,7 @@ class PodInformers;
 
 // The source of a spec's metrics (PodScraper or PromqlSource in the binary).
 using MetricsSourceFactory = std::function<absl::StatusOr<std::unique_ptr<metrics::MetricsSource>>(
-    const policy::MetricsSpec& spec, const std::string& model_name)>;
+    const api::MetricsSpec& spec, const std::string& model_name)>;
 
 struct ReconcilerDeps {
   kube::KubeClient* client = nullptr;          // required

@@ -79,14 +79,14 @@ class ScriptedDecider : public policy::Decider {
 class ScriptedFactory : public policy::DeciderFactory {
  public:
   absl::StatusOr<std::unique_ptr<policy::Decider>> Create(
-      const policy::InferenceAutoscalerSpec& spec) override {
+      const api::InferenceAutoscalerSpec& spec) override {
     ++created;
     if (spec.model.profile == "no-such-profile") {
       return absl::InvalidArgumentError("spec.model.profile: unknown profile \"no-such-profile\"");
     }
     return std::make_unique<ScriptedDecider>(&script, &views, &restored, &scaled);
   }
-  absl::Status Reconfigure(const policy::InferenceAutoscalerSpec&, policy::Decider&) override {
+  absl::Status Reconfigure(const api::InferenceAutoscalerSpec&, policy::Decider&) override {
     ++reconfigured;
     return absl::OkStatus();
   }
@@ -184,7 +184,7 @@ class ReconcilerTest : public ::testing::Test {
     deps_.deciders = &factory_;
     deps_.events = &events_;
     deps_.metrics_sources =
-        [this](const policy::MetricsSpec&,
+        [this](const api::MetricsSpec&,
                const std::string&) -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
       return std::make_unique<ScriptedSource>(&clock_, &load_, &fail_all_, &failing_);
     };
@@ -599,7 +599,7 @@ TEST_F(ReconcilerTest, EachPassPublishesItsDecisionForTheOutputs) {
   r.Reconcile("llm", "llama");
   auto e = board.Get("llm", "llama");
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->decision.mode, policy::Mode::kKeda);
+  EXPECT_EQ(e->decision.mode, api::Mode::kKeda);
   EXPECT_EQ(e->decision.desired_replicas, 5);
   EXPECT_EQ(e->decision.current_replicas, 3);  // KEDA mode: the target is not scaled by us
   EXPECT_FALSE(e->decision.inputs_stale);
@@ -631,7 +631,7 @@ TEST_F(ReconcilerTest, ForgetRemovesThePublishedDecision) {
   Reconciler r(deps_);
   r.Reconcile("llm", "llama");
   ASSERT_TRUE(board.Get("llm", "llama").has_value());
-  EXPECT_EQ(board.Get("llm", "llama")->decision.mode, policy::Mode::kRecommend);
+  EXPECT_EQ(board.Get("llm", "llama")->decision.mode, api::Mode::kRecommend);
   r.Forget("llm", "llama");  // the informer saw the delete
   EXPECT_FALSE(board.Get("llm", "llama").has_value());
 }

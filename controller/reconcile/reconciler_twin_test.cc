@@ -168,7 +168,7 @@ class ReconcilerTwinTest : public ::testing::Test {
     deps_.deciders = deciders_.get();
     deps_.events = &events_;
     deps_.metrics_sources =
-        [this](const policy::MetricsSpec&,
+        [this](const api::MetricsSpec&,
                const std::string&) -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
       return std::make_unique<FleetSource>(&clock_, &api_, &rate_);
     };

@@ -5,8 +5,7 @@
 
 namespace twinscale::replay {
 
-ModeOutput::ModeOutput(policy::Mode mode, int32_t min_replicas, int32_t max_replicas,
-                       double tolerance)
+ModeOutput::ModeOutput(api::Mode mode, int32_t min_replicas, int32_t max_replicas, double tolerance)
     : mode_(mode) {
   hpa_.min_replicas = min_replicas;
   hpa_.max_replicas = max_replicas;
@@ -16,16 +15,16 @@ ModeOutput::ModeOutput(policy::Mode mode, int32_t min_replicas, int32_t max_repl
   // change in one sync (1000% or 100 pods up, 100% down per 15 s), so twinscale's own rate limits
   // and conservative scale-in are the only ones; what remains is the tolerance.
   hpa_.scale_up.stabilization_window = absl::ZeroDuration();
-  hpa_.scale_up.policies = {{policy::ScalingPolicy::Type::kPercent, 1000, absl::Seconds(15)},
-                            {policy::ScalingPolicy::Type::kPods, 100, absl::Seconds(15)}};
-  hpa_.scale_up.select = policy::SelectPolicy::kMax;
+  hpa_.scale_up.policies = {{api::ScalingPolicy::Type::kPercent, 1000, absl::Seconds(15)},
+                            {api::ScalingPolicy::Type::kPods, 100, absl::Seconds(15)}};
+  hpa_.scale_up.select = api::SelectPolicy::kMax;
   hpa_.scale_down.stabilization_window = absl::ZeroDuration();
-  hpa_.scale_down.policies = {{policy::ScalingPolicy::Type::kPercent, 100, absl::Seconds(15)}};
-  hpa_.scale_down.select = policy::SelectPolicy::kMax;
+  hpa_.scale_down.policies = {{api::ScalingPolicy::Type::kPercent, 100, absl::Seconds(15)}};
+  hpa_.scale_down.select = api::SelectPolicy::kMax;
 }
 
 int32_t ModeOutput::Apply(int32_t decided, int32_t current, absl::Time now) {
-  if (mode_ != policy::Mode::kKeda && mode_ != policy::Mode::kHpa) {
+  if (mode_ != api::Mode::kKeda && mode_ != api::Mode::kHpa) {
     last_reason_.clear();
     return decided;
   }

@@ -12,15 +12,15 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "controller/api/spec.h"
 #include "controller/policy/hpa_algorithm.h"
-#include "controller/policy/spec.h"
 
 namespace twinscale::replay {
 
 class ModeOutput {
  public:
   // `tolerance`: the cluster's --horizontal-pod-autoscaler-tolerance (or a per-HPA one).
-  ModeOutput(policy::Mode mode, int32_t min_replicas, int32_t max_replicas, double tolerance = 0.1);
+  ModeOutput(api::Mode mode, int32_t min_replicas, int32_t max_replicas, double tolerance = 0.1);
 
   // The count the target gets when twinscale decides `decided` for a target at `current`. Every
   // sync of the HPA is one call (KEDA's HPA syncs at the controller's interval in replay).
@@ -30,7 +30,7 @@ class ModeOutput {
   const std::string& last_reason() const { return last_reason_; }
 
  private:
-  policy::Mode mode_;
+  api::Mode mode_;
   policy::HpaConfig hpa_;
   policy::HpaHistory history_;
   std::string last_reason_;

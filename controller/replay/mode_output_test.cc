@@ -27,23 +27,23 @@ TEST(ModeOutputTest, KedaModeLandsOutsideTheToleranceAndHoldsInsideIt) {
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
-    ModeOutput keda(policy::Mode::kKeda, 1, 48);
+    ModeOutput keda(api::Mode::kKeda, 1, 48);
     EXPECT_EQ(keda.Apply(tc.decided, tc.current, absl::FromUnixSeconds(1000)), tc.want);
   }
 }
 
 TEST(ModeOutputTest, DirectSetsTheDecisionAndAZeroToleranceLandsEverywhere) {
-  ModeOutput direct(policy::Mode::kDirect, 1, 48);
+  ModeOutput direct(api::Mode::kDirect, 1, 48);
   EXPECT_EQ(direct.Apply(21, 20, absl::FromUnixSeconds(0)), 21);
   EXPECT_TRUE(direct.last_reason().empty());
-  ModeOutput exact(policy::Mode::kHpa, 1, 48, /*tolerance=*/0.0);
+  ModeOutput exact(api::Mode::kHpa, 1, 48, /*tolerance=*/0.0);
   EXPECT_EQ(exact.Apply(21, 20, absl::FromUnixSeconds(0)), 21);
   EXPECT_EQ(exact.Apply(19, 20, absl::FromUnixSeconds(15)), 19);
 }
 
 TEST(ModeOutputTest, ASwallowedStepStaysSwallowedUntilTheDecisionMovesFurther) {
   // twinscale asks 21 at 20 for a minute, then 23: the HPA holds 20 for the whole minute.
-  ModeOutput keda(policy::Mode::kKeda, 1, 48);
+  ModeOutput keda(api::Mode::kKeda, 1, 48);
   int32_t current = 20;
   for (int s = 0; s < 60; s += 15) {
     current = keda.Apply(21, current, absl::FromUnixSeconds(s));

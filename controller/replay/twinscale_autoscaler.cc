@@ -10,7 +10,7 @@
 namespace twinscale::replay {
 
 TwinscaleAutoscaler::TwinscaleAutoscaler(std::string name, policy::PolicyConfig config,
-                                         twin::TwinOptions twin, policy::Mode mode)
+                                         twin::TwinOptions twin, api::Mode mode)
     : name_(std::move(name)),
       decider_(config, std::move(twin), absl::Seconds(45)),
       output_(mode, config.min_replicas, config.max_replicas) {}

@@ -21,7 +21,7 @@ class TwinscaleAutoscaler : public Autoscaler {
   // `mode`: how decisions reach the target (mode_output.h); Recommend is replayed as Direct, as if
   // its decisions were acted on.
   TwinscaleAutoscaler(std::string name, policy::PolicyConfig config, twin::TwinOptions twin,
-                      policy::Mode mode = policy::Mode::kDirect);
+                      api::Mode mode = api::Mode::kDirect);
   std::string Name() const override { return name_; }
   absl::Duration SyncPeriod() const override { return decider_.config().interval; }
   int32_t Decide(const ClusterView& view) override;

@@ -25,21 +25,21 @@ absl::Duration P99Warmup(const sim::LifecycleSpec& l) {
   return absl::Seconds(P99(l.provisioning) + P99(l.loading) + P99(l.warming_up));
 }
 
-sim::RouterKind RouterFor(policy::Routing routing) {
+sim::RouterKind RouterFor(api::Routing routing) {
   switch (routing) {
-    case policy::Routing::kRandom:
+    case api::Routing::kRandom:
       return sim::RouterKind::kRandom;
-    case policy::Routing::kRoundRobin:
+    case api::Routing::kRoundRobin:
       return sim::RouterKind::kRoundRobin;
-    case policy::Routing::kLeastRequests:
+    case api::Routing::kLeastRequests:
       return sim::RouterKind::kLeastRequests;
-    case policy::Routing::kPrefixAware:
+    case api::Routing::kPrefixAware:
       return sim::RouterKind::kPrefixAware;
   }
   return sim::RouterKind::kRandom;
 }
 
-absl::StatusOr<ResolvedTarget> Resolve(const policy::InferenceAutoscalerSpec& spec,
+absl::StatusOr<ResolvedTarget> Resolve(const api::InferenceAutoscalerSpec& spec,
                                        const sim::ProfileRegistry& profiles) {
   sim::DeploymentOverrides o;
   o.tensor_parallel = spec.model.tensor_parallel;

@@ -7,8 +7,8 @@
 #define TWINSCALE_CONTROLLER_TWIN_RESOLVE_H_
 
 #include "absl/status/statusor.h"
+#include "controller/api/spec.h"
 #include "controller/policy/recommend.h"
-#include "controller/policy/spec.h"
 #include "controller/twin/running_engine.h"
 #include "controller/twin/twin_forecaster.h"
 #include "simulator/profiles/profile_loader.h"
@@ -27,10 +27,10 @@ struct ResolvedTarget {
 absl::Duration ExpectedWarmup(const sim::LifecycleSpec& lifecycle);
 absl::Duration P99Warmup(const sim::LifecycleSpec& lifecycle);
 
-sim::RouterKind RouterFor(policy::Routing routing);
+sim::RouterKind RouterFor(api::Routing routing);
 
 // InvalidArgument naming the field when the profile is unknown or an override is invalid.
-absl::StatusOr<ResolvedTarget> Resolve(const policy::InferenceAutoscalerSpec& spec,
+absl::StatusOr<ResolvedTarget> Resolve(const api::InferenceAutoscalerSpec& spec,
                                        const sim::ProfileRegistry& profiles);
 
 }  // namespace twinscale::twin

@@ -5,13 +5,13 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/policy/spec_loader.h"
+#include "controller/api/spec_loader.h"
 
 namespace twinscale::twin {
 namespace {
 
 TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
-  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/llama-3.1-8b-h100.yaml");
+  auto ias = api::LoadInferenceAutoscalerFile("deploy/samples/llama-3.1-8b-h100.yaml");
   ASSERT_TRUE(ias.ok()) << ias.status();
   auto profiles = sim::ProfileRegistry::LoadEmbedded();
   ASSERT_TRUE(profiles.ok());
@@ -22,7 +22,7 @@ TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
   EXPECT_EQ(r->policy.percentile, 90);
   EXPECT_EQ(r->policy.max_replicas, ias->spec.max_replicas);
   EXPECT_EQ(r->policy.surplus_window, absl::Minutes(30));  // slo.ttft.surplusWindow's default
-  policy::InferenceAutoscalerSpec off = ias->spec;
+  api::InferenceAutoscalerSpec off = ias->spec;
   off.slo.ttft.surplus_window = absl::ZeroDuration();
   auto r_off = Resolve(off, *profiles);
   ASSERT_TRUE(r_off.ok()) << r_off.status();
@@ -31,8 +31,8 @@ TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
   EXPECT_EQ(r->policy.target_requests, 95);
   EXPECT_EQ(r->policy.target_minutes, 95);
   EXPECT_EQ(r->policy.target_window, absl::Hours(24));
-  policy::InferenceAutoscalerSpec strict = ias->spec;
-  strict.slo.target = policy::SloTarget{99.5, 90, absl::Hours(168)};
+  api::InferenceAutoscalerSpec strict = ias->spec;
+  strict.slo.target = api::SloTarget{99.5, 90, absl::Hours(168)};
   auto r_strict = Resolve(strict, *profiles);
   ASSERT_TRUE(r_strict.ok()) << r_strict.status();
   EXPECT_EQ(r_strict->policy.target_requests, 99.5);
@@ -45,7 +45,7 @@ TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
 }
 
 TEST(ResolveTest, TheCodeAssistantSampleCarriesItsContextLimitToTheDeployment) {
-  auto ias = policy::LoadInferenceAutoscalerFile("deploy/samples/code-assistant-8k.yaml");
+  auto ias = api::LoadInferenceAutoscalerFile("deploy/samples/code-assistant-8k.yaml");
   ASSERT_TRUE(ias.ok()) << ias.status();
   auto profiles = sim::ProfileRegistry::LoadEmbedded();
   ASSERT_TRUE(profiles.ok());
@@ -55,7 +55,7 @@ TEST(ResolveTest, TheCodeAssistantSampleCarriesItsContextLimitToTheDeployment) {
   EXPECT_TRUE(r->stated.max_model_len);  // stated, so it wins over the pods' --max-model-len
   EXPECT_FALSE(r->stated.max_num_seqs);
   // Left out, the profile's: Llama 3.1's own 131,072-token context.
-  policy::InferenceAutoscalerSpec plain = ias->spec;
+  api::InferenceAutoscalerSpec plain = ias->spec;
   plain.model.max_model_len.reset();
   auto r_plain = Resolve(plain, *profiles);
   ASSERT_TRUE(r_plain.ok()) << r_plain.status();
@@ -63,7 +63,7 @@ TEST(ResolveTest, TheCodeAssistantSampleCarriesItsContextLimitToTheDeployment) {
 }
 
 TEST(ResolveTest, AnUnknownProfileNamesTheField) {
-  policy::InferenceAutoscalerSpec spec;
+  api::InferenceAutoscalerSpec spec;
   spec.model.profile = "no-such-profile";
   spec.max_replicas = 3;
   auto profiles = sim::ProfileRegistry::LoadEmbedded();

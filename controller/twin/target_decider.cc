@@ -112,14 +112,14 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
 }
 
 absl::StatusOr<std::unique_ptr<policy::Decider>> TwinDeciderFactory::Create(
-    const policy::InferenceAutoscalerSpec& spec) {
+    const api::InferenceAutoscalerSpec& spec) {
   auto resolved = Resolve(spec, *profiles_);
   if (!resolved.ok()) return resolved.status();
   return std::make_unique<TargetDecider>(resolved->policy, resolved->twin, spec.metrics.stale_after,
                                          resolved->stated);
 }
 
-absl::Status TwinDeciderFactory::Reconfigure(const policy::InferenceAutoscalerSpec& spec,
+absl::Status TwinDeciderFactory::Reconfigure(const api::InferenceAutoscalerSpec& spec,
                                              policy::Decider& decider) {
   auto resolved = Resolve(spec, *profiles_);
   if (!resolved.ok()) return resolved.status();

@@ -72,8 +72,8 @@ class TwinDeciderFactory : public policy::DeciderFactory {
   // `profiles` must outlive the factory.
   explicit TwinDeciderFactory(const sim::ProfileRegistry* profiles) : profiles_(profiles) {}
   absl::StatusOr<std::unique_ptr<policy::Decider>> Create(
-      const policy::InferenceAutoscalerSpec& spec) override;
-  absl::Status Reconfigure(const policy::InferenceAutoscalerSpec& spec,
+      const api::InferenceAutoscalerSpec& spec) override;
+  absl::Status Reconfigure(const api::InferenceAutoscalerSpec& spec,
                            policy::Decider& decider) override;
 
  private:

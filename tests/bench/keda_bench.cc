@@ -46,7 +46,7 @@ std::string TargetName(int i) { return "llm-" + std::to_string(i); }
 
 PublishedDecision DecisionFor(int i, int step) {
   PublishedDecision d;
-  d.mode = policy::Mode::kKeda;
+  d.mode = api::Mode::kKeda;
   d.current_replicas = 4 + i % 8;
   d.desired_replicas = d.current_replicas + (step % 3) - 1;
   d.admission = {step % 2 == 0, 10.0 + step % 17, 4};

@@ -24,8 +24,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "controller/api/spec_loader.h"
 #include "controller/common/status_macros.h"
-#include "controller/policy/spec_loader.h"
 #include "controller/replay/decision_corpus.h"
 #include "controller/replay/oracle.h"
 #include "controller/replay/replay_driver.h"
@@ -78,8 +78,7 @@ std::vector<size_t> Spread(const std::vector<size_t>& items, int32_t k) {
 absl::StatusOr<std::vector<CorpusEntry>> Record(const ReplaySpec& spec, const Selection& sel) {
   TS_ASSIGN_OR_RETURN(sim::ProfileRegistry profiles, sim::ProfileRegistry::LoadEmbedded());
   const std::string manifest = absl::StrCat("deploy/samples/", spec.manifest);
-  TS_ASSIGN_OR_RETURN(policy::InferenceAutoscaler ias,
-                      policy::LoadInferenceAutoscalerFile(manifest));
+  TS_ASSIGN_OR_RETURN(api::InferenceAutoscaler ias, api::LoadInferenceAutoscalerFile(manifest));
   TS_ASSIGN_OR_RETURN(twin::ResolvedTarget target, twin::Resolve(ias.spec, profiles));
   const uint64_t seed = 1;
   target.policy.seed = seed;

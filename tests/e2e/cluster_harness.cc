@@ -593,9 +593,9 @@ absl::StatusOr<std::unique_ptr<ControllerInstance>> ControllerInstance::Start(
   deps.metrics = &*p.metrics;
   const Clock* clock = &p.clock;
   deps.metrics_sources =
-      [clock](const policy::MetricsSpec& spec,
+      [clock](const api::MetricsSpec& spec,
               const std::string& model) -> absl::StatusOr<std::unique_ptr<metrics::MetricsSource>> {
-    if (spec.source == policy::MetricsSourceKind::kPrometheus) {
+    if (spec.source == api::MetricsSourceKind::kPrometheus) {
       if (!spec.prometheus.has_value()) {
         return absl::InvalidArgumentError(
             "spec.metrics.prometheus is required with source Prometheus");

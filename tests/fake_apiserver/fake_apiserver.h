@@ -40,7 +40,7 @@
 //     the resourceVersion and sends no event.
 //  4. Custom resources with a schema (the InferenceAutoscaler CRD embedded from deploy/crds, and
 //     any --crd file) get the schema's defaults on create and update and are validated with the
-//     project's own engine (controller/policy/openapi_schema.h): 422 Invalid naming the field.
+//     project's own engine (controller/api/openapi_schema.h): 422 Invalid naming the field.
 //     Unknown fields are pruned with a `Warning: 299` header (fieldValidation=Warn, the default),
 //     dropped (Ignore), or refused with 400 "strict decoding error" (Strict, what kubectl sends).
 //     POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions serves a new CRD's kinds from

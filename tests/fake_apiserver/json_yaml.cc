@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "controller/policy/openapi_schema.h"
+#include "controller/api/openapi_schema.h"
 
 namespace twinscale::fake_apiserver {
 
@@ -66,18 +66,18 @@ json YamlToJson(const YAML::Node& node) {
     for (const auto& item : node) out.push_back(YamlToJson(item));
     return out;
   }
-  const policy::JsonScalar s = policy::ResolveScalar(node);
+  const api::JsonScalar s = api::ResolveScalar(node);
   switch (s.kind) {
-    case policy::JsonScalar::Kind::kNull:
+    case api::JsonScalar::Kind::kNull:
       return nullptr;
-    case policy::JsonScalar::Kind::kBool:
+    case api::JsonScalar::Kind::kBool:
       return s.boolean;
-    case policy::JsonScalar::Kind::kInteger:
+    case api::JsonScalar::Kind::kInteger:
       return s.integer;
-    case policy::JsonScalar::Kind::kNumber:
+    case api::JsonScalar::Kind::kNumber:
       if (!std::isfinite(s.number)) return nullptr;
       return s.number;
-    case policy::JsonScalar::Kind::kString:
+    case api::JsonScalar::Kind::kString:
       return s.text;
   }
   return nullptr;

@@ -1,5 +1,5 @@
 // JSON text for the wire, and JSON (nlohmann) <-> YAML (yaml-cpp) for the fake API server, so it
-// can run the project's own OpenAPI schema engine (controller/policy/openapi_schema.h, which works
+// can run the project's own OpenAPI schema engine (controller/api/openapi_schema.h, which works
 // on YAML nodes) on the JSON objects it stores: one schema engine for the loader, `replay` and the
 // fake, as the one-schema rule wants (docs/architecture.md "The InferenceAutoscaler spec").
 //
@@ -25,7 +25,7 @@ std::string JsonText(const nlohmann::json& value);
 
 YAML::Node JsonToYaml(const nlohmann::json& value);
 
-// The JSON value a YAML node stands for (scalars resolved with policy::ResolveScalar). Map keys
+// The JSON value a YAML node stands for (scalars resolved with api::ResolveScalar). Map keys
 // are taken as strings. Never fails: non-finite numbers (.inf, .nan) become null, since JSON has
 // no such numbers.
 nlohmann::json YamlToJson(const YAML::Node& node);

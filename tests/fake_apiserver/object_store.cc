@@ -15,9 +15,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "controller/api/openapi_schema.h"
 #include "controller/common/status_macros.h"
 #include "controller/kube/selectors.h"
-#include "controller/policy/openapi_schema.h"
 #include "tests/fake_apiserver/api_status.h"
 #include "tests/fake_apiserver/json_yaml.h"
 
@@ -142,12 +142,12 @@ json Bookmark(const ResourceType& type, int64_t rv, bool initial_events_end) {
 }
 
 // Removes the field at `path` (as the schema engine reports it) from `object`.
-void ErasePath(json& object, const std::vector<policy::PathElement>& path) {
+void ErasePath(json& object, const std::vector<api::PathElement>& path) {
   json* cur = &object;
   for (size_t i = 0; i < path.size(); ++i) {
-    const policy::PathElement& e = path[i];
+    const api::PathElement& e = path[i];
     const bool last = i + 1 == path.size();
-    if (e.kind == policy::PathElement::Kind::kIndex) {
+    if (e.kind == api::PathElement::Kind::kIndex) {
       if (!cur->is_array() || e.index >= cur->size()) return;
       if (last) {
         cur->erase(e.index);
@@ -377,11 +377,11 @@ absl::Status ObjectStore::ApplySchema(const ResourceType& type, json& object,
   json envelope = object;
   envelope["metadata"] = json::object();
   const YAML::Node defaulted = type.schema->ApplyDefaults(JsonToYaml(envelope));
-  const std::vector<policy::FieldError> errors = type.schema->Violations(defaulted, "", 50);
-  std::vector<std::vector<policy::PathElement>> unknown_paths;
+  const std::vector<api::FieldError> errors = type.schema->Violations(defaulted, "", 50);
+  std::vector<std::vector<api::PathElement>> unknown_paths;
   std::vector<std::string> unknown;
   std::vector<FieldCause> causes;
-  for (const policy::FieldError& e : errors) {
+  for (const api::FieldError& e : errors) {
     if (absl::StartsWith(e.message, "unknown field")) {
       unknown_paths.push_back(e.path);
       unknown.push_back(absl::StrCat("unknown field \"", e.field, "\""));

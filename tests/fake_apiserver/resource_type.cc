@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "controller/policy/spec_loader.h"
+#include "controller/api/spec_loader.h"
 #include "yaml-cpp/yaml.h"
 
 namespace twinscale::fake_apiserver {
@@ -156,7 +156,7 @@ std::vector<ResourceType> BuiltinResourceTypes() {
   // The project's own CRD, as embedded at build time. It is checked by the policy tests, so a
   // failure here is a build defect: fall back to a schemaless registration rather than lose the
   // kind.
-  auto ias = ResourceTypesFromCrd(policy::InferenceAutoscalerCrdYaml(),
+  auto ias = ResourceTypesFromCrd(api::InferenceAutoscalerCrdYaml(),
                                   "deploy/crds/twinscale.io_inferenceautoscalers.yaml");
   if (ias.ok() && !ias->empty()) {
     for (ResourceType& t : *ias) out.push_back(std::move(t));
@@ -238,7 +238,7 @@ absl::StatusOr<std::vector<ResourceType>> ResourceTypesFromCrd(std::string_view 
             t.printer_columns.push_back(std::move(col));
           }
         }
-        auto schema = policy::CrdVersionSchema(doc, t.version);
+        auto schema = api::CrdVersionSchema(doc, t.version);
         if (!schema.ok()) {
           return absl::InvalidArgumentError(absl::StrCat(Sv(where), ": ", t.resource, ".", t.group,
                                                          "/", t.version, ": ",

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/policy/openapi_schema.h"
+#include "controller/api/openapi_schema.h"
 
 namespace twinscale::fake_apiserver {
 
@@ -87,7 +87,7 @@ struct ResourceType {
   // Columns of `kubectl get` besides Name and Age.
   std::vector<PrinterColumn> printer_columns;
   // The OpenAPI v3 schema of the whole object; absent for kinds the fake doesn't validate.
-  std::optional<policy::OpenApiSchema> schema;
+  std::optional<api::OpenApiSchema> schema;
 
   // "apps/v1", or "v1" for the core group.
   std::string ApiVersion() const;

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static DecisionBoard* board = [] {
     auto* b = new DecisionBoard();
     PublishedDecision d;
-    d.mode = twinscale::policy::Mode::kHpa;
+    d.mode = twinscale::api::Mode::kHpa;
     d.current_replicas = 10;
     d.desired_replicas = 9;
     d.decided_at = absl::FromUnixSeconds(1767225600);

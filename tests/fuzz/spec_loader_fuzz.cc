@@ -8,14 +8,14 @@
 #include <string_view>
 
 #include "absl/time/time.h"
-#include "controller/policy/spec_loader.h"
+#include "controller/api/spec_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view yaml(reinterpret_cast<const char*>(data), size);
-  const auto all = twinscale::policy::ParseInferenceAutoscalers(yaml, "fuzz.yaml");
+  const auto all = twinscale::api::ParseInferenceAutoscalers(yaml, "fuzz.yaml");
   if (!all.ok()) return 0;
-  for (const twinscale::policy::InferenceAutoscaler& ias : *all) {
-    const twinscale::policy::InferenceAutoscalerSpec& s = ias.spec;
+  for (const twinscale::api::InferenceAutoscaler& ias : *all) {
+    const twinscale::api::InferenceAutoscalerSpec& s = ias.spec;
     const bool holds =
         !ias.metadata.name.empty() && s.min_replicas >= 1 && s.max_replicas >= s.min_replicas &&
         s.slo.ttft.percentile > 0 && s.slo.ttft.percentile <= 100 &&

@@ -19,8 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "controller/policy/openapi_schema.h"
-#include "controller/policy/spec_loader.h"
+#include "controller/api/openapi_schema.h"
+#include "controller/api/spec_loader.h"
 #include "nlohmann/json.hpp"
 #include "tests/fake_apiserver/json_yaml.h"
 #include "tests/k8s/control_plane.h"
@@ -141,7 +141,7 @@ TEST_F(RealApiServerTest, ACrdWithADescribedRootMetadataIsRefusedHereAndByTheSch
                                 "openAPIV3Schema.properties[metadata]: Forbidden: must not "
                                 "specify anything other than name and generateName"))
       << r.err;
-  auto schema = policy::CrdVersionSchema(YAML::Load(bad), "v1alpha1");
+  auto schema = api::CrdVersionSchema(YAML::Load(bad), "v1alpha1");
   ASSERT_TRUE(schema.ok()) << schema.status();
   const absl::Status structural = schema->CheckStructural();
   EXPECT_FALSE(structural.ok());
@@ -204,16 +204,16 @@ TEST_F(RealApiServerTest, EveryManifestAndEveryChartVariantPassesServerSideDryRu
 TEST_F(RealApiServerTest, SamplesAreStoredWithTheDefaultsTheLoaderFillsIn) {
   InstallCrd(ReadFile(kCrdFile));
   ExpectOk(cp_->Kubectl("create namespace llm"), "namespace");
-  auto schema = policy::CrdVersionSchema(YAML::LoadFile(kCrdFile), "v1alpha1");
+  auto schema = api::CrdVersionSchema(YAML::LoadFile(kCrdFile), "v1alpha1");
   ASSERT_TRUE(schema.ok()) << schema.status();
-  const std::optional<policy::OpenApiSchema> spec_schema = schema->Property("spec");
+  const std::optional<api::OpenApiSchema> spec_schema = schema->Property("spec");
   ASSERT_TRUE(spec_schema.has_value());
   int checked = 0;
   for (const auto& e : fs::directory_iterator("deploy/samples")) {
     if (e.path().extension() != ".yaml") continue;
     const std::string f = e.path().string();
     SCOPED_TRACE(f);
-    ASSERT_TRUE(policy::LoadInferenceAutoscalerFile(f).ok());
+    ASSERT_TRUE(api::LoadInferenceAutoscalerFile(f).ok());
     ExpectOk(cp_->Kubectl(absl::StrCat("apply -f ", ShellQuote(f))), f);
     const YAML::Node doc = YAML::LoadFile(f);
     auto stored =
@@ -264,7 +264,7 @@ TEST_F(RealApiServerTest, InvalidAutoscalersAreRefusedByTheServerAndByTheLoader)
     const Command r = cp_->KubectlWithFile("apply --dry-run=server", manifest);
     EXPECT_FALSE(r.ok()) << "the server accepted it";
     EXPECT_TRUE(absl::StrContains(r.err, c.field)) << r.err;
-    auto ours = policy::ParseInferenceAutoscaler(manifest, "case");
+    auto ours = api::ParseInferenceAutoscaler(manifest, "case");
     EXPECT_FALSE(ours.ok()) << "the loader accepted it";
     EXPECT_TRUE(absl::StrContains(ours.status().message(), c.field)) << ours.status();
   }

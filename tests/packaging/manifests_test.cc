@@ -1,6 +1,6 @@
 // The structural-schema check of what twinscale ships (`kubectl apply --dry-run=client` needs an
 // API server, so CI checks with the project's own schema engine,
-// controller/policy/openapi_schema.h, the one the spec loader and the fake API server use):
+// controller/api/openapi_schema.h, the one the spec loader and the fake API server use):
 //   - every CustomResourceDefinition under deploy/ and charts/ is a valid structural schema whose
 //     defaults are valid against their own schema, every field documented, and whose printer
 //     columns read fields of the column's type; the columns the handbook promises are there;
@@ -20,8 +20,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "controller/policy/openapi_schema.h"
-#include "controller/policy/spec_loader.h"
+#include "controller/api/openapi_schema.h"
+#include "controller/api/spec_loader.h"
 #include "controller/twin/resolve.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -79,8 +79,8 @@ std::vector<Found> AllDocuments() {
 // loader (schema defaults, the schema, the cross-field checks), then the twin's resolution of
 // spec.model against the embedded profiles (an unknown profile is InvalidSpec in the cluster).
 absl::Status CheckInferenceAutoscaler(const YamlDocument& doc, const std::string& where) {
-  absl::StatusOr<std::vector<policy::InferenceAutoscaler>> all =
-      policy::ParseInferenceAutoscalers(doc.text, where);
+  absl::StatusOr<std::vector<api::InferenceAutoscaler>> all =
+      api::ParseInferenceAutoscalers(doc.text, where);
   if (!all.ok()) return all.status();
   if (all->size() != 1) return absl::InternalError(absl::StrCat(where, ": not one object"));
   static const absl::StatusOr<sim::ProfileRegistry> profiles = sim::ProfileRegistry::LoadEmbedded();
@@ -113,7 +113,7 @@ TEST(Manifests, EveryDocumentIsAnObjectWithKindAndName) {
 // ---- CRDs ------------------------------------------------------------------------------------
 
 // The type a printer column's field must have: kubectl formats the column by its own type.
-bool ColumnTypeFits(const std::string& column_type, const policy::OpenApiSchema& field) {
+bool ColumnTypeFits(const std::string& column_type, const api::OpenApiSchema& field) {
   if (column_type == "integer") return field.Type() == "integer";
   if (column_type == "number") return field.Type() == "number" || field.Type() == "integer";
   if (column_type == "boolean") return field.Type() == "boolean";
@@ -131,7 +131,7 @@ TEST(Manifests, EveryCrdIsStructuralDocumentedAndItsColumnsReadFieldsOfTheirType
     for (const YAML::Node& version : f.node["spec"]["versions"]) {
       const std::string name = version["name"].Scalar();
       SCOPED_TRACE(name);
-      absl::StatusOr<policy::OpenApiSchema> schema = policy::CrdVersionSchema(f.node, name);
+      absl::StatusOr<api::OpenApiSchema> schema = api::CrdVersionSchema(f.node, name);
       ASSERT_TRUE(schema.ok()) << schema.status();
       // Structural, with every default valid against its own schema (CheckStructural's rules).
       EXPECT_TRUE(schema->CheckStructural().ok()) << schema->CheckStructural();
@@ -145,7 +145,7 @@ TEST(Manifests, EveryCrdIsStructuralDocumentedAndItsColumnsReadFieldsOfTheirType
           EXPECT_EQ(type, "date");
           continue;
         }
-        std::optional<policy::OpenApiSchema> node = *schema;
+        std::optional<api::OpenApiSchema> node = *schema;
         for (const std::string& part :
              std::vector<std::string>(absl::StrSplit(path.substr(1), '.'))) {
           if (node) node = node->Property(part);
@@ -177,10 +177,10 @@ TEST(Manifests, KubectlGetIasShowsTargetModeReplicasTtftKvUseAndAge) {
 TEST(Manifests, SchemaDefaultsTogetherValidateAgainstTheSchema) {
   // Each default is valid alone (CheckStructural); here all of them at once, on the smallest
   // valid spec, must give an object the schema accepts.
-  absl::StatusOr<policy::OpenApiSchema> root =
-      policy::CrdVersionSchema(YAML::LoadFile(kCrdPath), "v1alpha1");
+  absl::StatusOr<api::OpenApiSchema> root =
+      api::CrdVersionSchema(YAML::LoadFile(kCrdPath), "v1alpha1");
   ASSERT_TRUE(root.ok()) << root.status();
-  std::optional<policy::OpenApiSchema> spec = root->Property("spec");
+  std::optional<api::OpenApiSchema> spec = root->Property("spec");
   ASSERT_TRUE(spec.has_value());
   const YAML::Node minimal = YAML::Load(
       "targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n"
@@ -204,7 +204,7 @@ TEST(Manifests, TheChartInstallsTheCrdTheBinaryEmbeds) {
   ASSERT_TRUE(chart.ok()) << chart.status();
   EXPECT_TRUE(*deploy == *chart) << kChartCrdPath << " differs from " << kCrdPath
                                  << ": run hack/generate-deploy.sh";
-  EXPECT_EQ(policy::InferenceAutoscalerCrdYaml(), *deploy);
+  EXPECT_EQ(api::InferenceAutoscalerCrdYaml(), *deploy);
   // Helm must keep the CRD on uninstall (deleting it deletes every InferenceAutoscaler).
   const YAML::Node crd = YAML::Load(*deploy);
   EXPECT_EQ(crd["metadata"]["annotations"]["helm.sh/resource-policy"].Scalar(), "keep");

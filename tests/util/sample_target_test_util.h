@@ -7,13 +7,13 @@
 
 #include <string>
 
-#include "controller/policy/spec_loader.h"
+#include "controller/api/spec_loader.h"
 #include "controller/twin/resolve.h"
 
 namespace twinscale::twin {
 
 struct SampleTarget {
-  policy::InferenceAutoscalerSpec spec;
+  api::InferenceAutoscalerSpec spec;
   ResolvedTarget resolved;
 };
 
@@ -21,7 +21,7 @@ struct SampleTarget {
 // "deploy/samples/llama-3.1-8b-h100.yaml". Fails the test when it doesn't load or resolve.
 inline SampleTarget ResolveSample(const std::string& path) {
   SampleTarget out;
-  auto ias = policy::LoadInferenceAutoscalerFile(path);
+  auto ias = api::LoadInferenceAutoscalerFile(path);
   EXPECT_TRUE(ias.ok()) << ias.status();
   if (!ias.ok()) return out;
   out.spec = ias->spec;

@@ -2,7 +2,7 @@
 // validation keyword by keyword, the API server's defaulting rules, schema parsing, the structural
 // checks (on the shipped CRD, which must pass, and on broken schemas, which must not), and error
 // locations. Expected messages are written out in full so a change in wording is a visible choice.
-#include "controller/policy/openapi_schema.h"
+#include "controller/api/openapi_schema.h"
 
 #include <cmath>
 #include <map>
@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "yaml-cpp/yaml.h"
 
-namespace twinscale::policy {
+namespace twinscale::api {
 namespace {
 
 using ::testing::HasSubstr;
@@ -576,4 +576,4 @@ TEST(OpenApiSchemaPaths, LocatePathFindsTheDeepestExistingKey) {
 }
 
 }  // namespace
-}  // namespace twinscale::policy
+}  // namespace twinscale::api

@@ -1,15 +1,17 @@
 // How fast a fleet may change size, in the HPA's own terms (autoscaling/v2 HPAScalingRules), shared
 // by the InferenceAutoscaler spec (scaleUp / scaleDown), the HPA algorithm used for the baselines
-// and the KEDA/HPA modes' replay, and twinscale's own policy. Plain values; no behaviour.
-#ifndef TWINSCALE_CONTROLLER_POLICY_SCALING_RULES_H_
-#define TWINSCALE_CONTROLLER_POLICY_SCALING_RULES_H_
+// and the KEDA/HPA modes' replay, and twinscale's own policy. Part of the spec's API (api/), so
+// the decisions in policy/ include it from here and api/ depends on nothing of theirs. Plain
+// values; no behaviour.
+#ifndef TWINSCALE_CONTROLLER_API_SCALING_RULES_H_
+#define TWINSCALE_CONTROLLER_API_SCALING_RULES_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/time/time.h"
 
-namespace twinscale::policy {
+namespace twinscale::api {
 
 // One rate limit: at most `value` pods (or `value` percent of the fleet at the start of the
 // period) per `period`.
@@ -55,6 +57,6 @@ inline ScalingRules TwinscaleDefaultScaleDown() {
                       SelectPolicy::kMax};
 }
 
-}  // namespace twinscale::policy
+}  // namespace twinscale::api
 
-#endif  // TWINSCALE_CONTROLLER_POLICY_SCALING_RULES_H_
+#endif  // TWINSCALE_CONTROLLER_API_SCALING_RULES_H_

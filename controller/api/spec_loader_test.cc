@@ -3,7 +3,7 @@
 // C++ initializers in spec.h agree with them; durations parse; multi-document files and Lists; and
 // a table of bad manifests, each saying why it is bad and which field (and line) the error must
 // name. Tests run from the repo root (ts_cc_test), so deploy/ is found by relative path.
-#include "controller/policy/spec_loader.h"
+#include "controller/api/spec_loader.h"
 
 #include <filesystem>
 #include <fstream>
@@ -16,12 +16,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
-#include "controller/policy/scaling_rules.h"
-#include "controller/policy/spec.h"
+#include "controller/api/scaling_rules.h"
+#include "controller/api/spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace twinscale::policy {
+namespace twinscale::api {
 namespace {
 
 using ::testing::HasSubstr;
@@ -773,4 +773,4 @@ TEST(SpecLoaderBadInput, SyntaxErrorLineIsOneBased) {
 }
 
 }  // namespace
-}  // namespace twinscale::policy
+}  // namespace twinscale::api

@@ -28,17 +28,17 @@
 // passed never is). No exceptions escape.
 //
 // Thread-safety: all functions may be called concurrently. The CRD is parsed once, on first use.
-#ifndef TWINSCALE_CONTROLLER_POLICY_SPEC_LOADER_H_
-#define TWINSCALE_CONTROLLER_POLICY_SPEC_LOADER_H_
+#ifndef TWINSCALE_CONTROLLER_API_SPEC_LOADER_H_
+#define TWINSCALE_CONTROLLER_API_SPEC_LOADER_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/policy/spec.h"
+#include "controller/api/spec.h"
 
-namespace twinscale::policy {
+namespace twinscale::api {
 
 // The one InferenceAutoscaler in `yaml` (other kinds skipped). InvalidArgument if there are none or
 // several. `source_name` names the input in messages (a file path, "<stdin>", ...).
@@ -62,6 +62,6 @@ inline constexpr std::string_view kInferenceAutoscalerGroup = "twinscale.io";
 inline constexpr std::string_view kInferenceAutoscalerVersion = "v1alpha1";
 inline constexpr std::string_view kInferenceAutoscalerKind = "InferenceAutoscaler";
 
-}  // namespace twinscale::policy
+}  // namespace twinscale::api
 
-#endif  // TWINSCALE_CONTROLLER_POLICY_SPEC_LOADER_H_
+#endif  // TWINSCALE_CONTROLLER_API_SPEC_LOADER_H_

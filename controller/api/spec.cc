@@ -1,12 +1,12 @@
 // Names of the spec's enumerators as the CRD spells them, and the per-request TTFT target.
-#include "controller/policy/spec.h"
+#include "controller/api/spec.h"
 
 #include <cstdint>
 #include <string_view>
 
 #include "absl/time/time.h"
 
-namespace twinscale::policy {
+namespace twinscale::api {
 
 std::string_view ModeName(Mode mode) {
   switch (mode) {
@@ -27,4 +27,4 @@ absl::Duration TtftObjective::TargetFor(int64_t prompt_tokens) const {
   return threshold + per_prompt_token * (prompt_tokens > 0 ? prompt_tokens : 0);
 }
 
-}  // namespace twinscale::policy
+}  // namespace twinscale::api

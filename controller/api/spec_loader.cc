@@ -2,8 +2,8 @@
 // validation, conversion, cross-field checks) -> InferenceAutoscaler. The schema work is done by
 // OpenApiSchema on the CRD embedded at build time (the generated inference_autoscaler_crd.cc);
 // this file knows the object's envelope, the typed conversion and the rules that span fields.
-// yaml-cpp throws: every call into it is inside a try block here or in openapi_schema.cc.
-#include "controller/policy/spec_loader.h"
+// yaml-cpp throws: every call into it is inside a try block here or in the schema engine.
+#include "controller/api/spec_loader.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -24,12 +24,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "controller/policy/openapi_schema.h"
-#include "controller/policy/scaling_rules.h"
-#include "controller/policy/spec.h"
+#include "controller/api/openapi_schema.h"
+#include "controller/api/scaling_rules.h"
+#include "controller/api/spec.h"
 #include "yaml-cpp/yaml.h"
 
-namespace twinscale::policy {
+namespace twinscale::api {
 namespace {
 
 // abseil 20220623 as Debian builds it has its own string_view (not std::string_view).
@@ -651,4 +651,4 @@ absl::StatusOr<InferenceAutoscaler> LoadInferenceAutoscalerFile(const std::strin
   return ParseInferenceAutoscaler(text.str(), path);
 }
 
-}  // namespace twinscale::policy
+}  // namespace twinscale::api

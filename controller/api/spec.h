@@ -11,8 +11,8 @@
 //
 // Plain values: no behaviour beyond small helpers, copyable, safe to share between threads as
 // const.
-#ifndef TWINSCALE_CONTROLLER_POLICY_SPEC_H_
-#define TWINSCALE_CONTROLLER_POLICY_SPEC_H_
+#ifndef TWINSCALE_CONTROLLER_API_SPEC_H_
+#define TWINSCALE_CONTROLLER_API_SPEC_H_
 
 #include <cstdint>
 #include <map>
@@ -21,9 +21,9 @@
 #include <string_view>
 
 #include "absl/time/time.h"
-#include "controller/policy/scaling_rules.h"
+#include "controller/api/scaling_rules.h"
 
-namespace twinscale::policy {
+namespace twinscale::api {
 
 // spec.mode: how decisions are acted on.
 enum class Mode {
@@ -185,6 +185,6 @@ struct InferenceAutoscaler {
   InferenceAutoscalerSpec spec;
 };
 
-}  // namespace twinscale::policy
+}  // namespace twinscale::api
 
-#endif  // TWINSCALE_CONTROLLER_POLICY_SPEC_H_
+#endif  // TWINSCALE_CONTROLLER_API_SPEC_H_

@@ -4,6 +4,12 @@
 // manifest is checked and defaulted offline exactly as the cluster would; the sample and chart
 // checks and the fake API server reuse it.
 //
+// Internal to controller/api/: this interface takes yaml-cpp nodes, so only api's own .cc files and
+// tests that hold YAML themselves (api's tests, the fake API server, the manifest and cluster
+// checks under tests/) include it. The rest of controller/ reads specs through spec_loader.h, which
+// keeps yaml-cpp out of its interface; hack/lint.sh checks both. The implementation is one concept
+// per file (openapi_schema_node.h lists them).
+//
 // Supported keywords: type (object, array, string, integer, number, boolean), description,
 // properties, required, additionalProperties (a schema, or true), items, enum, default, nullable,
 // minimum, maximum, exclusiveMinimum / exclusiveMaximum (OpenAPI 3.0 booleans modifying minimum /
@@ -44,8 +50,8 @@
 //
 // Thread-safety: an OpenApiSchema is immutable after FromYaml; copies share the parsed tree, and
 // const methods may run concurrently (schema defaults are only read, and are cloned before use).
-#ifndef TWINSCALE_CONTROLLER_POLICY_OPENAPI_SCHEMA_H_
-#define TWINSCALE_CONTROLLER_POLICY_OPENAPI_SCHEMA_H_
+#ifndef TWINSCALE_CONTROLLER_API_OPENAPI_SCHEMA_H_
+#define TWINSCALE_CONTROLLER_API_OPENAPI_SCHEMA_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -59,7 +65,7 @@
 #include "absl/status/statusor.h"
 #include "yaml-cpp/yaml.h"
 
-namespace twinscale::policy {
+namespace twinscale::api {
 
 // The pattern twinscale's CRDs use for durations: what absl::ParseDuration accepts without a sign,
 // "inf" or a bare "0" ("500ms", "1.5s", "1h30m"). Validation errors for it say so in words.
@@ -154,7 +160,7 @@ class OpenApiSchema {
   // This node's `type` ("object", "string", ...; "" if untyped).
   const std::string& Type() const;
 
-  // The parsed schema node; defined in openapi_schema.cc.
+  // The parsed schema node; defined in openapi_schema_node.h, private to the engine.
   struct Node;
 
  private:
@@ -170,6 +176,6 @@ class OpenApiSchema {
 // the schema doesn't parse.
 absl::StatusOr<OpenApiSchema> CrdVersionSchema(const YAML::Node& crd, std::string_view version);
 
-}  // namespace twinscale::policy
+}  // namespace twinscale::api
 
-#endif  // TWINSCALE_CONTROLLER_POLICY_OPENAPI_SCHEMA_H_
+#endif  // TWINSCALE_CONTROLLER_API_OPENAPI_SCHEMA_H_

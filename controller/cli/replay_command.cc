@@ -144,7 +144,7 @@ struct PolicyEntry {
   int32_t min_replicas = 1;
   int32_t max_replicas = 1 << 20;
   sim::RouterKind router = sim::RouterKind::kLeastRequests;
-  const replay::TwinscaleAutoscaler* twinscale = nullptr;  // `autoscaler`, when twinscale's policy
+  replay::TwinscaleAutoscaler* twinscale = nullptr;  // `autoscaler`, when twinscale's policy
 };
 
 // --from-prometheus: the history's queries, then the synthesis. Sets *description for the report.
@@ -202,8 +202,43 @@ absl::Status AsFlagInput(absl::Status s, absl::string_view flag) {
 // the span's own scale and peak factor; empty when the span starts at the curve's start): what
 // the pre-roll plays, so every policy meets the span's first minute with the fleet the traffic
 // before it left, not the fleet the span's own first minutes would.
+// The arrivals a forecaster would have seen before the replay's pre-roll: `arrivals[i]` over
+// [start + from + i x step, start + from + (i + 1) x step), start being the replay's first arrival.
+struct EarlierArrivals {
+  absl::Duration from;
+  absl::Duration step;
+  std::vector<double> arrivals;
+};
+
+// The rate curve's days before the played span, as a forecaster would have counted them: up to
+// a week and an hour of curve time before the pre-roll's history (seasonal_forecast.h reads a
+// week of days), at the played scale, the expected count per 15 s of played time (the curve's
+// rates, not a draw of them: the history is what the fleet saw, whose noise is not the point).
+EarlierArrivals EarlierArrivalsOf(const sim::RecordedRateCurve& curve,
+                                  const sim::RateCurvePlay& play, sim::SimDuration pre_roll,
+                                  double peak_factor) {
+  EarlierArrivals e;
+  const sim::SimDuration week = sim::SimDuration::FromAbsl(absl::Hours(7 * 24 + 1));
+  const sim::SimDuration before = std::min(play.start, pre_roll + week);
+  if (before <= pre_roll) return e;
+  sim::RateCurvePlay earlier = play;
+  earlier.peak_rate = 0;
+  earlier.start = play.start - before;
+  earlier.span = before - pre_roll;
+  absl::StatusOr<sim::PlayedCurve> past = sim::PlanRateCurve(curve, earlier);
+  if (!past.ok()) return e;
+  e.step = absl::Seconds(15);
+  e.from = -absl::Seconds(before.seconds() * play.time_scale);
+  const double step_s = absl::ToDoubleSeconds(e.step);
+  for (double a = 0; a + step_s <= past->span_seconds() + 1e-9; a += step_s) {
+    e.arrivals.push_back(peak_factor * past->Expected(a, a + step_s));
+  }
+  return e;
+}
+
 absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Trace* history,
-                                              absl::Duration* history_span) {
+                                              absl::Duration* history_span,
+                                              EarlierArrivals* earlier_arrivals) {
   const std::string path = absl::GetFlag(FLAGS_rate_curve);
   const std::string lengths_path = absl::GetFlag(FLAGS_lengths_from);
   if (!absl::GetFlag(FLAGS_trace).empty() || !absl::GetFlag(FLAGS_from_prometheus).empty()) {
@@ -250,6 +285,18 @@ absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Tra
                       absl::ToDoubleSeconds(absl::GetFlag(FLAGS_pre_roll)) / play.time_scale));
   *history = sim::Trace{};
   *history_span = absl::ZeroDuration();
+  {
+    sim::RateCurvePlay unscaled = play;
+    unscaled.peak_rate = 0;
+    absl::StatusOr<sim::PlayedCurve> own = sim::PlanRateCurve(*curve, unscaled);
+    double own_peak = 0, played_peak = 0;
+    if (own.ok()) {
+      for (double r : own->rate) own_peak = std::max(own_peak, r);
+    }
+    for (double r : played->rate) played_peak = std::max(played_peak, r);
+    *earlier_arrivals =
+        EarlierArrivalsOf(*curve, unscaled, before, own_peak > 0 ? played_peak / own_peak : 1.0);
+  }
   if (before > sim::SimDuration::Zero()) {
     sim::RateCurvePlay unscaled = play;
     unscaled.peak_rate = 0;
@@ -311,6 +358,8 @@ absl::Status Run() {
       TS_ASSIGN_OR_RETURN(api::InferenceAutoscaler ias, api::LoadInferenceAutoscalerFile(arg));
       TS_ASSIGN_OR_RETURN(twin::ResolvedTarget r, twin::Resolve(ias.spec, profiles));
       r.policy.seed = absl::GetFlag(FLAGS_seed);
+      // A compressed replay compresses the day the seasonal forecast repeats.
+      r.policy.season_period = absl::Hours(24) * absl::GetFlag(FLAGS_time_scale);
       for (const std::optional<api::Mode>& mode : modes) {
         std::string name = absl::StrCat("twinscale:", ias.metadata.name);
         if (mode) absl::StrAppend(&name, "/", std::string(api::ModeName(*mode)));
@@ -320,8 +369,8 @@ absl::Status Run() {
           e.max_replicas = r.policy.max_replicas;
           e.router = r.twin.router;
           e.enforce_admission = enforce_admission;
-          auto a = std::make_unique<replay::TwinscaleAutoscaler>(row, r.policy, r.twin,
-                                                                 mode.value_or(ias.spec.mode));
+          auto a = std::make_unique<replay::TwinscaleAutoscaler>(
+              row, r, ias.spec.metrics.stale_after, mode.value_or(ias.spec.mode));
           a->set_calibration(absl::GetFlag(FLAGS_calibrate));
           e.twinscale = a.get();
           e.autoscaler = std::move(a);
@@ -408,7 +457,12 @@ absl::Status Run() {
     }
   }
   if (rate_curve) {
-    TS_ASSIGN_OR_RETURN(trace, LoadRateCurveTrace(&trace_path, &history, &history_span));
+    EarlierArrivals earlier;
+    TS_ASSIGN_OR_RETURN(trace, LoadRateCurveTrace(&trace_path, &history, &history_span, &earlier));
+    for (PolicyEntry& p : policies) {
+      if (p.twinscale == nullptr || earlier.arrivals.empty()) continue;
+      p.twinscale->SeedArrivals(absl::UnixEpoch() + earlier.from, earlier.step, earlier.arrivals);
+    }
   } else if (!absl::GetFlag(FLAGS_from_prometheus).empty()) {
     TS_ASSIGN_OR_RETURN(trace, LoadPrometheusTrace(&trace_path));
   } else {

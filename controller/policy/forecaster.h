@@ -49,6 +49,10 @@ struct ForecastQuestion {
   // burst shorter than the warm-up is not forecast to outlast it. Empty: the level holds.
   double arrival_rate_baseline = 0;
   std::vector<double> rate_persistence;
+  // The seasonal part of the path (state::WorkloadEstimate::rate_season): the rate for the k-th
+  // interval ahead is the path above times rate_season[k - 1], the last ratio standing for every
+  // later interval. Empty: no seasonal part.
+  std::vector<double> rate_season;
   double prompt_tokens_mean = 512;
   double output_tokens_mean = 256;
   LengthShape prompt_shape, output_shape;  // rescaled to the means above
@@ -97,6 +101,15 @@ inline double RateAhead(double level, double baseline, const std::vector<double>
   if (weights.empty() || k < 1) return level;
   const int64_t last = static_cast<int64_t>(weights.size());
   return baseline + weights[static_cast<size_t>(std::min(k, last) - 1)] * (level - baseline);
+}
+// The same times the seasonal ratio for interval k (ForecastQuestion::rate_season; none when
+// `season` is empty or k < 1).
+inline double RateAhead(double level, double baseline, const std::vector<double>& weights,
+                        const std::vector<double>& season, int64_t k) {
+  const double rate = RateAhead(level, baseline, weights, k);
+  if (season.empty() || k < 1) return rate;
+  const int64_t last = static_cast<int64_t>(season.size());
+  return rate * season[static_cast<size_t>(std::min(k, last) - 1)];
 }
 
 struct Forecast {

@@ -102,6 +102,7 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
     q.arrival_rate_baseline = w.arrival_rate_baseline;
     q.rate_persistence = w.rate_persistence;
   }
+  if (q.arrival_rate > 0) q.rate_season = w.rate_season;
   q.prompt_tokens_mean =
       w.prompt_tokens_mean.usable() ? w.prompt_tokens_mean.value() : c.default_prompt_tokens;
   q.output_tokens_mean =
@@ -110,7 +111,7 @@ ForecastQuestion BaseQuestion(const state::FleetSnapshot& snap, const PolicyConf
   q.output_shape = ShapeOf(w.output_lengths);
   q.new_replica_warmup = c.warmup_expected;
   // Long enough after the warm-up to judge the new fleet on a minute or more of traffic.
-  q.horizon = c.warmup_expected + std::max(4 * c.interval, absl::Seconds(60));
+  q.horizon = ForecastHorizon(c);
   q.ttft_threshold = c.ttft_threshold;
   q.ttft_per_prompt_token = c.ttft_per_prompt_token;
   q.percentile = FullAim(c);
@@ -130,18 +131,21 @@ std::string ItlNote(const Forecast& f, const PolicyConfig& c) {
 }
 
 // The mean rate the question's path forecasts over [from, horizon), second by second (0 when the
-// span is empty): the persistence weights apply only with a baseline, as the twin applies them.
+// span is empty): the persistence weights apply only with a baseline, as the twin applies them;
+// the seasonal ratios always.
 double MeanForecastRate(const ForecastQuestion& q, absl::Duration from) {
   const absl::Duration step = std::max(absl::Seconds(1), q.rate_interval);
   const bool path = !q.rate_persistence.empty() && q.arrival_rate_baseline > 0;
+  const std::vector<double> no_weights;
   double sum = 0;
   int32_t n = 0;
   for (absl::Duration t = from; t < q.horizon; t += absl::Seconds(1)) {
     absl::Duration within;  // IDivDuration needs somewhere to put the remainder
     const int64_t k = 1 + absl::IDivDuration(t, step, &within);
     sum += std::max(0.0,
-                    path ? RateAhead(q.arrival_rate, q.arrival_rate_baseline, q.rate_persistence, k)
-                         : q.arrival_rate);
+                    path ? RateAhead(q.arrival_rate, q.arrival_rate_baseline, q.rate_persistence,
+                                     q.rate_season, k)
+                         : RateAhead(q.arrival_rate, q.arrival_rate, no_weights, q.rate_season, k));
     ++n;
   }
   return n > 0 ? sum / n : 0;
@@ -207,6 +211,25 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     if (seconds > 0) {
       d.arrivals_seen =
           ArrivalWindow{snap.at, seconds, snap.workload.arrival_rate.value() * seconds};
+    }
+    // The season's part of the forecast, said where it moves the rate over the judged span.
+    if (!q.rate_season.empty()) {
+      ForecastQuestion level_only = q;
+      level_only.rate_season.clear();
+      const double with = MeanForecastRate(q, c.warmup_expected);
+      const double without = MeanForecastRate(level_only, c.warmup_expected);
+      if (without > 0 && std::abs(with / without - 1) >= 0.01) {
+        const state::SeasonSkill::Score& skill = snap.workload.season_skill;
+        d.reasons.push_back(
+            {"SeasonalForecast",
+             absl::StrFormat("on the days before, the rate moved by %+.1f%% from the level's "
+                             "window to the span judged (%s to %s ahead): forecasting %.1f req/s "
+                             "there (over the last %d checks the season's forecasts erred by "
+                             "%.1f%%, the level's alone by %.1f%%)",
+                             100 * (with / without - 1), absl::FormatDuration(c.warmup_expected),
+                             absl::FormatDuration(q.horizon), with, skill.checks,
+                             100 * skill.seasonal_error, 100 * skill.level_error)});
+      }
     }
     if (c.forecast_error_window > absl::ZeroDuration()) {
       const std::vector<double> ratios =

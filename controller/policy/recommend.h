@@ -34,6 +34,7 @@
 #ifndef TWINSCALE_CONTROLLER_POLICY_RECOMMEND_H_
 #define TWINSCALE_CONTROLLER_POLICY_RECOMMEND_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -103,10 +104,19 @@ struct PolicyConfig {
   absl::Duration forecast_error_window = absl::Minutes(3);
   int32_t forecast_error_min_checks = 4;
   double forecast_error_cap = 2.0;
+  // The seasonal forecast's period (state::SeasonOptions::period): a day. Replay of a compressed
+  // day (--time-scale f) compresses it to f x 24 h.
+  absl::Duration season_period = absl::Hours(24);
   double default_prompt_tokens = 512;  // until lengths are observed
   double default_output_tokens = 256;
   uint64_t seed = 1;  // the twin's seed: each decision's is derived from it and the time
 };
+
+// How far ahead a decision forecasts: the expected warm-up, then long enough to judge the new fleet
+// on a minute or more of traffic (four intervals, at least 60 s).
+inline absl::Duration ForecastHorizon(const PolicyConfig& c) {
+  return c.warmup_expected + std::max(4 * c.interval, absl::Seconds(60));
+}
 
 struct PolicyHistory {
   std::deque<std::pair<absl::Time, int32_t>> recommendations;  // for stabilization windows

@@ -104,6 +104,61 @@ std::string ReasonMessage(const Decision& d, const std::string& code) {
   return "";
 }
 
+// Capacity against the path's highest rate over the span judged: what a twin fed the forecast's
+// path shows when the fleet's size is all that matters.
+class PathForecaster : public Forecaster {
+ public:
+  explicit PathForecaster(double per_replica) : per_replica_(per_replica) {}
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    double peak = 0;
+    absl::Duration rem;
+    const int64_t from = 1 + absl::IDivDuration(q.judge_from, q.rate_interval, &rem);
+    const int64_t to = absl::IDivDuration(q.horizon, q.rate_interval, &rem);
+    const double baseline = q.arrival_rate_baseline > 0 ? q.arrival_rate_baseline : q.arrival_rate;
+    for (int64_t k = from; k <= to; ++k) {
+      peak =
+          std::max(peak, RateAhead(q.arrival_rate, baseline, q.rate_persistence, q.rate_season, k));
+    }
+    Forecast f;
+    f.requests = 1000;
+    const double capacity = q.candidate_replicas * per_replica_ * q.slack_margin;
+    f.attainment = peak <= 0 ? 1.0 : std::min(1.0, capacity / peak);
+    f.meets_slo = peak <= capacity;
+    return f;
+  }
+
+ private:
+  double per_replica_;
+};
+
+TEST(RecommendTest, ASeasonalRampIsSizedForBeforeItArrives) {
+  // 100 req/s on 10 replicas of 10 req/s. The days before say the rate is 30% higher from the
+  // fifth interval ahead on: inside the span judged (warm-up 60 s to horizon 120 s), so the fleet
+  // is sized for 130 req/s now, a warm-up before the rise, and the decision says why.
+  const PolicyConfig c = Config();
+  FleetSnapshot flat = Snap(10, 100, T(0));
+  FleetSnapshot ramp = flat;
+  ramp.workload.rate_season = {1.0, 1.0, 1.0, 1.0, 1.3};
+  const PathForecaster f(10);
+  const Decision hold = Recommend(flat, c, f, T(0), Steady(10, 600, T(0)));
+  EXPECT_EQ(hold.recommendation, 10);
+  EXPECT_FALSE(HasReason(hold, "SeasonalForecast"));
+  const Decision up = Recommend(ramp, c, f, T(0), Steady(10, 600, T(0)));
+  EXPECT_EQ(up.recommendation, 13);
+  EXPECT_EQ(up.replicas, 13);
+  EXPECT_EQ(up.question.rate_season, ramp.workload.rate_season);
+  EXPECT_NE(ReasonMessage(up, "SeasonalForecast").find("+30.0%"), std::string::npos)
+      << ReasonMessage(up, "SeasonalForecast");
+  // A falling season lets the same fleet shrink: 70 req/s from the first interval on; the scale-in
+  // question's safety margin (0.8, applied here to the whole capacity) makes that 70 / 8 -> 9
+  // replicas, and the stabilization window (10 recommended throughout) holds the fleet at 10.
+  FleetSnapshot fall = flat;
+  fall.workload.rate_season = {0.7};
+  const Decision down = Recommend(fall, c, f, T(0), Steady(10, 600, T(0)));
+  EXPECT_EQ(down.recommendation, 9);
+  EXPECT_EQ(down.replicas, 10);
+}
+
 TEST(RecommendTest, Table) {
   // Each replica holds 10 req/s (8 at the 0.8 safety margin).
   struct Case {

@@ -9,6 +9,12 @@
 
 namespace twinscale::replay {
 
+TwinscaleAutoscaler::TwinscaleAutoscaler(std::string name, const twin::ResolvedTarget& target,
+                                         absl::Duration stale_after, api::Mode mode)
+    : name_(std::move(name)),
+      decider_(target.policy, target.twin, stale_after, target.stated),
+      output_(mode, target.policy.min_replicas, target.policy.max_replicas) {}
+
 TwinscaleAutoscaler::TwinscaleAutoscaler(std::string name, policy::PolicyConfig config,
                                          twin::TwinOptions twin, api::Mode mode)
     : name_(std::move(name)),

@@ -12,14 +12,21 @@
 #include "controller/policy/recommend.h"
 #include "controller/replay/autoscaler.h"
 #include "controller/replay/mode_output.h"
+#include "controller/twin/resolve.h"
 #include "controller/twin/target_decider.h"
 
 namespace twinscale::replay {
 
 class TwinscaleAutoscaler : public Autoscaler {
  public:
-  // `mode`: how decisions reach the target (mode_output.h); Recommend is replayed as Direct, as if
-  // its decisions were acted on.
+  // A manifest's target as the controller runs it: the decider built from the resolved spec with
+  // the same arguments twin::TwinDeciderFactory gives it (spec.metrics.staleAfter, the engine
+  // settings the spec states). `mode`: how decisions reach the target (mode_output.h); Recommend
+  // is replayed as Direct, as if its decisions were acted on.
+  TwinscaleAutoscaler(std::string name, const twin::ResolvedTarget& target,
+                      absl::Duration stale_after, api::Mode mode);
+  // A decider from parts (tests, benchmarks): staleAfter at its CRD default of 45 s, no engine
+  // settings stated.
   TwinscaleAutoscaler(std::string name, policy::PolicyConfig config, twin::TwinOptions twin,
                       api::Mode mode = api::Mode::kDirect);
   std::string Name() const override { return name_; }
@@ -41,6 +48,11 @@ class TwinscaleAutoscaler : public Autoscaler {
   // as it stood) minus the observed p90 (ms; NaN when unknown).
   const std::vector<double>& speed_history() const { return speed_history_; }
   const std::vector<double>& prediction_error_ms() const { return prediction_error_ms_; }
+  // The traffic before the replay's first view (the rate curve's earlier days), for the seasonal
+  // forecast: `arrivals[i]` over [from + i x step, from + (i + 1) x step).
+  void SeedArrivals(absl::Time from, absl::Duration step, const std::vector<double>& arrivals) {
+    decider_.SeedArrivals(from, step, arrivals);
+  }
   void set_calibration(bool on) {
     calibrate_ = on;
     decider_.set_calibration(on);

@@ -74,6 +74,55 @@ double MeanAbsLastHalf(const std::vector<double>& v) {
   return n > 0 ? s / n : 0;
 }
 
+// A view of one Ready pod whose last good scrape is `age` old, having finished `finished`.
+ClusterView OnePod(absl::Time now, absl::Duration age, double finished) {
+  state::PodView p;
+  p.name = "p";
+  p.stage = state::PodView::Stage::kReady;
+  p.scrape_ok = true;
+  p.scraped_at = now - age;
+  metrics::EngineObservation e;
+  e.engine = "0";
+  e.running = 2;
+  e.kv_cache_usage = 0.1;
+  e.requests_finished_total = finished;
+  p.observation.engines.push_back(e);
+  ClusterView v;
+  v.now = now;
+  v.spec_replicas = 2;
+  v.pods = {p};
+  return v;
+}
+
+TEST(TwinscaleAutoscalerTest, AManifestsTargetTakesTheSpecsStaleAfter) {
+  // Built from a resolved spec, the replay's decider judges freshness by spec.metrics.staleAfter,
+  // as the controller's (twin::TwinDeciderFactory) does: a scrape 30 s old is stale at 20 s, and
+  // the decision freezes scale-in; at 60 s it is fresh and nothing is frozen.
+  auto profiles = sim::ProfileRegistry::LoadEmbedded();
+  ASSERT_TRUE(profiles.ok());
+  twin::ResolvedTarget target;
+  target.deployment = *profiles->Resolve("llama-3.1-8b-h100-sxm-tp1", {});
+  target.twin.deployment = target.deployment;
+  target.policy.min_replicas = 1;
+  target.policy.max_replicas = 4;
+  const absl::Time t0 = absl::FromUnixSeconds(1'700'000'000);
+  auto decide = [&](absl::Duration stale_after) {
+    TwinscaleAutoscaler a("twinscale", target, stale_after, api::Mode::kDirect);
+    a.Decide(OnePod(t0, absl::Seconds(30), 100));
+    a.Decide(OnePod(t0 + absl::Seconds(15), absl::Seconds(30), 130));
+    return a.decisions().back();
+  };
+  auto has = [](const policy::Decision& d, const std::string& code) {
+    return std::any_of(d.reasons.begin(), d.reasons.end(),
+                       [&](const policy::Reason& r) { return r.code == code; });
+  };
+  const policy::Decision strict = decide(absl::Seconds(20));
+  EXPECT_TRUE(has(strict, "InputsStale") || has(strict, "ScaleInFrozen"));
+  EXPECT_GE(strict.replicas, 2);  // stale inputs never scale in
+  const policy::Decision lenient = decide(absl::Seconds(60));
+  EXPECT_FALSE(has(lenient, "InputsStale") || has(lenient, "ScaleInFrozen"));
+}
+
 TEST(TwinscaleAutoscalerTest, CalibrationConvergesOnASlowerTruthAndShrinksTheError) {
   // The truth runs its GEMMs, attention and memory traffic at 0.8 of the profile's efficiency:
   // exactly the twin's speed factor 0.8 (both leave the fixed per-step costs alone), which the

@@ -63,6 +63,43 @@ std::optional<metrics::CumulativeHistogram> PodHistogram(
 
 }  // namespace
 
+namespace {
+
+ArrivalHistory HistoryFor(const SnapshotOptions& o) {
+  return ArrivalHistory(o.season.bucket(), o.season.retention(o.season_lead));
+}
+
+SeasonSkill SkillFor(const SnapshotOptions& o) {
+  return SeasonSkill(o.season.period * o.season_skill_share, o.season_min_checks);
+}
+
+}  // namespace
+
+SnapshotBuilder::SnapshotBuilder(SnapshotOptions options)
+    : options_(options), arrival_history_(HistoryFor(options)), season_skill_(SkillFor(options)) {}
+
+void SnapshotBuilder::set_options(const SnapshotOptions& o) {
+  const bool same_season =
+      o.season.period == options_.season.period &&
+      o.season.bucket_share == options_.season.bucket_share &&
+      o.season.retention(o.season_lead) == options_.season.retention(options_.season_lead);
+  const bool same_skill = same_season && o.season_skill_share == options_.season_skill_share &&
+                          o.season_min_checks == options_.season_min_checks &&
+                          o.season_lead == options_.season_lead &&
+                          o.season_judged_from == options_.season_judged_from;
+  options_ = o;
+  if (!same_season) arrival_history_ = HistoryFor(o);
+  if (!same_skill) season_skill_ = SkillFor(o);
+}
+
+void SnapshotBuilder::SeedArrivals(absl::Time from, absl::Duration step,
+                                   const std::vector<double>& arrivals) {
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    const absl::Time t = from + static_cast<int64_t>(i) * step;
+    arrival_history_.Add(t, t + step, arrivals[i]);
+  }
+}
+
 FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   FleetSnapshot snap;
   snap.at = view.now;
@@ -197,6 +234,7 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     }
     history_counts_.push_back(n);
     history_windows_s_.push_back(window_s);
+    arrival_history_.Add(*last_build_, view.now, n);
     while (static_cast<int32_t>(history_counts_.size()) > options_.persistence_history) {
       history_counts_.pop_front();
       history_windows_s_.pop_front();
@@ -246,6 +284,36 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     w.rate_persistence = RatePersistence(
         history_counts_, history_windows_s_, options_.rate_shift_intervals,
         options_.rate_level_intervals, options_.persistence_lags, options_.persistence_min_pairs);
+    // The season, from the span the level averages to each interval of the lead ahead.
+    double level_s = 0;
+    for (size_t i = count_windows_s_.size() -
+                    std::min<size_t>(count_windows_s_.size(), static_cast<size_t>(level.intervals));
+         i < count_windows_s_.size(); ++i) {
+      level_s += count_windows_s_[i];
+    }
+    const absl::Duration interval = w.rate_interval;
+    if (interval > absl::ZeroDuration()) {
+      const int32_t ahead =
+          static_cast<int32_t>(std::ceil(absl::FDivDuration(options_.season_lead, interval)));
+      std::vector<double> ratios = SeasonalRatios(
+          arrival_history_, view.now, absl::Seconds(level_s), interval, ahead, options_.season);
+      // Its record: checked as it matures; this one's forecast of the span a decision judges.
+      season_skill_.Mature(view.now, arrival_history_);
+      if (!ratios.empty() && level.rate > 0) {
+        const int64_t first = std::max<int64_t>(
+            1, 1 + static_cast<int64_t>(absl::FDivDuration(options_.season_judged_from, interval)));
+        double sum = 0;
+        int64_t n = 0;
+        for (int64_t k = first; k <= ahead; ++k, ++n) sum += ratios[static_cast<size_t>(k - 1)];
+        if (n > 0) {
+          season_skill_.Forecast(view.now + options_.season_judged_from,
+                                 view.now + options_.season_lead, level.rate,
+                                 level.rate * sum / static_cast<double>(n));
+        }
+      }
+      w.season_skill = season_skill_.score();
+      if (w.season_skill.use_season) w.rate_season = std::move(ratios);
+    }
   }
   auto mean_of = [](const std::optional<metrics::CumulativeHistogram>& h) -> std::optional<double> {
     if (!h || h->count <= 0 || !std::isfinite(h->sum)) return std::nullopt;

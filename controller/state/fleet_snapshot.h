@@ -22,9 +22,11 @@
 
 #include "absl/time/time.h"
 #include "controller/metrics/cumulative_histogram.h"
+#include "controller/state/arrival_history.h"
 #include "controller/state/cluster_view.h"
 #include "controller/state/input.h"
 #include "controller/state/rate_estimators.h"  // the workload's rate level and persistence
+#include "controller/state/seasonal_forecast.h"
 
 namespace twinscale::state {
 
@@ -57,6 +59,13 @@ struct WorkloadEstimate {
   // interval k's rate around baseline + persistence[k-1] x (level - baseline) (forecaster.h).
   double arrival_rate_baseline = 0;
   std::vector<double> rate_persistence;
+  // The seasonal part of the forecast (seasonal_forecast.h): for the k-th interval ahead, how the
+  // rate moved one or more days ago from the level's window to that interval; the twin's rate there
+  // is the persistence path's times rate_season[k - 1], the last ratio standing for every later
+  // interval. Empty until the arrival history covers a past day, and while the season has lately
+  // forecast worse than the level alone (season_skill; the path alone then holds).
+  std::vector<double> rate_season;
+  SeasonSkill::Score season_skill;
   double dispersion = 1.0;  // variance / mean of per-interval arrival counts (Poisson: 1)
   // The same burstiness as the twin uses it: the CV of the per-interval arrival rate beyond
   // Poisson noise, sqrt(max(0, dispersion - 1) / mean count) (a rate varying by this CV from one
@@ -136,14 +145,31 @@ struct SnapshotOptions {
   // every request the twin draws. A busy window alone suffices (the Azure traces' 15 s windows
   // hold 400-3,200), so the lengths still follow a change in traffic within one interval.
   double min_length_requests = 200;
+  // The seasonal forecast (WorkloadEstimate::rate_season): its period and history; how far ahead
+  // it forecasts (a decision's horizon) and the span its skill is checked on (the span a decision
+  // judges: from the warm-up to the horizon); the window of checks that decides whether it is used
+  // (three hours of a day: spans of a few minutes that do not overlap give it dozens of checks)
+  // and the least number of them.
+  SeasonOptions season = {};
+  absl::Duration season_lead = absl::Minutes(10);
+  absl::Duration season_judged_from = absl::Minutes(1);
+  double season_skill_share = 1.0 / 8;
+  int32_t season_min_checks = 8;
 };
 
 class SnapshotBuilder {
  public:
-  explicit SnapshotBuilder(SnapshotOptions options) : options_(options) {}
+  explicit SnapshotBuilder(SnapshotOptions options);
   // Builds the snapshot of `view` and remembers its scrapes for the next increase.
   FleetSnapshot Build(const ClusterView& view);
-  void set_options(const SnapshotOptions& o) { options_ = o; }
+  // New options take effect at the next Build; the arrival history is kept unless the season's
+  // period changes (its buckets would no longer line up).
+  void set_options(const SnapshotOptions& o);
+  // Arrivals observed before this builder's first view (replay's traffic before the replayed
+  // span; a history read from Prometheus): `arrivals[i]` over [from + i x step, from + (i + 1) x
+  // step). They feed the seasonal forecast only; nothing else of the snapshot reads them.
+  void SeedArrivals(absl::Time from, absl::Duration step, const std::vector<double>& arrivals);
+  const ArrivalHistory& arrival_history() const { return arrival_history_; }
 
  private:
   struct PodMemory {
@@ -160,6 +186,9 @@ class SnapshotBuilder {
   // The longer history RatePersistence fits (persistence_history intervals).
   std::deque<double> history_counts_;
   std::deque<double> history_windows_s_;
+  // Arrivals by time of day over the last days, for the seasonal forecast, and its record.
+  ArrivalHistory arrival_history_;
+  SeasonSkill season_skill_;
   // The latest windows' length histogram increases that saw requests finish, newest last, at most
   // dispersion_history of them: lengths change slowly and a quiet window says nothing new.
   std::deque<metrics::CumulativeHistogram> prompt_windows_, output_windows_;

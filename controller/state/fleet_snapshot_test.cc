@@ -419,3 +419,76 @@ TEST(SnapshotBuilderTest, BaselineAndPersistenceComeWithHistory) {
 
 }  // namespace
 }  // namespace twinscale::state
+
+namespace twinscale::state {
+namespace {
+
+// A one-pod fleet observed every 15 s over [from, to) seconds after T(0), its arrivals at
+// rate(t) req/s (t in seconds after T(0)) counted as finished requests. The last snapshot.
+FleetSnapshot Observe(SnapshotBuilder& b, int from, int to, double (*rate)(double)) {
+  FleetSnapshot last;
+  double finished = 0;
+  for (int t = from; t <= to; t += 15) {
+    if (t > from) finished += 7.5 * (rate(t - 15) + rate(t));  // the trapezoid: exact on a ramp
+    last = b.Build(View(T(t), {Ready("a", T(t), 0, 0, finished)}));
+  }
+  return last;
+}
+
+double Ramp(double t) { return 50 + t / 60; }  // +1 req/s per minute
+double Flat(double) { return 50; }
+
+SnapshotOptions SeasonTestOptions() {
+  SnapshotOptions o;
+  o.season_lead = absl::Minutes(5);
+  o.season_judged_from = absl::Minutes(1);
+  return o;
+}
+
+// Yesterday's ramp, as replay or a Prometheus history would seed it.
+void SeedYesterday(SnapshotBuilder& b, double (*rate)(double)) {
+  std::vector<double> yesterday;
+  for (int t = 0; t < 2 * 3600; t += 15) yesterday.push_back(7.5 * (rate(t) + rate(t + 15)));
+  b.SeedArrivals(T(0) - absl::Hours(24), absl::Seconds(15), yesterday);
+}
+
+TEST(SnapshotBuilderTest, ADayThatRepeatsIsForecastWithItsSeason) {
+  // Today ramps as yesterday did. The level averages the last minutes, so it trails the ramp;
+  // the season says how far the rate climbed yesterday from that window to the span ahead, and
+  // its forecasts come out closer than the level's once they have been checked (after an hour:
+  // a dozen spans of 4 minutes). The ratios then rise with the lead: the k-th interval is read
+  // centred (k - 1/2) x 15 s ahead, the level's window behind now.
+  SnapshotBuilder b(SeasonTestOptions());
+  SeedYesterday(b, Ramp);
+  const FleetSnapshot s = Observe(b, 0, 60 * 60, Ramp);
+  const SeasonSkill::Score& skill = s.workload.season_skill;
+  EXPECT_GE(skill.checks, 8);
+  EXPECT_LT(skill.seasonal_error, skill.level_error);
+  EXPECT_TRUE(skill.use_season);
+  ASSERT_EQ(s.workload.rate_season.size(), 20u);  // 5 minutes of 15 s intervals
+  EXPECT_GT(s.workload.rate_season.front(), 1.0);
+  for (size_t k = 1; k < s.workload.rate_season.size(); ++k) {
+    EXPECT_GT(s.workload.rate_season[k], s.workload.rate_season[k - 1]);
+  }
+  // The history also holds today's observations, for tomorrow: over the hour, the ramp's
+  // mean.
+  EXPECT_NEAR(*b.arrival_history().MeanRate(T(0), T(60 * 60)), Ramp(30 * 60), 1e-9);
+}
+
+TEST(SnapshotBuilderTest, ASeasonThatDoesNotRepeatIsNotUsed) {
+  // Yesterday ramped; today stays flat. The season forecasts a climb that does not come, its
+  // checks err more than the level's, and the forecast is the level's alone. Without a day
+  // before there is no season at all.
+  SnapshotBuilder b(SeasonTestOptions()), fresh(SeasonTestOptions());
+  SeedYesterday(b, Ramp);
+  const FleetSnapshot s = Observe(b, 0, 60 * 60, Flat);
+  EXPECT_GE(s.workload.season_skill.checks, 8);
+  EXPECT_GT(s.workload.season_skill.seasonal_error, s.workload.season_skill.level_error);
+  EXPECT_TRUE(s.workload.rate_season.empty());
+  const FleetSnapshot f = Observe(fresh, 0, 60 * 60, Flat);
+  EXPECT_EQ(f.workload.season_skill.checks, 0);
+  EXPECT_TRUE(f.workload.rate_season.empty());
+}
+
+}  // namespace
+}  // namespace twinscale::state

@@ -11,8 +11,8 @@
 namespace twinscale::twin {
 
 double RatePath::At(int32_t k) const {
-  if (weights.empty() || k < 1) return level;
-  const double rate = policy::RateAhead(level, baseline, weights, k);
+  if ((weights.empty() && season.empty()) || k < 1) return level;
+  const double rate = policy::RateAhead(level, baseline, weights, season, k);
   return rate > 0 ? rate : 1e-6 * level;  // never stops operational time
 }
 

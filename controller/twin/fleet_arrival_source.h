@@ -85,7 +85,8 @@ struct RatePath {
   double level = 0;
   double baseline = 0;
   std::vector<double> weights;
-  double At(int32_t k) const;  // k = 1 for the first interval
+  std::vector<double> season = {};  // ForecastQuestion::rate_season
+  double At(int32_t k) const;       // k = 1 for the first interval
 };
 
 class FleetArrivalSource : public sim::RequestSource {

@@ -108,6 +108,20 @@ TEST(RatePathTest, TheLevelRevertsToTheBaselineByTheWeights) {
   EXPECT_DOUBLE_EQ((RatePath{80, 50, {}}).At(4), 80);
 }
 
+TEST(RatePathTest, TheSeasonScalesThePathIntervalByInterval) {
+  // The burst above on a season of 1, 1.2, 1.5: 65 x 1, 57.5 x 1.2, 50 x 1.5, and the last ratio
+  // stands for every later interval.
+  const RatePath path{80, 50, {0.5, 0.25, 0}, {1.0, 1.2, 1.5}};
+  EXPECT_DOUBLE_EQ(path.At(1), 65);
+  EXPECT_DOUBLE_EQ(path.At(2), 69);
+  EXPECT_DOUBLE_EQ(path.At(3), 75);
+  EXPECT_DOUBLE_EQ(path.At(7), 75);
+  // A season without persistence weights scales the level.
+  const RatePath level{80, 80, {}, {0.5, 2.0}};
+  EXPECT_DOUBLE_EQ(level.At(1), 40);
+  EXPECT_DOUBLE_EQ(level.At(4), 160);
+}
+
 TEST(FleetArrivalSourceTest, EachIntervalArrivesAtItsPathsRate) {
   // Poisson at 65, 57.5, then 50 req/s per 15 s interval: over 400 runs the mean counts of the
   // first three intervals are 975, 862.5 and 750 (standard error sqrt(975 / 400) = 1.6).
@@ -124,6 +138,24 @@ TEST(FleetArrivalSourceTest, EachIntervalArrivesAtItsPathsRate) {
   EXPECT_NEAR(mean[0], 975, 8);
   EXPECT_NEAR(mean[1], 862.5, 8);
   EXPECT_NEAR(mean[2], 750, 8);
+}
+
+TEST(FleetArrivalSourceTest, ASeasonalRampArrivesAsForecast) {
+  // A level of 100 req/s on a season rising 1, 1.5, 2 per 15 s interval: mean counts 1,500, 2,250
+  // and 3,000 over 200 runs (standard error sqrt(3000 / 200) = 3.9).
+  const LengthSampler lengths(policy::LengthShape{}, 100, 1000);
+  std::vector<double> mean(3, 0);
+  const int runs = 200;
+  for (int seed = 1; seed <= runs; ++seed) {
+    SampledLengths drawn(lengths, lengths, seed);
+    FleetArrivalSource source({}, FleetArrivalSource::Thinning::kIndependent,
+                              RatePath{100, 100, {}, {1.0, 1.5, 2.0}}, 45, 0, 15.0, drawn, seed);
+    sim::RequestSpec r;
+    while (source.Next(r)) mean[static_cast<size_t>(r.arrival.seconds() / 15)] += 1.0 / runs;
+  }
+  EXPECT_NEAR(mean[0], 1500, 16);
+  EXPECT_NEAR(mean[1], 2250, 20);
+  EXPECT_NEAR(mean[2], 3000, 24);
 }
 
 }  // namespace

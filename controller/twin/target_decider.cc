@@ -13,6 +13,9 @@ state::SnapshotOptions SnapshotOptionsFor(const policy::PolicyConfig& config,
   state::SnapshotOptions o;
   o.stale_after = stale_after;
   o.slo_threshold_seconds = absl::ToDoubleSeconds(config.ttft_threshold);
+  o.season.period = config.season_period;
+  o.season_lead = policy::ForecastHorizon(config);
+  o.season_judged_from = config.warmup_expected;
   return o;
 }
 

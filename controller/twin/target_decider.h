@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "controller/policy/decider.h"
 #include "controller/policy/recommend.h"
@@ -31,6 +32,11 @@ class TargetDecider : public policy::Decider {
   // recorded as a scale event at view.now.
   policy::Decision Decide(const state::ClusterView& view) override;
   void NoteScaled(absl::Time at, int32_t from, int32_t to) override;
+  // Arrivals from before the first decision, for the seasonal forecast
+  // (state::SnapshotBuilder::SeedArrivals).
+  void SeedArrivals(absl::Time from, absl::Duration step, const std::vector<double>& arrivals) {
+    snapshots_.SeedArrivals(from, step, arrivals);
+  }
   const state::FleetSnapshot* last_snapshot() const override {
     return snapshot_.has_value() ? &*snapshot_ : nullptr;
   }

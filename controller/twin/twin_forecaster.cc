@@ -253,6 +253,7 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
     path.baseline = q.arrival_rate_baseline;
     path.weights = q.rate_persistence;
   }
+  path.season = q.rate_season;
   FleetArrivalSource source(std::move(segments), thinning, std::move(path), horizon_s,
                             q.arrival_rate_cv, absl::ToDoubleSeconds(q.rate_interval), lengths,
                             seed);

@@ -122,19 +122,24 @@ TEST(RatePathTest, TheSeasonScalesThePathIntervalByInterval) {
   EXPECT_DOUBLE_EQ(level.At(4), 160);
 }
 
-TEST(FleetArrivalSourceTest, EachIntervalArrivesAtItsPathsRate) {
-  // Poisson at 65, 57.5, then 50 req/s per 15 s interval: over 400 runs the mean counts of the
-  // first three intervals are 975, 862.5 and 750 (standard error sqrt(975 / 400) = 1.6).
+// The mean arrival counts of the first three 15 s intervals of `path`, over `runs` seeds.
+std::vector<double> MeanCounts(const RatePath& path, int runs) {
   const LengthSampler lengths(policy::LengthShape{}, 100, 1000);
   std::vector<double> mean(3, 0);
-  const int runs = 400;
   for (int seed = 1; seed <= runs; ++seed) {
     SampledLengths drawn(lengths, lengths, seed);
-    FleetArrivalSource source({}, FleetArrivalSource::Thinning::kIndependent,
-                              RatePath{80, 50, {0.5, 0.25, 0}}, 45, 0, 15.0, drawn, seed);
+    FleetArrivalSource source({}, FleetArrivalSource::Thinning::kIndependent, path, 45, 0, 15.0,
+                              drawn, seed);
     sim::RequestSpec r;
     while (source.Next(r)) mean[static_cast<size_t>(r.arrival.seconds() / 15)] += 1.0 / runs;
   }
+  return mean;
+}
+
+TEST(FleetArrivalSourceTest, EachIntervalArrivesAtItsPathsRate) {
+  // Poisson at 65, 57.5, then 50 req/s per 15 s interval: over 400 runs the mean counts of the
+  // first three intervals are 975, 862.5 and 750 (standard error sqrt(975 / 400) = 1.6).
+  const std::vector<double> mean = MeanCounts(RatePath{80, 50, {0.5, 0.25, 0}}, 400);
   EXPECT_NEAR(mean[0], 975, 8);
   EXPECT_NEAR(mean[1], 862.5, 8);
   EXPECT_NEAR(mean[2], 750, 8);
@@ -143,16 +148,7 @@ TEST(FleetArrivalSourceTest, EachIntervalArrivesAtItsPathsRate) {
 TEST(FleetArrivalSourceTest, ASeasonalRampArrivesAsForecast) {
   // A level of 100 req/s on a season rising 1, 1.5, 2 per 15 s interval: mean counts 1,500, 2,250
   // and 3,000 over 200 runs (standard error sqrt(3000 / 200) = 3.9).
-  const LengthSampler lengths(policy::LengthShape{}, 100, 1000);
-  std::vector<double> mean(3, 0);
-  const int runs = 200;
-  for (int seed = 1; seed <= runs; ++seed) {
-    SampledLengths drawn(lengths, lengths, seed);
-    FleetArrivalSource source({}, FleetArrivalSource::Thinning::kIndependent,
-                              RatePath{100, 100, {}, {1.0, 1.5, 2.0}}, 45, 0, 15.0, drawn, seed);
-    sim::RequestSpec r;
-    while (source.Next(r)) mean[static_cast<size_t>(r.arrival.seconds() / 15)] += 1.0 / runs;
-  }
+  const std::vector<double> mean = MeanCounts(RatePath{100, 100, {}, {1.0, 1.5, 2.0}}, 200);
   EXPECT_NEAR(mean[0], 1500, 16);
   EXPECT_NEAR(mean[1], 2250, 20);
   EXPECT_NEAR(mean[2], 3000, 24);

@@ -278,38 +278,30 @@ absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Tra
                    absl::FormatDuration(curve_span), " at time scale ", play.time_scale);
   if (play.peak_rate > 0) absl::StrAppend(description, ", peak ", play.peak_rate, " req/s");
   absl::StrAppend(description, ", lengths from ", lengths_path);
-  // The history: the same play over [start - before, start), its rates times the factor the
-  // span's peak rate set (the span's plan without --peak-rate gives the factor).
+  // The history (the same play over [start - before, start)) and the earlier arrivals before it,
+  // their rates times the factor the span's peak rate set (the span's plan without --peak-rate
+  // gives the factor).
   const sim::SimDuration before = std::min(
       play.start, sim::SimDuration::FromSecondsF(
                       absl::ToDoubleSeconds(absl::GetFlag(FLAGS_pre_roll)) / play.time_scale));
   *history = sim::Trace{};
   *history_span = absl::ZeroDuration();
-  {
-    sim::RateCurvePlay unscaled = play;
-    unscaled.peak_rate = 0;
-    absl::StatusOr<sim::PlayedCurve> own = sim::PlanRateCurve(*curve, unscaled);
-    double own_peak = 0, played_peak = 0;
-    if (own.ok()) {
-      for (double r : own->rate) own_peak = std::max(own_peak, r);
-    }
-    for (double r : played->rate) played_peak = std::max(played_peak, r);
-    *earlier_arrivals =
-        EarlierArrivalsOf(*curve, unscaled, before, own_peak > 0 ? played_peak / own_peak : 1.0);
+  sim::RateCurvePlay unscaled = play;
+  unscaled.peak_rate = 0;
+  const absl::StatusOr<sim::PlayedCurve> own = sim::PlanRateCurve(*curve, unscaled);
+  double own_peak = 0, played_peak = 0;
+  if (own.ok()) {
+    for (double r : own->rate) own_peak = std::max(own_peak, r);
   }
+  for (double r : played->rate) played_peak = std::max(played_peak, r);
+  const double factor = own_peak > 0 ? played_peak / own_peak : 1.0;
+  *earlier_arrivals = EarlierArrivalsOf(*curve, unscaled, before, factor);
   if (before > sim::SimDuration::Zero()) {
-    sim::RateCurvePlay unscaled = play;
-    unscaled.peak_rate = 0;
-    absl::StatusOr<sim::PlayedCurve> own = sim::PlanRateCurve(*curve, unscaled);
     sim::RateCurvePlay earlier = unscaled;
     earlier.start = play.start - before;
     earlier.span = before;
     absl::StatusOr<sim::PlayedCurve> past = sim::PlanRateCurve(*curve, earlier);
     if (own.ok() && past.ok()) {
-      double own_peak = 0, played_peak = 0;
-      for (double r : own->rate) own_peak = std::max(own_peak, r);
-      for (double r : played->rate) played_peak = std::max(played_peak, r);
-      const double factor = own_peak > 0 ? played_peak / own_peak : 1.0;
       for (double& r : past->rate) r *= factor;
       absl::StatusOr<sim::Trace> h = sim::GenerateRateCurveTrace(
           *past, *lengths, sim::Mix64(absl::GetFlag(FLAGS_seed) ^ 0x68697374ULL),

@@ -1,5 +1,5 @@
-// LargestHeldRate: the search behind a decision's advisory admission limit (recommend.h) — the
-// largest fleet-wide arrival rate the serving replicas hold within the SLO — as a pure helper.
+// LargestHeldRate: the search behind a decision's advisory admission limit (admission_advice.h) —
+// the largest fleet-wide arrival rate the serving replicas hold within the SLO — as a pure helper.
 //
 // The answer is wanted to within 1/64 of the arriving rate (kAdmissionResolution), below the
 // largest rate that holds: six bisection steps over [0, arriving] give that. But the advice is

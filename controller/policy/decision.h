@@ -12,14 +12,10 @@
 #include "controller/policy/fleet_sizing.h"
 #include "controller/policy/forecaster.h"
 #include "controller/policy/rate_forecast_error.h"
+#include "controller/policy/reason.h"
 #include "controller/policy/slo_budget.h"
 
 namespace twinscale::policy {
-
-struct Reason {
-  std::string code;     // CamelCase, stable: "ForecastMissesSlo", "ScaleInSafe", "InputsStale", ...
-  std::string message;  // for people, with the numbers
-};
 
 // Limits a gateway may enforce while capacity can't keep up (never enforced by twinscale itself).
 struct AdmissionAdvice {
@@ -28,8 +24,8 @@ struct AdmissionAdvice {
   int32_t max_queue_per_replica = 0;  // waiting requests per replica beyond which to shed
 };
 
-// A starting pod the decision did not count as capacity (recommend.h: a starting pod counts only
-// while it can still arrive): it holds a slot of spec.replicas but serves nothing.
+// A starting pod the decision did not count as capacity (observed_question.h: a starting pod counts
+// only while it can still arrive): it holds a slot of spec.replicas but serves nothing.
 struct NotCountedPod {
   std::string name;
   absl::Duration age;          // since creation, when decided

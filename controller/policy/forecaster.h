@@ -88,7 +88,8 @@ struct ForecastQuestion {
   // turn into a clear miss, so it grows as it would without a prior). Empty: no prior.
   PooledDraws prior;
   // The same for every candidate of one decision (common random numbers), another for each
-  // decision (recommend.h: a fixed one would repeat one draw's error in every decision).
+  // decision (observed_question.h's DecisionSeed: a fixed one would repeat one draw's error in
+  // every decision).
   uint64_t seed = 1;
 };
 

@@ -5,10 +5,10 @@
 //
 // Pods that never become Ready (docs/architecture.md "Failure handling"): a Direct-mode
 // autoscaler scales up under load, and the new pods stay Ready=False (their containers never
-// start serving). The rule under test (controller/policy/recommend.h): a starting pod counts as
-// capacity arriving with its remaining warm-up until it is older than the p99 warm-up, then it
-// holds a slot of spec.replicas but counts as nothing. The test's expectations come from that rule
-// and the spec, not from the twin's numbers:
+// start serving). The rule under test (controller/policy/observed_question.h): a starting pod
+// counts as capacity arriving with its remaining warm-up until it is older than the p99 warm-up,
+// then it holds a slot of spec.replicas but counts as nothing. The test's expectations come from
+// that rule and the spec, not from the twin's numbers:
 //   - the deadline is max(the profile's p99 warm-up, 2 x spec.warmup.expected). The profile
 //     (llama-3.1-8b-h100-sxm-tp1) has loading median 20 s with p90/median 1.5 and warming-up median
 //     25 s with 1.6; its p99 is each median x (p90/median)^(z99/z90), z99/z90 = 2.3263/1.2816 =

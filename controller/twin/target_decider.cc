@@ -91,13 +91,14 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
   policy::Decision d = policy::Recommend(snap, config_, forecaster_, view.now, history_);
   if (!running.differences.empty()) {
     d.reasons.push_back(
-        {"EngineFromPods", absl::StrCat("the twin simulates the engine the pods run: ",
-                                        absl::StrJoin(running.differences, "; "))});
+        policy::MakeReason(policy::ReasonCode::kEngineFromPods,
+                           absl::StrCat("the twin simulates the engine the pods run: ",
+                                        absl::StrJoin(running.differences, "; "))));
   }
   if (!snap.engine_args_error.empty()) {
-    d.reasons.push_back(
-        {"EngineArgsUnreadable",
-         absl::StrCat(snap.engine_args_error, " (the twin keeps the spec's engine)")});
+    d.reasons.push_back(policy::MakeReason(
+        policy::ReasonCode::kEngineArgsUnreadable,
+        absl::StrCat(snap.engine_args_error, " (the twin keeps the spec's engine)")));
   }
   policy::RecordDecision(d, config_, history_);
   // The twin's forecast for the coming window with the fleet as it stands (no change assumed):

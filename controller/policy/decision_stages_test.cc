@@ -1,0 +1,599 @@
+// The decision's stages (recommend.h), each alone, table-tested against hand-worked cases: the
+// observed question, the forecast of the judged span, the aim, what a sizing says, the
+// stabilization windows, the rate limits and the admission advice. Recommend's own tests
+// (recommend_test.cc) check the chain as a whole.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "controller/policy/admission_advice.h"
+#include "controller/policy/admission_search.h"
+#include "controller/policy/aim.h"
+#include "controller/policy/forecast_stage.h"
+#include "controller/policy/observed_question.h"
+#include "controller/policy/rate_limit.h"
+#include "controller/policy/reason.h"
+#include "controller/policy/size_on_twin.h"
+#include "controller/policy/stabilize.h"
+
+namespace twinscale::policy {
+namespace {
+
+using state::FleetSnapshot;
+using state::Input;
+using state::PodView;
+using state::ReplicaState;
+using History = std::deque<std::pair<absl::Time, int32_t>>;
+
+absl::Time T(int s) { return absl::FromUnixSeconds(1'700'000'000 + s); }
+
+PolicyConfig Config() {
+  PolicyConfig c;
+  c.min_replicas = 1;
+  c.max_replicas = 40;
+  c.warmup_expected = absl::Seconds(60);
+  c.interval = absl::Seconds(15);
+  return c;
+}
+
+std::vector<ReasonCode> Kinds(const std::vector<Reason>& reasons) {
+  std::vector<ReasonCode> kinds;
+  for (const Reason& r : reasons) kinds.push_back(r.kind);
+  return kinds;
+}
+
+// ---- reasons ----------------------------------------------------------------------------------
+
+TEST(ReasonTest, APolicyReasonCarriesItsCodesStableName) {
+  const Reason r = MakeReason(ReasonCode::kScaleDownStabilized, "holding");
+  EXPECT_EQ(r.code, "ScaleDownStabilized");
+  EXPECT_EQ(r.kind, ReasonCode::kScaleDownStabilized);
+  EXPECT_EQ(ReasonName(ReasonCode::kForecastMissesSlo), "ForecastMissesSlo");
+  EXPECT_EQ(ReasonName(ReasonCode::kOther), "");
+  EXPECT_TRUE(HasReason({r}, ReasonCode::kScaleDownStabilized));
+  EXPECT_FALSE(HasReason({r}, ReasonCode::kScaleDownLimit));
+  // A reason from outside the policy (a scripted decider's) has no typed code.
+  EXPECT_FALSE(
+      HasReason({Reason{"ScaleDownStabilized", "by hand"}}, ReasonCode::kScaleDownStabilized));
+}
+
+// ---- 1. the observed question -----------------------------------------------------------------
+
+ReplicaState Pod(PodView::Stage stage, absl::Duration age, bool unschedulable = false) {
+  ReplicaState r;
+  r.name = "pod";
+  r.stage = stage;
+  r.age = age;
+  r.unschedulable = unschedulable;
+  r.fresh = stage == PodView::Stage::kReady;
+  r.waiting = 2;
+  r.running = 10;
+  r.kv_usage = 0.3;
+  return r;
+}
+
+TEST(ObserveFleetTest, StartingPodsCountWithTheirRemainingWarmupUntilTheyAreStuck) {
+  PolicyConfig c = Config();
+  c.warmup_expected = absl::Seconds(60);
+  c.warmup_p99 = absl::Seconds(180);
+  FleetSnapshot s;
+  s.at = T(0);
+  s.replicas = {Pod(PodView::Stage::kReady, absl::Minutes(10)),
+                Pod(PodView::Stage::kReady, absl::Minutes(10)),
+                Pod(PodView::Stage::kLoading, absl::Seconds(20)),    // 40 s left
+                Pod(PodView::Stage::kWarmingUp, absl::Seconds(55)),  // 5 s: at least interval / 2
+                Pod(PodView::Stage::kPending, absl::Seconds(200)),   // past the p99: not counted
+                Pod(PodView::Stage::kPending, absl::Seconds(10), /*unschedulable=*/true)};
+  s.workload.arrival_rate = Input<double>::Value(120);
+  s.workload.arrival_rate_level = 100;  // the level, not the last interval, is forecast from
+  s.workload.rate_cv = 1.7;             // capped at 1
+  const ObservedFleet o = ObserveFleet(s, c, T(0));
+  EXPECT_EQ(o.question.ready.size(), 2u);
+  ASSERT_EQ(o.question.pending_ready_in.size(), 2u);
+  EXPECT_EQ(o.question.pending_ready_in[0], absl::Seconds(40));
+  EXPECT_EQ(o.question.pending_ready_in[1], absl::Seconds(7.5));
+  ASSERT_EQ(o.not_counted.size(), 2u);
+  EXPECT_FALSE(o.not_counted[0].unschedulable);
+  EXPECT_TRUE(o.not_counted[1].unschedulable);
+  EXPECT_EQ(Kinds(o.reasons), std::vector<ReasonCode>{ReasonCode::kPendingNotCounted});
+  EXPECT_DOUBLE_EQ(o.question.arrival_rate, 100);
+  EXPECT_DOUBLE_EQ(o.question.arrival_rate_cv, 1.0);
+  // The horizon: the warm-up, then a minute (four 15 s intervals).
+  EXPECT_EQ(o.question.horizon, absl::Seconds(120));
+  // The aim before the record moves it: the target's share, at least percentile + headroom.
+  EXPECT_DOUBLE_EQ(o.question.percentile, 95);
+  EXPECT_EQ(o.question.seed, DecisionSeed(c.seed, T(0)));
+  EXPECT_NE(DecisionSeed(c.seed, T(0)), DecisionSeed(c.seed, T(15)));
+}
+
+TEST(ObserveFleetTest, TheFullAimIsTheTargetsShareWithinItsFloorAndCeiling) {
+  struct Case {
+    double target, percentile, headroom, want;
+  };
+  for (const Case& tc : std::vector<Case>{{95, 90, 1, 95},      // the target's share
+                                          {90, 90, 1, 91},      // at least percentile + headroom
+                                          {99.9, 90, 1, 99.5},  // at most 99.5
+                                          {95, 95, 2, 97}}) {
+    PolicyConfig c = Config();
+    c.target_requests = tc.target;
+    c.percentile = tc.percentile;
+    c.min_forecast_headroom = tc.headroom;
+    EXPECT_DOUBLE_EQ(FullAim(c), tc.want) << tc.target << " " << tc.percentile;
+  }
+}
+
+// ---- 2. the forecast of the judged span --------------------------------------------------------
+
+TEST(ForecastStageTest, TheMeanRateOverTheJudgedSpanFollowsThePath) {
+  ForecastQuestion q;
+  q.arrival_rate = 100;
+  q.rate_interval = absl::Seconds(15);
+  q.horizon = absl::Seconds(120);
+  EXPECT_DOUBLE_EQ(MeanForecastRate(q, absl::Seconds(60)), 100);  // the level holds
+  q.arrival_rate_baseline = 80;
+  q.rate_persistence = {0.5};  // half the departure lasts, at every lag
+  EXPECT_DOUBLE_EQ(MeanForecastRate(q, absl::Seconds(60)), 90);
+  q.rate_season = {1.1};
+  EXPECT_DOUBLE_EQ(MeanForecastRate(q, absl::Seconds(60)), 99);
+  EXPECT_DOUBLE_EQ(MeanForecastRate(q, absl::Seconds(120)), 0);  // an empty span
+}
+
+// A history whose rate checks matured over the last minutes: each forecast `forecasts[i]` req/s
+// for [T(800 + 15 i), T(860 + 15 i)), where 120 req/s came throughout.
+PolicyHistory CheckedHistory(const std::vector<double>& forecasts) {
+  PolicyHistory h;
+  for (int end = 700; end <= 1000; end += 15) h.arrivals.push_back({T(end), 15, 15 * 120.0});
+  for (size_t i = 0; i < forecasts.size(); ++i) {
+    const int from = 800 + 15 * static_cast<int>(i);
+    h.rate_checks.push_back({T(from), T(from + 60), forecasts[i]});
+  }
+  return h;
+}
+
+TEST(ForecastStageTest, ARunOfShortfallsScalesTheForecastByTheLeastOfThem) {
+  const PolicyConfig c = Config();  // 3 minutes of checks, at least 4, capped at 2x
+  FleetSnapshot s;
+  s.at = T(1000);
+  s.workload.arrival_rate = Input<double>::Value(100);
+  s.workload.rate_interval = absl::Seconds(15);
+  ForecastQuestion q = ObserveFleet(s, c, T(1000)).question;
+  q.arrival_rate = 100;
+  struct Case {
+    std::vector<double> forecasts;
+    double want_margin;
+  };
+  for (const Case& tc :
+       std::vector<Case>{{{100, 100, 100, 100, 120 / 1.1}, 1.1},  // all short, the least by 10%
+                         {{100, 100, 100, 130, 100}, 1.0},        // one check saw fewer: no run
+                         {{100, 100, 100}, 1.0},                  // too few checks
+                         {{40, 40, 40, 40}, 2.0}}) {              // capped
+    const ForecastAhead f = ForecastTheSpan(q, s, c, CheckedHistory(tc.forecasts), T(1000));
+    EXPECT_NEAR(f.margin, tc.want_margin, 1e-9);
+    EXPECT_NEAR(f.question.arrival_rate, 100 * tc.want_margin, 1e-6);
+    EXPECT_EQ(HasReason(f.reasons, ReasonCode::kForecastMargin), tc.want_margin > 1);
+    // The check this decision leaves is its forecast before the margin, over [warm-up, horizon).
+    ASSERT_TRUE(f.rate_check.has_value());
+    EXPECT_DOUBLE_EQ(f.rate_check->forecast, 100);
+    EXPECT_EQ(f.rate_check->from, T(1060));
+    EXPECT_EQ(f.rate_check->to, T(1120));
+    ASSERT_TRUE(f.arrivals_seen.has_value());
+    EXPECT_DOUBLE_EQ(f.arrivals_seen->requests, 1500);
+  }
+}
+
+TEST(ForecastStageTest, TheSeasonIsSaidWhereItMovesTheSpanByAPercentOrMore) {
+  const PolicyConfig c = Config();
+  FleetSnapshot s;
+  s.at = T(0);
+  s.workload.arrival_rate = Input<double>::Value(100);
+  for (const auto& [season, said] :
+       std::vector<std::pair<double, bool>>{{1.2, true}, {1.005, false}, {0.9, true}}) {
+    ForecastQuestion q = ObserveFleet(s, c, T(0)).question;
+    q.rate_season = {season};
+    const ForecastAhead f = ForecastTheSpan(q, s, c, PolicyHistory{}, T(0));
+    EXPECT_EQ(f.season.has_value(), said) << season;
+    EXPECT_EQ(HasReason(f.reasons, ReasonCode::kSeasonalForecast), said);
+    if (said) {
+      EXPECT_DOUBLE_EQ(f.season->with_season, 100 * season);
+      EXPECT_DOUBLE_EQ(f.season->without, 100);
+    }
+  }
+}
+
+// ---- 3. the aim -------------------------------------------------------------------------------
+
+// `minutes` of 15 s intervals ending at `now`, 100 requests each, `percent` of them in time.
+PolicyHistory Served(int minutes, double percent, absl::Time now) {
+  PolicyHistory h;
+  for (int s = minutes * 60; s > 0; s -= 15) {
+    h.served.push_back({now - absl::Seconds(s - 15), 100, percent});
+  }
+  return h;
+}
+
+TEST(AimTest, TheRecordMovesTheAimByItsDistanceFromTheSetPoint) {
+  // Target 95%, set point 96.5% (the 1.5-point cushion); the aim may go down to percentile +
+  // headroom and up by 2 points; no move on less than 10 minutes of record.
+  struct Case {
+    const char* name;
+    int minutes;
+    double served_percent;
+    double percentile;  // the SLO's
+    double want_aim;
+    ReasonCode want;
+  };
+  for (const Case& tc : std::vector<Case>{
+           {"no record", 0, 0, 90, 95, ReasonCode::kOther},
+           {"too short a record", 5, 98, 90, 95, ReasonCode::kOther},
+           {"a surplus lowers it", 20, 98, 90, 93.5, ReasonCode::kSurplusSpent},
+           {"to its floor", 20, 100, 92, 93, ReasonCode::kSurplusSpent},
+           {"a shortfall raises it", 20, 95.5, 90, 96, ReasonCode::kShortfallOnRecord},
+           {"by at most 2 points", 20, 90, 90, 97, ReasonCode::kShortfallOnRecord},
+           {"on the set point", 20, 96.5, 90, 95, ReasonCode::kOther}}) {
+    PolicyConfig c = Config();
+    c.percentile = tc.percentile;
+    const Aim aim = AimAt(Served(tc.minutes, tc.served_percent, T(3600)), c, T(3600));
+    EXPECT_NEAR(aim.percentile, tc.want_aim, 1e-9) << tc.name;
+    EXPECT_NEAR(aim.lowered_by, 95 - tc.want_aim, 1e-9) << tc.name;
+    if (tc.want == ReasonCode::kOther) {
+      EXPECT_TRUE(aim.reasons.empty()) << tc.name;
+    } else {
+      EXPECT_EQ(Kinds(aim.reasons), std::vector<ReasonCode>{tc.want}) << tc.name;
+    }
+  }
+}
+
+// ---- 4. what a sizing says --------------------------------------------------------------------
+
+TEST(ReadSizingTest, EachOutcomeGivesItsRecommendationAndReasons) {
+  using O = Sizing::Outcome;
+  struct Case {
+    const char* name;
+    O outcome;
+    int32_t replicas;
+    bool within_noise = false, unconfirmed = false, unattainable = false;
+    bool over_limits = false, enforce = false, stale = false;
+    int32_t want_recommendation;
+    bool want_at_risk;
+    std::vector<ReasonCode> want;
+  };
+  const int32_t base = 10;
+  for (const Case& tc :
+       std::vector<Case>{{"scale up",
+                          O::kScaleUp,
+                          14,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          14,
+                          false,
+                          {ReasonCode::kForecastMissesSlo}},
+                         {"max insufficient",
+                          O::kMaxInsufficient,
+                          40,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          40,
+                          true,
+                          {ReasonCode::kMaxReplicasInsufficient}},
+                         {"unattainable",
+                          O::kMaxInsufficient,
+                          40,
+                          false,
+                          false,
+                          true,
+                          false,
+                          false,
+                          false,
+                          40,
+                          true,
+                          {ReasonCode::kSloUnattainable, ReasonCode::kMaxReplicasInsufficient}},
+                         {"scale in",
+                          O::kScaleIn,
+                          8,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          8,
+                          false,
+                          {ReasonCode::kScaleInSafe}},
+                         {"within noise",
+                          O::kHold,
+                          base,
+                          true,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          base,
+                          false,
+                          {ReasonCode::kMissWithinNoise}},
+                         {"unconfirmed",
+                          O::kHold,
+                          base,
+                          false,
+                          true,
+                          false,
+                          false,
+                          false,
+                          false,
+                          base,
+                          false,
+                          {ReasonCode::kMissUnconfirmed}},
+                         {"limits enforced",
+                          O::kHold,
+                          base,
+                          false,
+                          false,
+                          false,
+                          true,
+                          true,
+                          false,
+                          base + 1,
+                          false,
+                          {ReasonCode::kLimitsExceeded}},
+                         {"stale",
+                          O::kHold,
+                          base,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          true,
+                          base,
+                          false,
+                          {ReasonCode::kScaleInFrozen}},
+                         {"over limits",
+                          O::kHold,
+                          base,
+                          false,
+                          false,
+                          false,
+                          true,
+                          false,
+                          false,
+                          base,
+                          false,
+                          {ReasonCode::kScaleInBlockedByLimits}},
+                         {"steady",
+                          O::kHold,
+                          base,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          false,
+                          base,
+                          false,
+                          {ReasonCode::kSteady}}}) {
+    PolicyConfig c = Config();
+    c.enforce_limits_on_scale_up = tc.enforce;
+    Sizing s;
+    s.outcome = tc.outcome;
+    s.replicas = tc.replicas;
+    s.miss_within_noise = tc.within_noise;
+    s.miss_unconfirmed = tc.unconfirmed;
+    s.slo_unattainable = tc.unattainable;
+    s.keep_ceiling = 80;
+    ForecastQuestion q;
+    q.arrival_rate = 100;
+    FleetLoad load;
+    load.over_limits = tc.over_limits;
+    const SizingVerdict v = ReadSizing(s, q, c, load, tc.stale, "a scrape failed", base, 0);
+    EXPECT_EQ(v.recommendation, tc.want_recommendation) << tc.name;
+    EXPECT_EQ(v.slo_at_risk, tc.want_at_risk) << tc.name;
+    EXPECT_EQ(Kinds(v.reasons), tc.want) << tc.name;
+  }
+}
+
+TEST(BoundsForTest, ScaleInNeedsFreshInputsUnderTheLimitsAndPoolsOnlyComparableDraws) {
+  const PolicyConfig c = Config();  // a 300 s scale-down window, margin 0.8
+  FleetSnapshot s;
+  PolicyHistory h;
+  h.recommendations = {{T(900), 12}, {T(985), 11}};
+  h.last_missed_at = 10;
+  auto draw = [&](int at, int32_t base, double margin, int32_t not_counted) {
+    PolicyHistory::MarginDraw m;
+    m.at = T(at);
+    m.base = base;
+    m.safety_margin = margin;
+    m.ttft_threshold = c.ttft_threshold;
+    m.ttft_per_prompt_token = c.ttft_per_prompt_token;
+    m.forecast.replicas = 9;
+    m.not_counted = not_counted;
+    return m;
+  };
+  h.margin_draws = {draw(990, 10, 0.8, 0),   // pooled
+                    draw(600, 10, 0.8, 0),   // outside the window
+                    draw(990, 11, 0.8, 0),   // another base
+                    draw(990, 10, 0.7, 0),   // another margin
+                    draw(990, 10, 0.8, 1),   // other pods left out
+                    draw(1000, 10, 0.8, 0),  // this very decision's time
+                    draw(800, 10, 0.8, 0)};  // pooled (200 s ago)
+  const SizingBounds b = BoundsFor(s, c, h, 10, 0, FleetLoad{}, T(1000));
+  EXPECT_TRUE(b.scale_in_allowed);
+  EXPECT_EQ(b.hint, 11);
+  EXPECT_TRUE(b.miss_seen_at_base);
+  EXPECT_EQ(b.scale_in_evidence.size(), 2u);
+  FleetLoad over;
+  over.over_limits = true;
+  EXPECT_FALSE(BoundsFor(s, c, h, 10, 0, over, T(1000)).scale_in_allowed);
+  s.stale = true;
+  EXPECT_FALSE(BoundsFor(s, c, h, 10, 0, FleetLoad{}, T(1000)).scale_in_allowed);
+}
+
+TEST(LoadOfTest, QueuePerReadyReplicaAndTheHighestKvUseAgainstTheLimits) {
+  PolicyConfig c = Config();  // limits: 4 waiting per replica, 85% KV
+  FleetSnapshot s;
+  s.replicas = {Pod(PodView::Stage::kReady, absl::Minutes(1)),
+                Pod(PodView::Stage::kReady, absl::Minutes(1))};
+  s.replicas[0].waiting = 3;
+  s.replicas[1].waiting = 7;  // (3 + 7) / 2 = 5 per replica
+  s.replicas[1].kv_usage = 0.5;
+  FleetLoad load = LoadOf(s, c);
+  EXPECT_DOUBLE_EQ(load.queue_per_replica, 5);
+  EXPECT_DOUBLE_EQ(load.kv_usage, 0.5);
+  EXPECT_TRUE(load.over_limits);
+  c.queue_depth_per_replica = 6;
+  EXPECT_FALSE(LoadOf(s, c).over_limits);
+  s.replicas[0].kv_usage = 0.9;
+  EXPECT_TRUE(LoadOf(s, c).over_limits);
+}
+
+// ---- 5. the stabilization windows --------------------------------------------------------------
+
+TEST(StabilizeTest, AScaleDownWaitsForTheWholeWindowToAgree) {
+  // Scale-down window 300 s (twinscale's default); scale-up window as set per case.
+  struct Case {
+    const char* name;
+    int32_t recommendation;
+    History history;
+    absl::Duration up_window;
+    int32_t want;
+    bool want_reason;
+  };
+  const int32_t base = 10;
+  History agreeing, one_higher, uncovered, old_high;
+  for (int s = 300; s >= 15; s -= 15) agreeing.emplace_back(T(1000 - s), 8);
+  one_higher = agreeing;
+  one_higher[10].second = 9;
+  for (int s = 100; s >= 15; s -= 15) uncovered.emplace_back(T(1000 - s), 8);
+  old_high = agreeing;
+  old_high.push_front({T(600), 20});  // outside the window: covers it, does not count
+  for (const Case& tc : std::vector<Case>{
+           {"the window agreed", 8, agreeing, absl::ZeroDuration(), 8, false},
+           {"one higher in it", 8, one_higher, absl::ZeroDuration(), 9, true},
+           {"not yet observed in full", 8, uncovered, absl::ZeroDuration(), base, true},
+           {"older than the window", 8, old_high, absl::ZeroDuration(), 8, false},
+           {"never above base", 8, History{{T(900), 30}, {T(600), 8}}, absl::ZeroDuration(), base,
+            true},
+           {"scale up, no window", 14, agreeing, absl::ZeroDuration(), 14, false},
+           {"scale up, the window's least", 14, History{{T(970), 12}}, absl::Seconds(60), 12,
+            false},
+           {"scale up, never below base", 14, History{{T(970), 9}}, absl::Seconds(60), base, false},
+           {"hold", base, agreeing, absl::ZeroDuration(), base, false}}) {
+    PolicyConfig c = Config();
+    c.scale_up.stabilization_window = tc.up_window;
+    const Stabilized s = Stabilize(tc.recommendation, base, tc.history, c, T(1000));
+    EXPECT_EQ(s.replicas, tc.want) << tc.name;
+    EXPECT_EQ(s.reason.has_value(), tc.want_reason) << tc.name;
+    if (s.reason) {
+      EXPECT_EQ(s.reason->kind, ReasonCode::kScaleDownStabilized);
+    }
+  }
+  PolicyConfig none = Config();
+  none.scale_down.stabilization_window = absl::ZeroDuration();
+  EXPECT_EQ(Stabilize(8, base, History{}, none, T(1000)).replicas, 8);
+}
+
+// ---- 6. the rate limits ------------------------------------------------------------------------
+
+TEST(RateLimitTest, TheHpasPoliciesBoundEachStep) {
+  struct Case {
+    const char* name;
+    int32_t desired, current;
+    History events;
+    bool disabled;
+    int32_t want;
+    ReasonCode want_reason;
+  };
+  for (const Case& tc : std::vector<Case>{
+           // Up (the HPA's default): max(4 pods, 100%) per 15 s: from 10, up to 20.
+           {"up within", 15, 10, {}, false, 15, ReasonCode::kOther},
+           {"up limited", 30, 10, {}, false, 20, ReasonCode::kScaleUpLimit},
+           // 5 added 10 s ago: the period began at 5, so 100% allows 10 now.
+           {"up after a step", 30, 10, {{T(990), 5}}, false, 10, ReasonCode::kScaleUpLimit},
+           {"up from zero", 30, 0, {}, false, 30, ReasonCode::kOther},
+           // Down (twinscale's default): max(10%, 1 pod) per 60 s: from 20, down to 18.
+           {"down limited", 10, 20, {}, false, 18, ReasonCode::kScaleDownLimit},
+           {"down within", 19, 20, {}, false, 19, ReasonCode::kOther},
+           // 2 removed 30 s ago: the period began at 20, 18 is all it allows: no move.
+           {"down after a step", 10, 18, {{T(970), -2}}, false, 18, ReasonCode::kScaleDownLimit},
+           {"down disabled", 10, 20, {}, true, 20, ReasonCode::kScaleDownLimit}}) {
+    PolicyConfig c = Config();
+    c.scale_up = api::HpaDefaultScaleUp();
+    c.scale_down = api::TwinscaleDefaultScaleDown();
+    if (tc.disabled) c.scale_down.select = api::SelectPolicy::kDisabled;
+    const RateLimited r = LimitRate(tc.desired, tc.current, tc.events, c, T(1000));
+    EXPECT_EQ(r.replicas, tc.want) << tc.name;
+    if (tc.want_reason == ReasonCode::kOther) {
+      EXPECT_FALSE(r.reason.has_value()) << tc.name;
+      EXPECT_FALSE(r.limit.has_value()) << tc.name;
+    } else {
+      ASSERT_TRUE(r.reason.has_value()) << tc.name;
+      EXPECT_EQ(r.reason->kind, tc.want_reason) << tc.name;
+      EXPECT_EQ(r.limit, tc.want) << tc.name;
+    }
+  }
+}
+
+// ---- 7. the admission advice -------------------------------------------------------------------
+
+// Each Ready replica asked about holds `per_replica` req/s within the SLO.
+class PerReplica : public Forecaster {
+ public:
+  explicit PerReplica(double per_replica) : per_replica_(per_replica) {}
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    Forecast f;
+    f.meets_slo = q.arrival_rate <= per_replica_ * q.candidate_replicas;
+    return f;
+  }
+
+ private:
+  double per_replica_;
+};
+
+TEST(AdmissionAdviceTest, WhileAtRiskTheServingFleetsRateAndTheQueueLimitAreAdvised) {
+  PolicyConfig c = Config();
+  c.admission_enabled = true;
+  c.queue_depth_per_replica = 3.5;  // published rounded up: 4
+  ForecastQuestion q;
+  q.ready = {{0, 10, 0.3}, {0, 10, 0.3}, {0, 10, 0.3}};
+  q.pending_ready_in = {absl::Seconds(30)};  // warming replicas are not asked about
+  q.arrival_rate = 50;
+  const PerReplica twin(10);  // the 3 serving hold 30 req/s
+  const AdmissionOutcome a = AdviseAdmission(q, c, /*slo_at_risk=*/true, std::nullopt, twin);
+  EXPECT_TRUE(a.advice.active);
+  EXPECT_LE(a.advice.max_arrival_rate, 30);
+  EXPECT_GE(a.advice.max_arrival_rate, 30 - 50 * kAdmissionResolution);
+  EXPECT_EQ(a.advice.max_queue_per_replica, 4);
+  EXPECT_GT(a.evaluations, 0);
+  ASSERT_TRUE(a.reason.has_value());
+  EXPECT_EQ(a.reason->kind, ReasonCode::kAdmissionAdvised);
+  c.admission_max_queue_per_replica = 2;
+  EXPECT_EQ(AdviseAdmission(q, c, true, std::nullopt, twin).advice.max_queue_per_replica, 2);
+  // Not at risk, disabled, or nothing serving: no advice, no what-if asked.
+  for (const auto& [enabled, at_risk, ready] : std::vector<std::tuple<bool, bool, size_t>>{
+           {true, false, 3}, {false, true, 3}, {true, true, 0}}) {
+    PolicyConfig off = c;
+    off.admission_enabled = enabled;
+    ForecastQuestion x = q;
+    x.ready.resize(ready);
+    const AdmissionOutcome none = AdviseAdmission(x, off, at_risk, std::nullopt, twin);
+    EXPECT_FALSE(none.advice.active);
+    EXPECT_EQ(none.evaluations, 0);
+    EXPECT_FALSE(none.reason.has_value());
+  }
+}
+
+}  // namespace
+}  // namespace twinscale::policy

@@ -17,10 +17,10 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz rate_curve_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
   spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz \
-  scaler_target_fuzz external_metrics_request_fuzz engine_args_fuzz
+  scaler_target_fuzz external_metrics_request_fuzz engine_args_fuzz arrival_history_codec_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine}
+mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine,arrivals}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 for f in tests/data/traces/servegen_*.csv; do head -c 4000 "$f" >"$work/curves/$(basename "$f")"; done
@@ -121,6 +121,11 @@ printf 'vllm\0serve\0meta-llama/Llama-3.1-8B-Instruct\0--max-num-seqs\0128\0--ma
 printf '/bin/sh\0-c\0exec vllm serve m --max_num_batched_tokens $(TOKENS) -tp 2 --gpu-memory-utilization 0.85\0--env\0TOKENS=16384' >"$work/engine/shell"
 printf 'python3\0-m\0vllm.entrypoints.openai.api_server\0--block-size\0x' >"$work/engine/bad"
 run engine_args_fuzz "$work/engine"
+# status.arrivalHistory.data: a 5-minute bucket (first byte 0) and the data as written: three
+# buckets fully observed; the same as raw varints (first byte 8: base64-encoded by the fuzzer).
+printf '\000AQPgA9AB9APgpxID' >"$work/arrivals/three"
+printf '\010\001\003\340\003\320\001\364\003\340\247\022\003' >"$work/arrivals/raw"
+run arrival_history_codec_fuzz "$work/arrivals"
 if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
   echo "fuzz: a fuzzer found a failing input" >&2
   exit 1

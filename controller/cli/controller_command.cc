@@ -290,6 +290,16 @@ int RunControllerCommand() {
     o.model_name_filter = model;
     return std::make_unique<metrics::PodScraper>(clock, o);
   };
+  // The seasonal forecast's history for a target that starts without one in its status.
+  deps.prometheus_arrivals = [](const api::MetricsSpec& spec, absl::Time start, absl::Duration step,
+                                int64_t steps) -> absl::StatusOr<metrics::ArrivalSeries> {
+    if (!spec.prometheus.has_value()) {
+      return absl::InvalidArgumentError(
+          "spec.metrics.prometheus is required with source Prometheus");
+    }
+    return metrics::QueryPrometheusArrivals(spec.prometheus->url, spec.prometheus->label_matchers,
+                                            start, step, steps);
+  };
   reconcile::Reconciler reconciler(deps);
 
   // KEDA's external scaler and the admission API: one gRPC server per distinct address.

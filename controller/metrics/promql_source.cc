@@ -101,6 +101,32 @@ absl::StatusOr<std::string> VllmSamplesQuery(const std::map<std::string, std::st
   return selector;
 }
 
+absl::StatusOr<std::string> LabelMatchersSelector(
+    const std::map<std::string, std::string>& matchers) {
+  if (matchers.empty()) return std::string();
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : matchers) {
+    if (!IsLabelName(name)) {
+      return absl::InvalidArgumentError(absl::StrCat("spec.metrics.prometheus.labelMatchers: \"",
+                                                     name, "\" is not a valid label name"));
+    }
+    parts.push_back(absl::StrCat(name, "=", PromqlString(value)));
+  }
+  return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
+}
+
+absl::StatusOr<ArrivalSeries> QueryPrometheusArrivals(
+    const std::string& url, const std::map<std::string, std::string>& matchers, absl::Time start,
+    absl::Duration step, int64_t steps, absl::Duration timeout) {
+  absl::StatusOr<std::string> selector = LabelMatchersSelector(matchers);
+  if (!selector.ok()) return selector.status();
+  PrometheusClientOptions o;
+  o.timeout = timeout;
+  const PrometheusClient client(url, o);
+  return FetchArrivals([&client](const RangeQuery& q) { return client.QueryRange(q); }, *selector,
+                       start, step, steps);
+}
+
 std::vector<PodResult> ReadingsFromSamples(const PromMatrix& series,
                                            const std::vector<PodTarget>& pods,
                                            const PromqlSourceOptions& options,

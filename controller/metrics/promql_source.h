@@ -33,6 +33,7 @@
 #include "absl/time/time.h"
 #include "controller/common/clock.h"
 #include "controller/metrics/metrics_source.h"
+#include "controller/metrics/prometheus_arrivals.h"
 #include "controller/metrics/prometheus_client.h"
 
 namespace twinscale::metrics {
@@ -68,6 +69,19 @@ class PromqlSource final : public MetricsSource {
 // is not [a-zA-Z_][a-zA-Z0-9_]*. Values are escaped as PromQL strings.
 absl::StatusOr<std::string> VllmSamplesQuery(const std::map<std::string, std::string>& matchers,
                                              absl::Duration lookback);
+
+// The PromQL selector of `matchers` ("{a=\"x\",b=\"y\"}", or "" for none); InvalidArgument as
+// VllmSamplesQuery's.
+absl::StatusOr<std::string> LabelMatchersSelector(
+    const std::map<std::string, std::string>& matchers);
+
+// The arrivals the Prometheus at `url` recorded for the series `matchers` select, on the grid of
+// `steps` steps of `step` from `start` (FetchArrivals, prometheus_arrivals.h, through a
+// PrometheusClient with `timeout` per request): the controller's seed of the seasonal forecast's
+// history when it starts without one. Errors as FetchArrivals' and LabelMatchersSelector's.
+absl::StatusOr<ArrivalSeries> QueryPrometheusArrivals(
+    const std::string& url, const std::map<std::string, std::string>& matchers, absl::Time start,
+    absl::Duration step, int64_t steps, absl::Duration timeout = absl::Seconds(30));
 
 // The pure half of Read: one PodResult per target, in order, from the query's series (a matrix of
 // raw samples). `source` names the Prometheus in messages. Series matching no target are ignored.

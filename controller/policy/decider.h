@@ -1,8 +1,9 @@
 // Decider: one target's decision maker across decisions. Each interval it gets what the
 // controller sees (state::ClusterView) and returns the Decision; between calls it keeps what
 // successive decisions need (the previous scrapes for increases, stabilization history, the
-// twin's calibration). The live reconciler and replay drive the same implementation
-// (twin::TargetDecider); tests of the reconcile loop can drive a scripted one.
+// twin's calibration, the arrival history of the seasonal forecast). The live reconciler and replay
+// drive the same implementation (twin::TargetDecider); tests of the reconcile loop can drive a
+// scripted one.
 #ifndef TWINSCALE_CONTROLLER_POLICY_DECIDER_H_
 #define TWINSCALE_CONTROLLER_POLICY_DECIDER_H_
 
@@ -40,6 +41,12 @@ class Decider {
   virtual const state::FleetSnapshot* last_snapshot() const = 0;
   virtual CalibrationFactors calibration() const = 0;
   virtual void RestoreCalibration(const CalibrationFactors& factors) = 0;
+  // The arrivals the seasonal forecast reads (null for a decider that keeps none). The controller
+  // keeps its closed buckets in the object's status so a new leader starts from them.
+  virtual const state::ArrivalHistory* arrival_history() const { return nullptr; }
+  // Adds arrivals observed before the first decision (a previous leader's, read back from the
+  // status; a Prometheus history) to that history. Ignored by a decider that keeps none.
+  virtual void RestoreArrivals(const state::ArrivalBuckets& /*buckets*/) {}
   // The twin's p90 TTFT forecast for the last window minus what the fleet showed (ms), when both
   // were known.
   virtual std::optional<double> last_prediction_error_ms() const = 0;

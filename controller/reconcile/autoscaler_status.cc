@@ -158,6 +158,13 @@ bool MeaningfulChange(const AutoscalerStatus& a, const AutoscalerStatus& b) {
        RelativelyDifferent(a.calibration->decode_speed, b.calibration->decode_speed, 0.01))) {
     return true;
   }
+  if (a.arrival_history.has_value() != b.arrival_history.has_value()) return true;
+  if (a.arrival_history.has_value() && (a.arrival_history->bucket != b.arrival_history->bucket ||
+                                        a.arrival_history->start != b.arrival_history->start ||
+                                        a.arrival_history->end != b.arrival_history->end ||
+                                        a.arrival_history->data != b.arrival_history->data)) {
+    return true;
+  }
   if (a.measured_warmup.has_value() != b.measured_warmup.has_value()) return true;
   if (a.measured_warmup.has_value() &&
       absl::AbsDuration(*a.measured_warmup - *b.measured_warmup) >= absl::Seconds(1)) {
@@ -222,6 +229,12 @@ nlohmann::json StatusToJson(const AutoscalerStatus& s) {
     j["calibration"] = {{"prefillSpeed", Number(s.calibration->prefill_speed)},
                         {"decodeSpeed", Number(s.calibration->decode_speed)},
                         {"updates", s.calibration->updates}};
+  }
+  if (s.arrival_history) {
+    j["arrivalHistory"] = {{"bucket", FormatSpecDuration(s.arrival_history->bucket)},
+                           {"start", kube::FormatKubeTime(s.arrival_history->start)},
+                           {"end", kube::FormatKubeTime(s.arrival_history->end)},
+                           {"data", s.arrival_history->data}};
   }
   if (s.last_decision) {
     nlohmann::json reasons = nlohmann::json::array();
@@ -288,6 +301,23 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
       return WrongType("calibration", "speed factors above zero");
     }
     s.calibration = c;
+  }
+  if (auto it = j.find("arrivalHistory"); it != j.end()) {
+    if (!it->is_object()) return WrongType("arrivalHistory", "an object");
+    AutoscalerStatus::ArrivalHistory h;
+    auto bucket = DurationField(it->value("bucket", nlohmann::json()), "arrivalHistory.bucket");
+    if (!bucket.ok()) return bucket.status();
+    h.bucket = *bucket;
+    for (auto [key, field] : {std::pair{"start", &h.start}, std::pair{"end", &h.end}}) {
+      const nlohmann::json v = it->value(key, nlohmann::json());
+      auto t = kube::ParseKubeTime(v.is_string() ? v.get<std::string>() : "");
+      if (!t.ok()) return WrongType(absl::StrCat("arrivalHistory.", key), "an RFC 3339 time");
+      *field = *t;
+    }
+    const nlohmann::json data = it->value("data", nlohmann::json());
+    if (!data.is_string()) return WrongType("arrivalHistory.data", "a string");
+    h.data = data.get<std::string>();
+    s.arrival_history = std::move(h);
   }
   if (auto it = j.find("lastDecision"); it != j.end() && it->is_object()) {
     AutoscalerStatus::LastDecision d;

@@ -1,10 +1,10 @@
 // The InferenceAutoscaler's status (docs/architecture.md "The InferenceAutoscaler spec") as the
 // controller keeps it: conditions with honest transition times, current and desired replicas,
-// admission limits, what was observed, the measured warm-up, the calibration (which a new leader
-// reads back, so it survives a failover) and the last decision with its reasons. Also the two rules
-// that keep status writes rare and meaningful: a condition's lastTransitionTime moves only when its
-// status flips, and a status is written only when something a person or a peer would act on
-// changed. Pure.
+// admission limits, what was observed, the measured warm-up, the calibration and the seasonal
+// forecast's arrival history (which a new leader reads back, so they survive a failover) and the
+// last decision with its reasons. Also the two rules that keep status writes rare and meaningful: a
+// condition's lastTransitionTime moves only when its status flips, and a status is written only
+// when something a person or a peer would act on changed. Pure.
 #ifndef TWINSCALE_CONTROLLER_RECONCILE_AUTOSCALER_STATUS_H_
 #define TWINSCALE_CONTROLLER_RECONCILE_AUTOSCALER_STATUS_H_
 
@@ -58,6 +58,18 @@ struct AutoscalerStatus {
     int64_t updates = 0;
   };
   std::optional<Calibration> calibration;
+  // The seasonal forecast's arrival history (state::ArrivalHistory): its closed buckets, `data`
+  // encoded as controller/state/arrival_history_codec.h says, from `start` (a bucket boundary) to
+  // `end` (start + buckets x bucket, for people reading the status). A new leader reads it back, so
+  // the history survives a failover; it changes when a bucket closes (every 5 minutes), so it is
+  // written then, not every pass. Decoded only where it is restored: damaged data costs the
+  // history, not the rest of the status.
+  struct ArrivalHistory {
+    absl::Duration bucket;
+    absl::Time start, end;
+    std::string data;
+  };
+  std::optional<ArrivalHistory> arrival_history;
   struct LastDecision {
     absl::Time time;
     int32_t replicas = 0;
@@ -89,8 +101,9 @@ std::string SetPodsStalled(AutoscalerStatus& status, const policy::Decision& dec
 
 // Whether `next` differs from `written` in a way worth a write: generation, a condition's status,
 // reason or message, replicas, admission, the last decision's replicas or reason codes, the
-// calibration by more than 1%, the measured warm-up by a second or more, or an observed value by
-// more than 10% (a change to or from zero counts). The decision's time and small drifts don't.
+// calibration by more than 1%, the measured warm-up by a second or more, an observed value by
+// more than 10% (a change to or from zero counts), or the arrival history (its buckets change only
+// when one closes). The decision's time and small drifts don't.
 bool MeaningfulChange(const AutoscalerStatus& written, const AutoscalerStatus& next);
 
 // The status as the CRD's schema has it (durations as "1.5s" strings, times RFC 3339), and back.

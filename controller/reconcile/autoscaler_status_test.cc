@@ -41,6 +41,8 @@ AutoscalerStatus Base() {
   s.measured_warmup = absl::Seconds(70);
   s.calibration = AutoscalerStatus::Calibration{0.8, 0.8, 12};
   s.last_decision = AutoscalerStatus::LastDecision{kT0, 10, {{"ForecastMeetsSlo", "p90 310 ms"}}};
+  s.arrival_history = AutoscalerStatus::ArrivalHistory{absl::Minutes(5), kT0 - absl::Hours(1), kT0,
+                                                       "AQwA"};  // the buckets are opaque here
   return s;
 }
 
@@ -85,6 +87,15 @@ TEST(AutoscalerStatusTest, MeaningfulChangeTable) {
        },
        true},
       {"admission on", [](AutoscalerStatus& s) { s.admission->active = true; }, true},
+      {"a bucket of the arrival history closed",
+       [](AutoscalerStatus& s) {
+         s.arrival_history->end += absl::Minutes(5);
+         s.arrival_history->data = "AQ0A";
+       },
+       true},
+      {"the arrival history's oldest bucket dropped",
+       [](AutoscalerStatus& s) { s.arrival_history->start += absl::Minutes(5); }, true},
+      {"no arrival history any more", [](AutoscalerStatus& s) { s.arrival_history.reset(); }, true},
   };
   for (const Case& c : cases) {
     AutoscalerStatus next = Base();
@@ -106,6 +117,10 @@ TEST(AutoscalerStatusTest, JsonUsesTheCrdNamesAndFormats) {
   EXPECT_EQ(j["measuredWarmup"], "1m10s");
   EXPECT_DOUBLE_EQ(j["calibration"]["decodeSpeed"].get<double>(), 0.8);
   EXPECT_EQ(j["lastDecision"]["reasons"][0]["code"], "ForecastMeetsSlo");
+  EXPECT_EQ(j["arrivalHistory"], nlohmann::json({{"bucket", "5m"},
+                                                 {"start", "2026-11-21T08:00:00Z"},
+                                                 {"end", "2026-11-21T09:00:00Z"},
+                                                 {"data", "AQwA"}}));
   EXPECT_EQ(FormatSpecDuration(absl::ZeroDuration()), "0s");  // the CRD pattern rejects "0"
   EXPECT_EQ(FormatSpecDuration(absl::Nanoseconds(1234567891)), "1.234s");
 }
@@ -119,11 +134,20 @@ TEST(AutoscalerStatusTest, ReadsBackWhatANewLeaderNeeds) {
   EXPECT_EQ(*back->measured_warmup, absl::Seconds(70));
   EXPECT_EQ(back->conditions[0].last_transition_time, kT0);
   EXPECT_EQ(back->last_decision->replicas, 10);
+  ASSERT_TRUE(back->arrival_history.has_value());
+  EXPECT_EQ(back->arrival_history->bucket, absl::Minutes(5));
+  EXPECT_EQ(back->arrival_history->start, kT0 - absl::Hours(1));
+  EXPECT_EQ(back->arrival_history->end, kT0);
+  EXPECT_EQ(back->arrival_history->data, "AQwA");
   // A status written by nobody yet, and one with a wrong type named.
   EXPECT_TRUE(StatusFromJson(nlohmann::json()).ok());
   const absl::Status bad = StatusFromJson({{"calibration", {{"decodeSpeed", "fast"}}}}).status();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("calibration.decodeSpeed"), std::string::npos) << bad;
+  const absl::Status no_time =
+      StatusFromJson({{"arrivalHistory", {{"bucket", "5m"}, {"start", 7}, {"data", ""}}}}).status();
+  EXPECT_EQ(no_time.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(no_time.message().find("arrivalHistory.start"), std::string::npos) << no_time;
 }
 
 }  // namespace

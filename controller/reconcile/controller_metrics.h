@@ -14,7 +14,7 @@ struct ControllerMetrics {
   HistogramFamily* reconcile_seconds;  // twinscale_reconcile_duration_seconds
   CounterFamily* decisions;     // twinscale_decisions_total{target, direction="up|down|hold"}
   CounterFamily* scale_writes;  // twinscale_scale_writes_total{target, result="ok|conflict|error"}
-  CounterFamily* errors;        // twinscale_errors_total{stage="spec|scale|pods|metrics|status"}
+  CounterFamily* errors;  // twinscale_errors_total{stage="spec|scale|pods|metrics|history|status"}
   GaugeFamily* desired_replicas;  // twinscale_desired_replicas{target}
   GaugeFamily* current_replicas;  // twinscale_current_replicas{target}
   GaugeFamily*

@@ -11,6 +11,8 @@
 #include "controller/api/spec_loader.h"
 #include "controller/kube/api_errors.h"
 #include "controller/kube/kube_client.h"
+#include "controller/kube/kube_time.h"
+#include "controller/state/arrival_history_codec.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::reconcile {
@@ -38,6 +40,46 @@ absl::Status ResolveSpec(const nlohmann::json& object, const std::string& key, i
   state.generation = generation;
   state.spec = parsed->spec;
   return absl::OkStatus();
+}
+
+absl::StatusOr<state::ArrivalBuckets> RestorableArrivals(
+    const AutoscalerStatus::ArrivalHistory& saved, absl::Duration retention, absl::Time now) {
+  absl::StatusOr<state::ArrivalBuckets> b =
+      state::DecodeArrivalBuckets(saved.bucket, saved.start, saved.data);
+  if (!b.ok()) return b.status();
+  if (b->end() < now - retention) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the arrival history in status ends at ", kube::FormatKubeTime(b->end()),
+                     ", more than ", absl::FormatDuration(retention), " ago"));
+  }
+  if (b->end() > now) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the arrival history in status ends at ", kube::FormatKubeTime(b->end()),
+                     ", after now (", kube::FormatKubeTime(now), ")"));
+  }
+  return b;
+}
+
+ArrivalQuery ArrivalQueryFor(absl::Duration bucket, absl::Duration retention, absl::Time now) {
+  ArrivalQuery q;
+  q.step = bucket;
+  const absl::Time end = absl::UnixEpoch() + absl::Floor(now - absl::UnixEpoch(), bucket);
+  absl::Duration rest;
+  q.steps = absl::IDivDuration(retention, bucket, &rest);
+  q.start = end - bucket * q.steps;
+  return q;
+}
+
+state::ArrivalBuckets ArrivalBucketsOf(const metrics::ArrivalSeries& series) {
+  state::ArrivalBuckets b;
+  b.bucket = series.step;
+  b.start = series.start;
+  b.arrivals = series.arrivals;
+  for (size_t i = 0; i < series.arrivals.size(); ++i) {
+    const bool observed = i < series.observed.size() && series.observed[i];
+    b.observed_s.push_back(observed ? absl::ToDoubleSeconds(series.step) : 0.0);
+  }
+  return b;
 }
 
 kube::ResourceRef ScaleTargetResource(const api::TargetRef& target) {
@@ -336,6 +378,19 @@ bool ConditionBegan(const AutoscalerStatus& written, const AutoscalerStatus& nex
   if (now == nullptr || now->status != value) return false;
   const Condition* before = written.FindCondition(type);
   return before == nullptr || before->status != value || before->reason != now->reason;
+}
+
+std::optional<AutoscalerStatus::ArrivalHistory> ArrivalHistoryStatus(
+    const state::ArrivalHistory& history, absl::Time now,
+    const std::optional<AutoscalerStatus::ArrivalHistory>& written) {
+  state::ArrivalBuckets b = history.Buckets(now);
+  if (b.size() == 0) return written;
+  if (written.has_value() && written->bucket == b.bucket && written->start == b.start &&
+      written->end == b.end()) {
+    return written;
+  }
+  return AutoscalerStatus::ArrivalHistory{b.bucket, b.start, b.end(),
+                                          state::EncodeArrivalBuckets(b)};
 }
 
 AutoscalerStatus::Observed ObservedOf(const state::FleetSnapshot& snapshot) {

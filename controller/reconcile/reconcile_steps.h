@@ -22,10 +22,12 @@
 #include "controller/api/spec.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/metrics/metrics_source.h"
+#include "controller/metrics/prometheus_arrivals.h"
 #include "controller/policy/decider.h"
 #include "controller/policy/decision.h"
 #include "controller/reconcile/autoscaler_status.h"
 #include "controller/reconcile/kube_pod.h"
+#include "controller/state/arrival_history.h"
 #include "controller/state/cluster_view.h"
 #include "controller/state/fleet_snapshot.h"
 #include "nlohmann/json_fwd.hpp"
@@ -59,6 +61,26 @@ struct SpecState {
 absl::Status ResolveSpec(const nlohmann::json& object, const std::string& key, int64_t generation,
                          const std::optional<AutoscalerStatus::Calibration>& calibration,
                          policy::DeciderFactory& factory, SpecState& state);
+
+// The buckets of the status' arrival history `saved` that a new decider's history (keeping
+// `retention`) starts from at `now`: InvalidArgument, from the decoder, when its data is damaged
+// (arrival_history_codec.h); FailedPrecondition when it ended more than `retention` before `now`
+// (the history would keep none of it) or ends after `now` (a clock gone wrong, or not ours).
+absl::StatusOr<state::ArrivalBuckets> RestorableArrivals(
+    const AutoscalerStatus::ArrivalHistory& saved, absl::Duration retention, absl::Time now);
+
+// What a history with buckets of `bucket` and `retention` asks Prometheus for at `now`: the whole
+// buckets of the retention that have closed by `now` (the grid ends at the bucket boundary at or
+// before `now`).
+struct ArrivalQuery {
+  absl::Time start;
+  absl::Duration step;
+  int64_t steps = 0;
+};
+ArrivalQuery ArrivalQueryFor(absl::Duration bucket, absl::Duration retention, absl::Time now);
+
+// Prometheus' arrivals as buckets: each observed step observed throughout, the others not at all.
+state::ArrivalBuckets ArrivalBucketsOf(const metrics::ArrivalSeries& series);
 
 // ---- 2. Read target.
 
@@ -188,6 +210,15 @@ bool SetMetricsFresh(AutoscalerStatus& status, const std::string& source_error, 
 // pass).
 bool ConditionBegan(const AutoscalerStatus& written, const AutoscalerStatus& next,
                     std::string_view type, std::string_view value);
+
+// status.arrivalHistory for a decider's `history` at `now`: the buckets closed by `now`, encoded
+// (arrival_history_codec.h). `written` (the status' own) when it already holds those buckets, so a
+// pass between two closings encodes nothing and changes nothing; also `written` when the history
+// has no closed bucket yet (a new leader that had nothing to restore keeps the old one's until its
+// own first bucket closes).
+std::optional<AutoscalerStatus::ArrivalHistory> ArrivalHistoryStatus(
+    const state::ArrivalHistory& history, absl::Time now,
+    const std::optional<AutoscalerStatus::ArrivalHistory>& written);
 
 // status.observed from the snapshot the decision was made on: the queue per fresh Ready replica
 // and the KV use (when any is), the arrival rate and observed TTFT p90 (when measured).

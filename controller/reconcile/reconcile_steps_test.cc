@@ -11,6 +11,7 @@
 
 #include "controller/kube/kube_client.h"
 #include "controller/kube/resource_ref.h"
+#include "controller/state/arrival_history_codec.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
 
@@ -627,6 +628,95 @@ TEST(ObservedOfTest, ReportsQueueAndKvOverFreshReadyReplicasAndMeasuredRates) {
   EXPECT_EQ(none.kv_cache_utilization, std::nullopt);
   EXPECT_EQ(none.arrival_rate, std::nullopt);  // no events is not a measured rate
   EXPECT_EQ(none.ttft_p90, std::nullopt);
+}
+
+// ---- The arrival history: restore, Prometheus' grid, and the status form.
+
+TEST(ArrivalHistoryStepsTest, RestorableArrivalsTable) {
+  state::ArrivalBuckets one;
+  one.bucket = absl::Minutes(5);
+  one.start = kNow - absl::Hours(1);  // kNow is a bucket boundary
+  one.arrivals = {3000};
+  one.observed_s = {300};
+  const std::string data = state::EncodeArrivalBuckets(one);
+  struct Case {
+    std::string name;
+    AutoscalerStatus::ArrivalHistory saved;
+    absl::StatusCode want;
+  };
+  const absl::Duration week = absl::Hours(24 * 7);
+  const std::vector<Case> cases = {
+      {"an hour old: restored",
+       {absl::Minutes(5), one.start, one.end(), data},
+       absl::StatusCode::kOk},
+      {"damaged data: the decoder's error",
+       {absl::Minutes(5), one.start, one.end(), "%%%"},
+       absl::StatusCode::kInvalidArgument},
+      {"a bucket of zero: the decoder's error",
+       {absl::ZeroDuration(), one.start, one.end(), data},
+       absl::StatusCode::kInvalidArgument},
+      {"ended more than a week ago: nothing of it would be kept",
+       {absl::Minutes(5), kNow - week - absl::Minutes(10), kNow, data},
+       absl::StatusCode::kFailedPrecondition},
+      {"ends after now: not ours to trust",
+       {absl::Minutes(5), kNow, kNow, data},
+       absl::StatusCode::kFailedPrecondition},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const absl::StatusOr<state::ArrivalBuckets> got = RestorableArrivals(c.saved, week, kNow);
+    EXPECT_EQ(got.status().code(), c.want) << got.status();
+    if (got.ok()) EXPECT_EQ(got->arrivals, one.arrivals);
+  }
+}
+
+TEST(ArrivalHistoryStepsTest, PrometheusIsAskedForTheClosedBucketsOfTheRetention) {
+  const ArrivalQuery q = ArrivalQueryFor(absl::Minutes(5), absl::Hours(24 * 7) + absl::Minutes(25),
+                                         kNow + absl::Seconds(170));
+  EXPECT_EQ(q.step, absl::Minutes(5));
+  EXPECT_EQ(q.steps, 2021);  // a week and 25 minutes, whole buckets
+  EXPECT_EQ(q.start + q.step * q.steps, kNow);
+}
+
+TEST(ArrivalHistoryStepsTest, PrometheusStepsAreWholeBucketsObservedOrNot) {
+  metrics::ArrivalSeries s;
+  s.start = kNow;
+  s.step = absl::Minutes(5);
+  s.arrivals = {0, 12, 7};
+  s.observed = {false, true, true};
+  const state::ArrivalBuckets b = ArrivalBucketsOf(s);
+  EXPECT_EQ(b.start, kNow);
+  EXPECT_EQ(b.bucket, absl::Minutes(5));
+  EXPECT_EQ(b.arrivals, (std::vector<double>{0, 12, 7}));
+  EXPECT_EQ(b.observed_s, (std::vector<double>{0, 300, 300}));
+}
+
+TEST(ArrivalHistoryStepsTest, TheStatusFormChangesOnlyWhenABucketCloses) {
+  state::ArrivalHistory h(absl::Minutes(5), absl::Hours(24));
+  // Nothing closed yet: what the status holds stays (a new leader keeps the old one's).
+  const AutoscalerStatus::ArrivalHistory old{absl::Minutes(5), kNow - absl::Hours(2),
+                                             kNow - absl::Hours(1), "AQA="};
+  EXPECT_EQ(ArrivalHistoryStatus(h, kNow, std::nullopt), std::nullopt);
+  EXPECT_EQ(ArrivalHistoryStatus(h, kNow, old)->data, "AQA=");
+  h.Add(kNow, kNow + absl::Minutes(4), 240);
+  EXPECT_EQ(ArrivalHistoryStatus(h, kNow + absl::Minutes(4), old)->data, "AQA=");
+  h.Add(kNow + absl::Minutes(4), kNow + absl::Minutes(6), 120);
+  const std::optional<AutoscalerStatus::ArrivalHistory> closed =
+      ArrivalHistoryStatus(h, kNow + absl::Minutes(6), old);
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_EQ(closed->start, kNow);
+  EXPECT_EQ(closed->end, kNow + absl::Minutes(5));
+  const absl::StatusOr<state::ArrivalBuckets> back =
+      state::DecodeArrivalBuckets(closed->bucket, closed->start, closed->data);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->arrivals, (std::vector<double>{300}));
+  EXPECT_EQ(back->observed_s, (std::vector<double>{300}));
+  // A pass before the next closing returns the same one, not a new encoding.
+  h.Add(kNow + absl::Minutes(6), kNow + absl::Minutes(7), 60);
+  const std::optional<AutoscalerStatus::ArrivalHistory> again =
+      ArrivalHistoryStatus(h, kNow + absl::Minutes(7), closed);
+  EXPECT_EQ(again->data, closed->data);
+  EXPECT_EQ(again->end, closed->end);
 }
 
 }  // namespace

@@ -125,7 +125,8 @@ std::optional<ReconcileResult> Reconciler::ReadSpec(Pass& pass) {
   pass.generation = pass.object["metadata"].value("generation", int64_t{0});
   if (!st.status_read) {
     // First pass since this process started (or took over): the status is the memory of the
-    // previous leader — its conditions' transition times and the calibration.
+    // previous leader — its conditions' transition times, the calibration and the arrival
+    // history.
     auto previous = StatusFromJson(pass.object.value("status", nlohmann::json()));
     if (previous.ok()) st.written = *std::move(previous);
     st.status_read = true;
@@ -133,8 +134,10 @@ std::optional<ReconcileResult> Reconciler::ReadSpec(Pass& pass) {
   pass.next = st.written;
   pass.next.observed_generation = pass.generation;
 
+  const bool had_decider = st.spec.decider != nullptr;
   const absl::Status spec_status = ResolveSpec(pass.object, pass.key, pass.generation,
                                                st.written.calibration, *deps_.deciders, st.spec);
+  if (spec_status.ok() && !had_decider) SeedArrivalHistory(pass);
   if (!spec_status.ok()) {
     CountError("spec");
     SetCondition(pass.next, kSpecValid, "False", "InvalidSpec", std::string(spec_status.message()),
@@ -152,6 +155,48 @@ std::optional<ReconcileResult> Reconciler::ReadSpec(Pass& pass) {
   }
   SetCondition(pass.next, kSpecValid, "True", "Valid", "", pass.now, pass.generation);
   return std::nullopt;
+}
+
+void Reconciler::SeedArrivalHistory(Pass& pass) {
+  TargetState& st = *pass.st;
+  policy::Decider& decider = *st.spec.decider;
+  const state::ArrivalHistory* history = decider.arrival_history();
+  if (history == nullptr) return;
+  if (st.written.arrival_history.has_value()) {
+    absl::StatusOr<state::ArrivalBuckets> saved =
+        RestorableArrivals(*st.written.arrival_history, history->retention(), pass.now);
+    if (saved.ok()) {
+      decider.RestoreArrivals(*saved);
+      Log(pass, LogLevel::kInfo, "arrival history restored from status",
+          {{"buckets", static_cast<int64_t>(saved->size())},
+           {"from", saved->start},
+           {"to", saved->end()}});
+      return;
+    }
+    Log(pass, LogLevel::kWarning, "arrival history in status not restored",
+        {{"error", saved.status()}});
+  }
+  const api::MetricsSpec& metrics = pass.spec().metrics;
+  if (metrics.source != api::MetricsSourceKind::kPrometheus || !deps_.prometheus_arrivals) return;
+  const ArrivalQuery q = ArrivalQueryFor(history->bucket(), history->retention(), pass.now);
+  absl::StatusOr<metrics::ArrivalSeries> series =
+      deps_.prometheus_arrivals(metrics, q.start, q.step, q.steps);
+  if (!series.ok()) {
+    // The forecast starts without the days before, as it would with no Prometheus at all.
+    CountError("history");
+    Log(pass, LogLevel::kWarning, "arrival history not read from Prometheus",
+        {{"error", series.status()}});
+    return;
+  }
+  const state::ArrivalBuckets read = ArrivalBucketsOf(*series);
+  int64_t observed = 0;
+  for (double s : read.observed_s) observed += s > 0;
+  decider.RestoreArrivals(read);
+  Log(pass, LogLevel::kInfo, "arrival history read from Prometheus",
+      {{"buckets", observed},
+       {"of", static_cast<int64_t>(read.size())},
+       {"from", read.start},
+       {"to", read.end()}});
 }
 
 std::optional<ReconcileResult> Reconciler::ReadTarget(Pass& pass) {
@@ -379,6 +424,9 @@ ReconcileResult Reconciler::WriteStatus(Pass& pass, const policy::Decision& deci
   const policy::CalibrationFactors cal = st.spec.decider->calibration();
   next.calibration =
       AutoscalerStatus::Calibration{cal.prefill_speed, cal.decode_speed, cal.updates};
+  if (const state::ArrivalHistory* history = st.spec.decider->arrival_history()) {
+    next.arrival_history = ArrivalHistoryStatus(*history, pass.now, st.written.arrival_history);
+  }
   next.last_decision =
       AutoscalerStatus::LastDecision{pass.now, decision.replicas, decision.reasons};
 

@@ -23,14 +23,20 @@
 //      every mode's decision is published to the DecisionBoard when one is given (the KEDA
 //      scaler serves KEDA-mode targets from it, the admission API all of them), with the inputs
 //      marked stale when MetricsFresh is False (the outputs then publish "hold");
-//   6. writes status when it changed meaningfully (autoscaler_status.h) — a merge patch of the
-//      /status subresource, which bumps resourceVersion but not generation, so the watch that
-//      brings it back doesn't trigger another pass. MetricsFresh=False (MetricsSourceFailed,
-//      ScrapesStale) gets a Warning event when it begins or its reason changes, not every pass.
-// Per-object state (the decider with its windows and calibration, the status last written)
-// lives here between passes; on the first pass after a start or failover the calibration is read
-// back from the status. Thread-safety: passes over different objects may run concurrently; one
-// object is never reconciled by two threads at once (the work queue guarantees it).
+//   6. writes status when it changed meaningfully (autoscaler_status.h; the arrival history
+//      changes when one of its buckets closes) — a merge patch of the /status subresource, which
+//      bumps resourceVersion but not generation, so the watch that brings it back doesn't trigger
+//      another pass. MetricsFresh=False (MetricsSourceFailed, ScrapesStale) gets a Warning event
+//      when it begins or its reason changes, not every pass.
+// Per-object state (the decider with its windows, calibration and arrival history, the status last
+// written) lives here between passes. On the first pass after a start or failover the calibration
+// and the seasonal forecast's arrival history are read back from the status (status.arrivalHistory,
+// rewritten as each 5-minute bucket closes); a history too old or damaged to restore, or none,
+// is read instead from Prometheus when spec.metrics.source is Prometheus (a range query over the
+// history's retention, a week, at its bucket's step); a failed or empty query leaves the history
+// empty, logged, and the pass goes on. Thread-safety: passes over different objects may run
+// concurrently; one object is never reconciled by two threads at once (the work queue guarantees
+// it).
 #ifndef TWINSCALE_CONTROLLER_RECONCILE_RECONCILER_H_
 #define TWINSCALE_CONTROLLER_RECONCILE_RECONCILER_H_
 
@@ -49,6 +55,7 @@
 #include "controller/common/json_log.h"
 #include "controller/kube/event_recorder.h"
 #include "controller/metrics/metrics_source.h"
+#include "controller/metrics/prometheus_arrivals.h"
 #include "controller/policy/decider.h"
 #include "controller/reconcile/autoscaler_status.h"
 #include "controller/reconcile/reconcile_steps.h"
@@ -68,6 +75,11 @@ class PodInformers;
 using MetricsSourceFactory = std::function<absl::StatusOr<std::unique_ptr<metrics::MetricsSource>>(
     const api::MetricsSpec& spec, const std::string& model_name)>;
 
+// The arrivals Prometheus recorded for a spec's fleet on a grid of `steps` steps of `step` from
+// `start` (metrics::FetchArrivals with the spec's Prometheus and label matchers, in the binary).
+using PrometheusArrivals = std::function<absl::StatusOr<metrics::ArrivalSeries>(
+    const api::MetricsSpec& spec, absl::Time start, absl::Duration step, int64_t steps)>;
+
 struct ReconcilerDeps {
   kube::KubeClient* client = nullptr;          // required
   const Clock* clock = nullptr;                // required
@@ -77,6 +89,9 @@ struct ReconcilerDeps {
   kube::EventRecorder* events = nullptr;       // optional
   JsonLogger* log = nullptr;                   // optional
   ControllerMetrics* metrics = nullptr;        // optional
+  // Optional: asked once per new decider whose spec reads Prometheus and whose status holds no
+  // arrival history to restore.
+  PrometheusArrivals prometheus_arrivals;
   // Optional: where each pass's decision is published for the gRPC outputs (KEDA's external
   // scaler, the admission API); Forget removes the object's entry.
   outputs::DecisionBoard* board = nullptr;
@@ -107,6 +122,8 @@ class Reconciler {
   // that returns a result ends the pass with it, its status written; nullopt goes on to the next.
   // Read spec: parses the object and builds or reconfigures its decider; SpecValid.
   std::optional<ReconcileResult> ReadSpec(Pass& pass);
+  // A new decider's arrival history: from the status, else from Prometheus (the file comment).
+  void SeedArrivalHistory(Pass& pass);
   // Read target: /scale and, in Direct mode, another autoscaler of the target.
   std::optional<ReconcileResult> ReadTarget(Pass& pass);
   // Read pods: the informer's pods of the target and their metrics (the source rebuilt when the

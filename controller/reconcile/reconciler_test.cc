@@ -27,6 +27,7 @@
 #include "controller/kube/resource_ref.h"
 #include "controller/outputs/decision_board.h"
 #include "controller/reconcile/pod_informers.h"
+#include "controller/state/arrival_history_codec.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
 #include "tests/util/eventually.h"
@@ -39,18 +40,28 @@ using ::testing::HasSubstr;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1795251600);
 
-// Decides what the test says; records what it was shown.
+// Decides what the test says; records what it was shown. Its arrival history (5-minute buckets,
+// a week) counts 10 requests a second between decisions.
 class ScriptedDecider : public policy::Decider {
  public:
   // What NoteScaled was told: (at, from, to).
   using Scaled = std::tuple<absl::Time, int32_t, int32_t>;
   explicit ScriptedDecider(std::deque<int32_t>* script, std::vector<state::ClusterView>* views,
-                           policy::CalibrationFactors* restored, std::vector<Scaled>* scaled)
-      : script_(script), views_(views), restored_(restored), scaled_(scaled) {}
+                           policy::CalibrationFactors* restored, std::vector<Scaled>* scaled,
+                           std::vector<state::ArrivalBuckets>* restored_arrivals)
+      : script_(script),
+        views_(views),
+        restored_(restored),
+        scaled_(scaled),
+        restored_arrivals_(restored_arrivals) {}
   void NoteScaled(absl::Time at, int32_t from, int32_t to) override {
     scaled_->emplace_back(at, from, to);
   }
   policy::Decision Decide(const state::ClusterView& view) override {
+    if (last_decided_.has_value()) {
+      history_.Add(*last_decided_, view.now, 10 * absl::ToDoubleSeconds(view.now - *last_decided_));
+    }
+    last_decided_ = view.now;
     views_->push_back(view);
     policy::Decision d;
     d.at = view.now;
@@ -67,13 +78,24 @@ class ScriptedDecider : public policy::Decider {
     *restored_ = f;
   }
   std::optional<double> last_prediction_error_ms() const override { return std::nullopt; }
+  const state::ArrivalHistory* arrival_history() const override { return &history_; }
+  void RestoreArrivals(const state::ArrivalBuckets& b) override {
+    restored_arrivals_->push_back(b);
+    for (size_t i = 0; i < b.size(); ++i) {
+      const absl::Time from = b.start + b.bucket * static_cast<int64_t>(i);
+      history_.Add(from, from + absl::Seconds(b.observed_s[i]), b.arrivals[i]);
+    }
+  }
 
  private:
   std::deque<int32_t>* script_;
   std::vector<state::ClusterView>* views_;
   policy::CalibrationFactors* restored_;
   std::vector<Scaled>* scaled_;
+  std::vector<state::ArrivalBuckets>* restored_arrivals_;
   policy::CalibrationFactors cal_;
+  state::ArrivalHistory history_{absl::Minutes(5), absl::Hours(24 * 7)};
+  std::optional<absl::Time> last_decided_;
 };
 
 class ScriptedFactory : public policy::DeciderFactory {
@@ -84,7 +106,8 @@ class ScriptedFactory : public policy::DeciderFactory {
     if (spec.model.profile == "no-such-profile") {
       return absl::InvalidArgumentError("spec.model.profile: unknown profile \"no-such-profile\"");
     }
-    return std::make_unique<ScriptedDecider>(&script, &views, &restored, &scaled);
+    return std::make_unique<ScriptedDecider>(&script, &views, &restored, &scaled,
+                                             &restored_arrivals);
   }
   absl::Status Reconfigure(const api::InferenceAutoscalerSpec&, policy::Decider&) override {
     ++reconfigured;
@@ -94,6 +117,7 @@ class ScriptedFactory : public policy::DeciderFactory {
   std::vector<state::ClusterView> views;
   std::vector<ScriptedDecider::Scaled> scaled;
   policy::CalibrationFactors restored;
+  std::vector<state::ArrivalBuckets> restored_arrivals;  // each RestoreArrivals, in order
   int created = 0, reconfigured = 0;
 };
 
@@ -649,6 +673,194 @@ TEST_F(ReconcilerTest, ANewLeaderStartsFromTheCalibrationInStatus) {
   EXPECT_DOUBLE_EQ(factory_.restored.prefill_speed, 0.75);
   EXPECT_DOUBLE_EQ(factory_.restored.decode_speed, 0.8);
   EXPECT_EQ(factory_.restored.updates, 40);
+}
+
+// The arrival history goes to status when a 5-minute bucket closes, not every pass; a new leader
+// (a second Reconciler over the same API) starts its decider from those buckets, and Prometheus,
+// though the spec reads it, is not asked.
+TEST_F(ReconcilerTest, TheArrivalHistoryIsWrittenAsBucketsCloseAndANewLeaderRestoresIt) {
+  SetUpFleet("Recommend", 3);  // 09:10:00, a bucket boundary
+  ASSERT_TRUE(
+      api_.MergePatch(
+              kube::kInferenceAutoscalers, "llm", "llama",
+              {{"spec",
+                {{"metrics",
+                  {{"source", "Prometheus"}, {"prometheus", {{"url", "http://prom:9090"}}}}}}}})
+          .ok());
+  int prometheus_asked = 0;
+  deps_.prometheus_arrivals = [&](const api::MetricsSpec&, absl::Time, absl::Duration,
+                                  int64_t) -> absl::StatusOr<metrics::ArrivalSeries> {
+    ++prometheus_asked;
+    return absl::UnavailableError("no Prometheus in this test");
+  };
+  Reconciler r(deps_);
+  r.Reconcile("llm", "llama");
+  EXPECT_FALSE(Status().contains("arrivalHistory"));  // no bucket has closed
+  // Passes every 15 s to 09:19:45: the bucket 09:10-09:15 closes at 09:15:00.
+  int status_writes = Writes("patch", kube::kInferenceAutoscalers, "status");
+  std::vector<int> writes_at;
+  for (int i = 1; i < 40; ++i) {
+    clock_.Advance(absl::Seconds(15));
+    r.Reconcile("llm", "llama");
+    const int now = Writes("patch", kube::kInferenceAutoscalers, "status");
+    if (now != status_writes) writes_at.push_back(i * 15);
+    status_writes = now;
+  }
+  EXPECT_EQ(writes_at, (std::vector<int>{300})) << "one write, as the first bucket closed";
+  const nlohmann::json h = Status()["arrivalHistory"];
+  EXPECT_EQ(h["bucket"], "5m");
+  EXPECT_EQ(h["start"], "2026-11-21T09:10:00Z");
+  EXPECT_EQ(h["end"], "2026-11-21T09:15:00Z");
+  // The next closing, at 09:20:00, writes it again with two buckets.
+  clock_.Advance(absl::Seconds(15));
+  r.Reconcile("llm", "llama");
+  EXPECT_EQ(Status()["arrivalHistory"]["end"], "2026-11-21T09:20:00Z");
+  const absl::StatusOr<state::ArrivalBuckets> in_status =
+      state::DecodeArrivalBuckets(absl::Minutes(5), kT0 + absl::Minutes(10),
+                                  Status()["arrivalHistory"]["data"].get<std::string>());
+  ASSERT_TRUE(in_status.ok()) << in_status.status();
+
+  EXPECT_EQ(prometheus_asked, 1) << "the first leader had no history in status";
+
+  // A new leader, a minute later.
+  prometheus_asked = 0;
+  clock_.Advance(absl::Minutes(1));
+  Reconciler next(deps_);
+  next.Reconcile("llm", "llama");
+  ASSERT_EQ(factory_.restored_arrivals.size(), 1u);
+  const state::ArrivalBuckets& got = factory_.restored_arrivals[0];
+  EXPECT_EQ(got.start, kT0 + absl::Minutes(10));
+  // 10 requests a second over each bucket, whole (the passes covered them end to end).
+  EXPECT_EQ(got.arrivals, (std::vector<double>{3000, 3000}));
+  EXPECT_EQ(got.observed_s, (std::vector<double>{300, 300}));
+  EXPECT_EQ(got.arrivals, in_status->arrivals);
+  EXPECT_EQ(prometheus_asked, 0);
+}
+
+// Without a history in status, a decider whose spec reads Prometheus starts from Prometheus'
+// record: the week of closed 5-minute buckets before the pass, observed steps as whole buckets.
+// A failed or empty query only leaves the history empty: the pass decides as ever. Each case is a
+// new leader (a new Reconciler) over the same object; the failures come first, since they leave
+// no history in status for the next leader to restore instead.
+TEST_F(ReconcilerTest, WithoutAHistoryInStatusANewDeciderReadsPrometheus) {
+  SetUpFleet("Recommend", 3);
+  ASSERT_TRUE(
+      api_.MergePatch(
+              kube::kInferenceAutoscalers, "llm", "llama",
+              {{"spec",
+                {{"metrics",
+                  {{"source", "Prometheus"},
+                   {"prometheus",
+                    {{"url", "http://prom:9090"}, {"labelMatchers", {{"namespace", "llm"}}}}}}}}}})
+          .ok());
+  clock_.Advance(absl::Seconds(7));
+  const absl::Time end = kT0 + absl::Minutes(10);  // the pass is at 09:10:07, the grid ends 09:10
+  struct Case {
+    std::string name;
+    absl::StatusOr<metrics::ArrivalSeries> answer;
+    bool restored;
+  };
+  metrics::ArrivalSeries two;
+  two.start = end - absl::Minutes(10);
+  two.step = absl::Minutes(5);
+  two.arrivals = {0, 2400};
+  two.observed = {false, true};
+  const std::vector<Case> cases = {
+      {"Prometheus down", absl::UnavailableError("http://prom:9090: connection refused"), false},
+      {"nothing recorded", absl::NotFoundError("no series vllm:request_prompt_tokens_count"),
+       false},
+      {"Prometheus answers", two, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    factory_.restored_arrivals.clear();
+    factory_.views.clear();
+    std::vector<std::tuple<absl::Time, absl::Duration, int64_t>> asked;
+    deps_.prometheus_arrivals = [&](const api::MetricsSpec& spec, absl::Time start,
+                                    absl::Duration step,
+                                    int64_t steps) -> absl::StatusOr<metrics::ArrivalSeries> {
+      EXPECT_EQ(spec.prometheus->label_matchers.at("namespace"), "llm");
+      asked.emplace_back(start, step, steps);
+      return c.answer;
+    };
+    Reconciler r(deps_);
+    const ReconcileResult res = r.Reconcile("llm", "llama");
+    EXPECT_TRUE(res.status.ok()) << res.status;
+    EXPECT_EQ(factory_.views.size(), 1u) << "the pass decided";
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_EQ(std::get<0>(asked[0]), end - absl::Hours(24 * 7));
+    EXPECT_EQ(std::get<1>(asked[0]), absl::Minutes(5));
+    EXPECT_EQ(std::get<2>(asked[0]), 2016);
+    ASSERT_EQ(factory_.restored_arrivals.size(), c.restored ? 1u : 0u);
+    if (c.restored) {
+      EXPECT_EQ(factory_.restored_arrivals[0].arrivals, (std::vector<double>{0, 2400}));
+      EXPECT_EQ(factory_.restored_arrivals[0].observed_s, (std::vector<double>{0, 300}));
+    } else {
+      EXPECT_FALSE(Status().contains("arrivalHistory"));
+    }
+    // Asked once per decider, not every pass.
+    r.Reconcile("llm", "llama");
+    EXPECT_EQ(asked.size(), 1u);
+  }
+  // Written back at once: its buckets closed before this leader began.
+  EXPECT_EQ(Status()["arrivalHistory"]["end"], "2026-11-21T09:10:00Z");
+}
+
+// A history in status that can't be restored — damaged, or older than the week the history keeps
+// — is passed over (the calibration beside it still comes back), and Prometheus asked instead.
+TEST_F(ReconcilerTest, AHistoryInStatusTooOldOrDamagedIsNotRestored) {
+  state::ArrivalBuckets week_ago;
+  week_ago.bucket = absl::Minutes(5);
+  week_ago.start = kT0 - absl::Hours(24 * 8);
+  week_ago.arrivals = {3000};
+  week_ago.observed_s = {300};
+  struct Case {
+    std::string name;
+    nlohmann::json history;
+  };
+  const std::vector<Case> cases = {
+      {"damaged data",
+       {{"bucket", "5m"},
+        {"start", "2026-11-21T08:00:00Z"},
+        {"end", "2026-11-21T09:00:00Z"},
+        {"data", "not base64!"}}},
+      {"ended eight days ago",
+       {{"bucket", "5m"},
+        {"start", "2026-11-13T09:00:00Z"},
+        {"end", "2026-11-13T09:05:00Z"},
+        {"data", state::EncodeArrivalBuckets(week_ago)}}},
+  };
+  SetUpFleet("Recommend", 3);
+  ASSERT_TRUE(
+      api_.MergePatch(
+              kube::kInferenceAutoscalers, "llm", "llama",
+              {{"spec",
+                {{"metrics",
+                  {{"source", "Prometheus"}, {"prometheus", {{"url", "http://prom:9090"}}}}}}}})
+          .ok());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    factory_.restored_arrivals.clear();
+    factory_.restored = {};
+    const nlohmann::json status = {
+        {"observedGeneration", 2},
+        {"calibration", {{"prefillSpeed", 0.75}, {"decodeSpeed", 0.8}, {"updates", 40}}},
+        {"arrivalHistory", c.history}};
+    ASSERT_TRUE(
+        api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama", {{"status", status}}, "status")
+            .ok());
+    int asked = 0;
+    deps_.prometheus_arrivals = [&](const api::MetricsSpec&, absl::Time, absl::Duration,
+                                    int64_t) -> absl::StatusOr<metrics::ArrivalSeries> {
+      ++asked;
+      return absl::NotFoundError("nothing recorded");
+    };
+    Reconciler r(deps_);
+    EXPECT_TRUE(r.Reconcile("llm", "llama").status.ok());
+    EXPECT_TRUE(factory_.restored_arrivals.empty());
+    EXPECT_EQ(asked, 1);
+    EXPECT_DOUBLE_EQ(factory_.restored.decode_speed, 0.8);
+  }
 }
 
 TEST_F(ReconcilerTest, ASpecChangeReconfiguresTheSameDecider) {

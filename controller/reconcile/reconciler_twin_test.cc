@@ -40,6 +40,7 @@
 #include "controller/kube/resource_ref.h"
 #include "controller/reconcile/pod_informers.h"
 #include "controller/reconcile/reconciler.h"
+#include "controller/state/arrival_history_codec.h"
 #include "controller/twin/target_decider.h"
 #include "nlohmann/json.hpp"
 #include "simulator/profiles/profile_loader.h"
@@ -462,6 +463,50 @@ TEST_F(ReconcilerTwinTest, DirectScaleUpsAreRateLimitedFromTheWriteThatLanded) {
     EXPECT_EQ(Status()["desiredReplicas"], want) << Status()["lastDecision"].dump(2);
     CreateMissingPods();
   }
+}
+
+// The seasonal forecast's arrival history through a restart, with the real decider: at 80 req/s
+// the closed 5-minute buckets go to status.arrivalHistory as they close (24,000 requests each);
+// a new leader a minute after 09:20 restores them, so when its own first bucket closes the
+// history it writes still starts at 09:10 with the old leader's buckets, then the bucket of the
+// restart, seen from the new leader's first window (09:21:00, no window before it) to 09:25.
+TEST_F(ReconcilerTwinTest, ARestartedControllerKeepsTheArrivalHistoryThroughTheStatus) {
+  ASSERT_NE(profiles_, nullptr);
+  auto history_in_status = [&]() -> absl::StatusOr<state::ArrivalBuckets> {
+    const json h = Status()["arrivalHistory"];
+    if (!h.is_object()) return absl::NotFoundError("no status.arrivalHistory");
+    absl::Duration bucket;
+    if (!absl::ParseDuration(h["bucket"].get<std::string>(), &bucket)) {
+      return absl::InvalidArgumentError("bucket");
+    }
+    auto start = kube::ParseKubeTime(h["start"].get<std::string>());
+    if (!start.ok()) return start.status();
+    return state::DecodeArrivalBuckets(bucket, *start, h["data"].get<std::string>());
+  };
+  {
+    Reconciler r(deps_);
+    ASSERT_TRUE(StartTwoReplicas(r, "Recommend"));  // 09:10:00
+    for (int m = 1; m <= 10; ++m) {
+      clock_.Set(kT0 + absl::Minutes(10 + m));
+      ASSERT_TRUE(Pass(r).status.ok());
+    }
+  }
+  absl::StatusOr<state::ArrivalBuckets> before = history_in_status();
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_EQ(before->start, kT0 + absl::Minutes(10));
+  EXPECT_EQ(before->arrivals, (std::vector<double>{24000, 24000}));
+  EXPECT_EQ(before->observed_s, (std::vector<double>{300, 300}));
+
+  Reconciler next(deps_);  // the new leader
+  for (int m = 21; m <= 25; ++m) {
+    clock_.Set(kT0 + absl::Minutes(m));
+    ASSERT_TRUE(Pass(next).status.ok());
+  }
+  absl::StatusOr<state::ArrivalBuckets> after = history_in_status();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->start, kT0 + absl::Minutes(10));
+  EXPECT_EQ(after->arrivals, (std::vector<double>{24000, 24000, 19200}));
+  EXPECT_EQ(after->observed_s, (std::vector<double>{300, 300, 240}));
 }
 
 }  // namespace

@@ -19,28 +19,6 @@
 namespace twinscale::replay {
 namespace {
 
-// The grid index of `t`, or -1 when it is off the grid or outside [0, n].
-int64_t GridIndex(absl::Time t, absl::Time start, absl::Duration step, int64_t n) {
-  const absl::Duration since = t - start;
-  if (since < absl::ZeroDuration()) return -1;
-  // Prometheus writes times with millisecond precision: round to the nearest step.
-  const int64_t k = static_cast<int64_t>(std::llround(absl::FDivDuration(since, step)));
-  if (k > n) return -1;
-  if (absl::AbsDuration(since - step * k) > absl::Milliseconds(1)) return -1;
-  return k;
-}
-
-// Values of one series on the grid (NaN where it has no point).
-std::vector<double> OnGrid(const metrics::PromSeries& s, absl::Time start, absl::Duration step,
-                           int64_t n) {
-  std::vector<double> v(static_cast<size_t>(n + 1), std::numeric_limits<double>::quiet_NaN());
-  for (const metrics::PromPoint& p : s.points) {
-    const int64_t k = GridIndex(p.at, start, step, n);
-    if (k >= 0 && std::isfinite(p.value)) v[static_cast<size_t>(k)] = p.value;
-  }
-  return v;
-}
-
 // state::AllanDispersion over each run of steps that saw arrivals, pooled by the number of
 // differences: the steps before traffic starts, after it stops, and while the fleet is idle say
 // nothing about burstiness, and the jump into or out of them would read as a burst.
@@ -80,44 +58,6 @@ double LengthHistogram::total() const {
 double DispersionToCv(double dispersion) {
   if (!std::isfinite(dispersion) || dispersion <= 0) return 1.0;
   return std::clamp(std::sqrt(dispersion), 0.2, 4.0);
-}
-
-std::vector<double> CounterIncreasesPerStep(const metrics::PromMatrix& m, absl::Time start,
-                                            absl::Duration step, int64_t n) {
-  std::vector<double> inc(static_cast<size_t>(std::max<int64_t>(n, 0)), 0.0);
-  if (n <= 0) return inc;
-  for (const metrics::PromSeries& s : m) {
-    const std::vector<double> v = OnGrid(s, start, step, n);
-    double last = std::numeric_limits<double>::quiet_NaN();  // last value seen
-    for (int64_t k = 0; k <= n; ++k) {
-      const double x = v[static_cast<size_t>(k)];
-      if (std::isnan(x)) continue;
-      if (k > 0) {
-        double d;
-        if (std::isnan(last)) {
-          d = x;  // first seen after t_0: the series (the pod) started within the range
-        } else {
-          d = x - last;
-          if (d < 0) d = x;  // a counter reset
-        }
-        inc[static_cast<size_t>(k - 1)] += std::max(0.0, d);
-      }
-      last = x;
-    }
-  }
-  return inc;
-}
-
-std::vector<double> GaugeSumPerPoint(const metrics::PromMatrix& m, absl::Time start,
-                                     absl::Duration step, int64_t n) {
-  std::vector<double> sum(static_cast<size_t>(std::max<int64_t>(n + 1, 0)), 0.0);
-  for (const metrics::PromSeries& s : m) {
-    const std::vector<double> v = OnGrid(s, start, step, n);
-    for (size_t k = 0; k < v.size() && k < sum.size(); ++k) {
-      if (!std::isnan(v[k])) sum[k] += v[k];
-    }
-  }
-  return sum;
 }
 
 absl::StatusOr<LengthHistogram> HistogramFromBuckets(const metrics::PromMatrix& by_le, double sum) {
@@ -268,28 +208,14 @@ absl::StatusOr<FleetHistory> FetchFleetHistory(const QueryFn& query, const Histo
     return query(q);
   };
 
-  // Arrivals: every pod's finished-request counter, raw (increases are taken here, per series).
-  const std::string count_name = absl::StrCat("vllm:request_prompt_tokens_count", sel);
-  absl::StatusOr<metrics::PromMatrix> finished = ask(count_name, false);
-  if (!finished.ok()) return finished.status();
-  if (finished->empty()) {
-    return absl::NotFoundError(absl::StrCat("no series ", count_name, " between ",
-                                            absl::FormatTime(h.start), " and ",
-                                            absl::FormatTime(o.end), ": check --selector"));
+  // Arrivals: every pod's finished-request counter, raw, and the change in requests in flight.
+  absl::StatusOr<metrics::ArrivalSeries> arrivals =
+      metrics::FetchArrivals(query, sel, h.start, o.step, n);
+  if (absl::IsNotFound(arrivals.status())) {
+    return absl::NotFoundError(absl::StrCat(arrivals.status().message(), ": check --selector"));
   }
-  absl::StatusOr<metrics::PromMatrix> waiting =
-      ask(absl::StrCat("sum(vllm:num_requests_waiting", sel, ")"), false);
-  if (!waiting.ok()) return waiting.status();
-  absl::StatusOr<metrics::PromMatrix> running =
-      ask(absl::StrCat("sum(vllm:num_requests_running", sel, ")"), false);
-  if (!running.ok()) return running.status();
-  h.arrivals = CounterIncreasesPerStep(*finished, h.start, o.step, n);
-  const std::vector<double> w = GaugeSumPerPoint(*waiting, h.start, o.step, n);
-  const std::vector<double> r = GaugeSumPerPoint(*running, h.start, o.step, n);
-  for (int64_t k = 1; k <= n; ++k) {
-    const double in_flight_change = (w[k] + r[k]) - (w[k - 1] + r[k - 1]);
-    h.arrivals[k - 1] = std::max(0.0, h.arrivals[k - 1] + in_flight_change);
-  }
+  if (!arrivals.ok()) return arrivals.status();
+  h.arrivals = std::move(arrivals->arrivals);
 
   // Lengths over the whole range.
   const std::string window = absl::StrCat("[", PromDuration(o.step * n), "]");

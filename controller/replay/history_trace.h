@@ -3,17 +3,11 @@
 //
 // What is read (vLLM metric names, docs/reference.md "vLLM metrics"), over [end - range, end] on a
 // grid of `step`:
-// - Arrivals per step: the increase of every pod's vllm:request_prompt_tokens_count (counter resets
-//   and pods that start within the range handled per series, as increase() does, but without its
-//   extrapolation, so the steps add up to the total), plus the change in the fleet's waiting +
-//   running requests. The prompt-length histogram's count is used rather than
-//   vllm:request_success_total or vllm:e2e_request_latency_seconds_count: all three count requests
-//   as they finish, but the success counter is split by finished_reason (and some vLLM versions
-//   leave aborted requests out of it), while the prompt histogram is observed once for every
-//   request that leaves the engine and is the very histogram the prompt lengths come from, so the
-//   count and the length shares describe the same requests. Finishing lags arriving and flattens
-//   under overload: adding the change in requests in flight turns finishes back into arrivals
-//   (exact per pod, since every arrival is either finished or still in flight).
+// - Arrivals per step: as controller/metrics/prometheus_arrivals.h reads them, the increase of
+//   every pod's vllm:request_prompt_tokens_count plus the change in the fleet's waiting + running
+//   requests (why those, and how resets and pods starting within the range count, are said there).
+//   The prompt-length histogram's count also makes the count and the length shares describe the
+//   same requests.
 // - Burstiness: the index of dispersion of those per-step counts, by the same Allan-style estimate
 //   the live snapshot uses (state::AllanDispersion: successive differences, so the slow trend of
 //   the rate is not taken for burstiness), turned into the CV of gamma inter-arrival gaps
@@ -44,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "controller/metrics/prometheus_arrivals.h"
 #include "controller/metrics/prometheus_client.h"
 #include "simulator/core/time.h"
 #include "simulator/workload/trace.h"
@@ -88,15 +83,6 @@ struct HistoryTrace {
 // the twin's own arrival source accepts).
 double DispersionToCv(double dispersion);
 
-// Per-step increases summed over the series of a counter matrix, on the grid of n + 1 points from
-// `start` (see the file comment): a drop is a reset (the new value is the increase); a series that
-// first appears after t_0 started within the range (its first value is the increase); points off
-// the grid are ignored. Size n.
-std::vector<double> CounterIncreasesPerStep(const metrics::PromMatrix& m, absl::Time start,
-                                            absl::Duration step, int64_t n);
-// The sum over the series of a gauge matrix at each of the n + 1 grid points (0 where none).
-std::vector<double> GaugeSumPerPoint(const metrics::PromMatrix& m, absl::Time start,
-                                     absl::Duration step, int64_t n);
 // A histogram from a `sum by (le) (increase(..._bucket[...]))` answer (the last point of each le
 // series, cumulative), with `sum` for the mean. InvalidArgument without a +Inf bucket or with an
 // unparsable le.
@@ -119,16 +105,16 @@ struct HistoryQueryOptions {
   absl::Duration range = absl::Hours(24);
   absl::Duration step = absl::Seconds(15);
 };
-using QueryFn = std::function<absl::StatusOr<metrics::PromMatrix>(const metrics::RangeQuery&)>;
+using QueryFn = metrics::RangeQueryFn;
 
 // InvalidArgument naming the flag (--selector, --range, --step) for a malformed selector, a range
 // or step that is not positive, or a range that is not a whole number of steps apart from
 // rounding (the range is rounded down to whole steps).
 absl::Status ValidateHistoryQuery(const HistoryQueryOptions& o);
 
-// Runs the queries of the file comment through `query` and assembles the history. Errors from
-// `query` are passed on; NotFound when no series of vllm:request_prompt_tokens_count matches the
-// selector in the range.
+// Runs the queries of the file comment through `query` (the arrivals' by metrics::FetchArrivals)
+// and assembles the history. Errors from `query` are passed on; NotFound, naming --selector, when
+// no series of vllm:request_prompt_tokens_count matches the selector in the range.
 absl::StatusOr<FleetHistory> FetchFleetHistory(const QueryFn& query, const HistoryQueryOptions& o);
 
 }  // namespace twinscale::replay

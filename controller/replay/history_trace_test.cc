@@ -1,4 +1,5 @@
-// The pure half of replay --from-prometheus: series -> per-step arrivals -> synthesised trace.
+// The pure half of replay --from-prometheus: series -> per-step arrivals -> synthesised trace (the
+// arrivals' own rules: controller/metrics/prometheus_arrivals_test.cc).
 // Expected values are worked by hand (Poisson and gamma count statistics, bucket shares).
 #include "controller/replay/history_trace.h"
 
@@ -43,41 +44,6 @@ void MeanVar(const std::vector<double>& x, double& mean, double& var) {
   var = 0;
   for (double v : x) var += (v - mean) * (v - mean);
   var /= static_cast<double>(x.size() - 1);
-}
-
-TEST(CounterIncreasesTest, ResetsNewSeriesAndGaps) {
-  struct Case {
-    std::string name;
-    metrics::PromMatrix m;
-    std::vector<double> want;  // 4 steps
-  };
-  const std::vector<Case> cases = {
-      {"steady counter: differences",
-       {Series({}, {{0, 10}, {1, 12}, {2, 15}, {3, 15}, {4, 20}})},
-       {2, 3, 0, 5}},
-      {"reset: the new value is the increase",
-       {Series({}, {{0, 10}, {1, 12}, {2, 3}, {3, 5}, {4, 6}})},
-       {2, 3, 2, 1}},
-      {"pod started within the range: its first value counts",
-       {Series({}, {{2, 4}, {3, 9}, {4, 9}})},
-       {0, 4, 5, 0}},
-      {"gap: the increase spans it", {Series({}, {{0, 1}, {1, 2}, {3, 6}, {4, 7}})}, {1, 0, 4, 1}},
-      {"two pods add up",
-       {Series({{"pod", "a"}}, {{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 4}}),
-        Series({{"pod", "b"}}, {{0, 5}, {1, 5}, {2, 7}, {3, 7}, {4, 7}})},
-       {1, 3, 1, 1}},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    EXPECT_EQ(CounterIncreasesPerStep(c.m, kStart, kStep, 4), c.want);
-  }
-}
-
-TEST(CounterIncreasesTest, IgnoresPointsOffTheGrid) {
-  metrics::PromSeries s = Series({}, {{0, 1}, {1, 2}});
-  s.points.push_back({kStart + kStep + absl::Seconds(7), 100});  // between grid points
-  s.points.push_back({kStart + kStep * 9, 200});                 // past the end
-  EXPECT_EQ(CounterIncreasesPerStep({s}, kStart, kStep, 2), (std::vector<double>{1, 0}));
 }
 
 TEST(HistogramFromBucketsTest, CumulativeToPerBucketWithMean) {
@@ -254,7 +220,7 @@ TEST(FetchFleetHistoryTest, AsksTheDocumentedQueriesAndAddsInFlightChanges) {
   EXPECT_EQ(h->arrivals, (std::vector<double>{15, 10, 5}));
   EXPECT_EQ(h->prompt.counts, (std::vector<double>{10, 20}));
   EXPECT_DOUBLE_EQ(h->output.mean, 100);
-  EXPECT_EQ(asked.size(), 7u);
+  EXPECT_EQ(asked.size(), 8u);
 }
 
 TEST(FetchFleetHistoryTest, ErrorsNameTheFlag) {

@@ -8,6 +8,7 @@ namespace twinscale::state {
 
 ArrivalHistory::ArrivalHistory(absl::Duration bucket, absl::Duration retention)
     : bucket_(std::max(bucket, absl::Seconds(1))),
+      retention_(retention),
       max_buckets_(std::max<int64_t>(
           1, static_cast<int64_t>(std::ceil(absl::FDivDuration(retention, bucket_))) + 1)) {}
 
@@ -44,6 +45,18 @@ void ArrivalHistory::Add(absl::Time from, absl::Time to, double arrivals) {
     b.observed_s += s;
   }
   Trim();
+}
+
+ArrivalBuckets ArrivalHistory::Buckets(absl::Time through) const {
+  ArrivalBuckets out;
+  out.bucket = bucket_;
+  out.start = StartOf(first_);
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    if (StartOf(first_ + static_cast<int64_t>(i) + 1) > through) break;
+    out.arrivals.push_back(buckets_[i].arrivals);
+    out.observed_s.push_back(buckets_[i].observed_s);
+  }
+  return out;
 }
 
 void ArrivalHistory::Trim() {

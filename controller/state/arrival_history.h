@@ -9,6 +9,10 @@
 // covers there; a bucket also keeps how many of its seconds were observed, so a gap in the
 // history (the controller not running) is known as such and never read as a quiet spell.
 //
+// Buckets() exports the closed buckets as plain values (ArrivalBuckets): the controller keeps them
+// in the object's status (arrival_history_codec.h encodes them) so that a new leader, or the same
+// one restarted, starts from the history rather than from nothing.
+//
 // Pure: no I/O, no clock (times are the observer's). Not thread-safe.
 #ifndef TWINSCALE_CONTROLLER_STATE_ARRIVAL_HISTORY_H_
 #define TWINSCALE_CONTROLLER_STATE_ARRIVAL_HISTORY_H_
@@ -16,10 +20,22 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <vector>
 
 #include "absl/time/time.h"
 
 namespace twinscale::state {
+
+// A run of consecutive buckets as plain values: bucket i covers [start + i x bucket, start + (i +
+// 1) x bucket) and saw arrivals[i] arrivals over observed_s[i] of its seconds (0: not observed).
+struct ArrivalBuckets {
+  absl::Duration bucket = absl::Minutes(5);
+  absl::Time start = absl::UnixEpoch();
+  std::vector<double> arrivals;
+  std::vector<double> observed_s;  // same size as arrivals; each in [0, bucket seconds]
+  size_t size() const { return arrivals.size(); }
+  absl::Time end() const { return start + bucket * static_cast<int64_t>(arrivals.size()); }
+};
 
 class ArrivalHistory {
  public:
@@ -35,7 +51,13 @@ class ArrivalHistory {
   // if fewer). nullopt when those weights cover less than `min_coverage` of the span.
   std::optional<double> MeanRate(absl::Time from, absl::Time to, double min_coverage = 0.9) const;
 
+  // The buckets that end at or before `through` (the closed ones, when `through` is now), oldest
+  // first, from the oldest kept; empty (with this history's bucket) when there are none.
+  ArrivalBuckets Buckets(absl::Time through) const;
+
   absl::Duration bucket() const { return bucket_; }
+  // How far back from the newest observation buckets are kept (the constructor's `retention`).
+  absl::Duration retention() const { return retention_; }
   size_t buckets() const { return buckets_.size(); }
 
  private:
@@ -48,6 +70,7 @@ class ArrivalHistory {
   void Trim();
 
   absl::Duration bucket_;
+  absl::Duration retention_;
   int64_t max_buckets_;
   int64_t first_ = 0;  // the index of buckets_.front()
   std::deque<Bucket> buckets_;

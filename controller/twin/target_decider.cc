@@ -57,6 +57,14 @@ void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
   if (calibrate_) forecaster_.set_speed(s.speed);
 }
 
+void TargetDecider::RestoreArrivals(const state::ArrivalBuckets& b) {
+  for (size_t i = 0; i < b.size() && i < b.observed_s.size(); ++i) {
+    if (!(b.observed_s[i] > 0)) continue;
+    snapshots_.SeedArrivals(b.start + b.bucket * static_cast<int64_t>(i),
+                            absl::Seconds(b.observed_s[i]), {b.arrivals[i]});
+  }
+}
+
 void TargetDecider::NoteScaled(absl::Time at, int32_t from, int32_t to) {
   // A count other than the one last known: someone else scaled in between.
   if (known_replicas_.has_value()) policy::RecordScaleEvent(at, *known_replicas_, from, history_);

@@ -42,6 +42,12 @@ class TargetDecider : public policy::Decider {
   }
   policy::CalibrationFactors calibration() const override;
   void RestoreCalibration(const policy::CalibrationFactors& factors) override;
+  const state::ArrivalHistory* arrival_history() const override {
+    return &snapshots_.arrival_history();
+  }
+  // Each observed bucket is seeded as its arrivals over its observed seconds from the bucket's
+  // start, so a history of the same bucket length comes back as it was.
+  void RestoreArrivals(const state::ArrivalBuckets& buckets) override;
   std::optional<double> last_prediction_error_ms() const override { return prediction_error_ms_; }
 
   // A new spec takes effect at the next decision; the history (windows, previous scrapes) and the

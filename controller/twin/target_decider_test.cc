@@ -114,5 +114,35 @@ TEST(TargetDeciderTest, UnreadableFlagsAreSaidAndTheSpecsEngineKept) {
   EXPECT_EQ(decider.forecaster().options().deployment.engine.max_num_seqs, 1024);
 }
 
+// A new leader's decider gets the old one's history back from the buckets the status keeps: the
+// same closed buckets come out as went in (partly observed ones included), and a decision after
+// it adds to them.
+TEST(TargetDeciderTest, RestoredArrivalsComeBackBucketForBucket) {
+  const SampleTarget t = ResolveSample("deploy/samples/llama-3.1-8b-h100.yaml");
+  TargetDecider decider(t.resolved.policy, t.resolved.twin, t.spec.metrics.stale_after,
+                        t.resolved.stated);
+  const absl::Duration bucket = decider.arrival_history()->bucket();
+  ASSERT_EQ(bucket, absl::Minutes(5));
+  state::ArrivalBuckets saved;
+  saved.bucket = bucket;
+  saved.start = kT0 - absl::Hours(2);
+  saved.arrivals = {6000, 0, 4500, 3000};
+  saved.observed_s = {300, 0, 300, 150};  // a gap, then a bucket seen for half its length
+  decider.RestoreArrivals(saved);
+  const state::ArrivalBuckets back = decider.arrival_history()->Buckets(kT0);
+  EXPECT_EQ(back.start, saved.start);
+  EXPECT_EQ(back.arrivals, saved.arrivals);
+  EXPECT_EQ(back.observed_s, saved.observed_s);
+  // Each of the 8 pods finishes 300 requests in the 15 s between two decisions: 2,400 arrivals
+  // in the bucket they fell in, after the restored ones.
+  decider.set_calibration(false);
+  decider.Decide(View(kT0, 10'000, std::nullopt));
+  decider.Decide(View(kT0 + absl::Seconds(15), 10'000 + 20 * 15, std::nullopt));
+  const state::ArrivalBuckets after = decider.arrival_history()->Buckets(kT0 + absl::Minutes(5));
+  ASSERT_EQ(after.size(), 25u);  // two hours of buckets and the one the decisions fell in
+  EXPECT_DOUBLE_EQ(after.observed_s.back(), 15);
+  EXPECT_DOUBLE_EQ(after.arrivals.back(), 8 * 20 * 15);
+}
+
 }  // namespace
 }  // namespace twinscale::twin

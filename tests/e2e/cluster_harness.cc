@@ -612,6 +612,16 @@ absl::StatusOr<std::unique_ptr<ControllerInstance>> ControllerInstance::Start(
     so.model_name_filter = model;
     return std::make_unique<metrics::PodScraper>(*clock, so);
   };
+  // As the binary: a target reading Prometheus starts its arrival history from Prometheus' record.
+  deps.prometheus_arrivals = [](const api::MetricsSpec& spec, absl::Time start, absl::Duration step,
+                                int64_t steps) -> absl::StatusOr<metrics::ArrivalSeries> {
+    if (!spec.prometheus.has_value()) {
+      return absl::InvalidArgumentError(
+          "spec.metrics.prometheus is required with source Prometheus");
+    }
+    return metrics::QueryPrometheusArrivals(spec.prometheus->url, spec.prometheus->label_matchers,
+                                            start, step, steps);
+  };
   p.reconciler = std::make_unique<reconcile::Reconciler>(deps);
 
   reconcile::ControllerOptions ro;

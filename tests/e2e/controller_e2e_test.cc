@@ -42,6 +42,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "controller/kube/kube_time.h"
+#include "controller/state/arrival_history_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -617,11 +620,13 @@ TEST_F(ControllerE2eTest, AFollowerNeverActsAndTakesOverWhenTheLeaderStops) {
       << "the new leader did not decide";
 }
 
-// 3f. A restart picks the calibration up from status: the previous process's memory. While the
-// controller is down the status is given a distinctive calibration (as a previous leader that
-// had learnt a slower fleet would have left it) and the spec is edited (so the new process must
-// write status at its first pass). The idle fleet gives no decode traffic, so nothing new is
-// folded in: the restored factors must come back exactly. A fresh decider would write 1, 1, 0.
+// 3f. A restart picks the calibration and the arrival history up from status: the previous
+// process's memory. While the controller is down the status is given a distinctive calibration
+// (as a previous leader that had learnt a slower fleet would have left it) and two buckets of
+// arrival history ending at the last 5-minute boundary, and the spec is edited (so the new
+// process must write status at its first pass). The idle fleet gives no decode traffic, so nothing
+// new is folded in: the restored factors must come back exactly. A fresh decider would write 1, 1,
+// 0; the history's restore is in the new process's log, and the status keeps it.
 TEST_F(ControllerE2eTest, ARestartPicksTheCalibrationUpFromStatus) {
   HarnessOptions ho;
   ho.initial_replicas = 2;  // idle fleet: no trace
@@ -636,11 +641,21 @@ TEST_F(ControllerE2eTest, ARestartPicksTheCalibrationUpFromStatus) {
   first->Stop();
 
   const std::string path = harness_->AutoscalerPath("llama");
+  state::ArrivalBuckets two;
+  two.start =
+      absl::UnixEpoch() + absl::Floor(absl::Now() - absl::UnixEpoch(), two.bucket) - 2 * two.bucket;
+  two.arrivals = {1200, 900};
+  two.observed_s = {300, 300};
+  const json history = {{"bucket", "5m"},
+                        {"start", kube::FormatKubeTime(two.start)},
+                        {"end", kube::FormatKubeTime(two.end())},
+                        {"data", state::EncodeArrivalBuckets(two)}};
   ASSERT_TRUE(harness_->api()
                   .Mutate(path,
-                          [](json& o) {
+                          [&](json& o) {
                             o["status"]["calibration"] = {
                                 {"prefillSpeed", 0.7}, {"decodeSpeed", 0.7}, {"updates", 50}};
+                            o["status"]["arrivalHistory"] = history;
                             o["spec"]["limits"]["queueDepthPerReplica"] = 5;
                           })
                   .ok());
@@ -656,6 +671,8 @@ TEST_F(ControllerE2eTest, ARestartPicksTheCalibrationUpFromStatus) {
   EXPECT_DOUBLE_EQ(cal.value("prefillSpeed", 0.0), 0.7) << cal;
   EXPECT_DOUBLE_EQ(cal.value("decodeSpeed", 0.0), 0.7) << cal;
   EXPECT_EQ(cal.value("updates", int64_t{0}), 50) << cal;
+  EXPECT_THAT(second->LogTail(), ::testing::HasSubstr("arrival history restored from status"));
+  EXPECT_EQ(Status()["arrivalHistory"]["start"], history["start"]) << Status()["arrivalHistory"];
   // The conditions did not flip across the restart: their transition times are the first
   // process's.
   EXPECT_EQ(harness_->Condition("llama", "SpecValid")["lastTransitionTime"],

@@ -9,6 +9,7 @@
 // The real half is skipped (not passed) where ../shared/k8s is absent.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -22,6 +23,8 @@
 #include "controller/kube/cluster_config.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/kube/rest_client.h"
+#include "controller/reconcile/autoscaler_status.h"
+#include "controller/state/arrival_history_codec.h"
 #include "nlohmann/json.hpp"
 #include "tests/fake_apiserver/fake_apiserver.h"
 #include "tests/fake_apiserver/json_yaml.h"
@@ -208,6 +211,44 @@ TEST_P(ApiConformance, AWriteWithAStaleResourceVersionConflicts) {
   stale["spec"]["maxReplicas"] = 6;
   const absl::Status s = c().Update(kube::kInferenceAutoscalers, kNs, stale).status();
   EXPECT_TRUE(kube::IsConflict(s)) << s;
+}
+
+// The status the controller writes comes back whole: a server prunes fields its schema lacks, and
+// a new leader restores the calibration and the arrival history from what it reads back.
+TEST_P(ApiConformance, TheControllersStatusWithTheArrivalHistoryRoundTrips) {
+  InstallCrd();
+  ASSERT_TRUE(c().Create(kube::kInferenceAutoscalers, kNs, Autoscaler("history")).ok());
+  const absl::Time start = absl::FromUnixSeconds(1795219200);  // a bucket boundary
+  state::ArrivalBuckets week;
+  week.start = start;
+  for (int i = 0; i < 2016; ++i) {
+    week.arrivals.push_back(60000 + 30000 * std::sin(i * 6.283185307179586 / 288) + (i * 37) % 500);
+    week.observed_s.push_back(i == 700 ? 0 : 300);  // one bucket the controller did not see
+  }
+  reconcile::AutoscalerStatus s;
+  s.observed_generation = 1;
+  s.calibration = reconcile::AutoscalerStatus::Calibration{0.75, 0.8, 40};
+  s.arrival_history = reconcile::AutoscalerStatus::ArrivalHistory{
+      week.bucket, week.start, week.end(), state::EncodeArrivalBuckets(week)};
+  ASSERT_TRUE(c().MergePatch(kube::kInferenceAutoscalers, kNs, "history",
+                             {{"status", reconcile::StatusToJson(s)}}, "status")
+                  .ok());
+  auto got = c().Get(kube::kInferenceAutoscalers, kNs, "history");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)["status"]["arrivalHistory"], reconcile::StatusToJson(s)["arrivalHistory"]);
+  auto back = reconcile::StatusFromJson((*got)["status"]);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->arrival_history.has_value()) << "the server pruned status.arrivalHistory";
+  auto buckets = state::DecodeArrivalBuckets(
+      back->arrival_history->bucket, back->arrival_history->start, back->arrival_history->data);
+  ASSERT_TRUE(buckets.ok()) << buckets.status();
+  EXPECT_EQ(buckets->start, start);
+  ASSERT_EQ(buckets->size(), 2016u);
+  EXPECT_EQ(buckets->observed_s[700], 0);
+  EXPECT_EQ(buckets->arrivals[1], std::round(week.arrivals[1]));
+  EXPECT_EQ(back->arrival_history->end, start + absl::Hours(24 * 7));
+  ASSERT_TRUE(back->calibration.has_value());
+  EXPECT_EQ(back->calibration->updates, 40);
 }
 
 TEST_P(ApiConformance, StatusAndSpecAreWrittenApartAndOnlySpecBumpsTheGeneration) {

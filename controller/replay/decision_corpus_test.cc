@@ -230,8 +230,8 @@ TEST(DecisionCorpusTest, DecideEntryFollowsRecommendsBranches) {
   }
 }
 
-std::string ReadCorpusFile() {
-  std::ifstream f("tests/data/decisions/corpus.jsonl");
+std::string ReadCorpusFile(const std::string& path = "tests/data/decisions/corpus.jsonl") {
+  std::ifstream f(path);
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
@@ -258,6 +258,25 @@ TEST(DecisionCorpusTest, CommittedCorpusIsWhatTheTargetAsksFor) {
   EXPECT_TRUE(kinds.count("scale-in")) << "no scale-in moment";
   EXPECT_TRUE(kinds.count("even"));
   EXPECT_GE(largest, 16) << "no large fleet";
+}
+
+// The re-recording with rate paths (tests/data/decisions/README.md): the same replays and picks
+// as corpus.jsonl, on the current twin; most decisions there carry the rate's path.
+TEST(DecisionCorpusTest, TheReRecordingCarriesTheRatesPath) {
+  const std::string path = "tests/data/decisions/corpus_rate_paths.jsonl";
+  ASSERT_TRUE(std::filesystem::exists(path)) << "run from the repository root";
+  EXPECT_LT(std::filesystem::file_size(path), 1u << 20);
+  absl::StatusOr<std::vector<CorpusEntry>> corpus = ParseCorpus(ReadCorpusFile(path));
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  EXPECT_GE(corpus->size(), 60u);
+  std::set<std::string> traces;
+  size_t with_path = 0;
+  for (const CorpusEntry& e : *corpus) {
+    traces.insert(e.source.trace);
+    if (!e.question.rate_persistence.empty() && e.question.arrival_rate_baseline > 0) ++with_path;
+  }
+  EXPECT_EQ(traces.size(), 3u);
+  EXPECT_GE(with_path * 2, corpus->size()) << "most decisions should carry the rate's path";
 }
 
 }  // namespace

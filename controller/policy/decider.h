@@ -26,6 +26,9 @@ struct CalibrationFactors {
   double prefill_speed = 1;
   double decode_speed = 1;
   int64_t updates = 0;  // windows folded in so far
+  // Behind a balancing router, the share of requests the twin routes at random
+  // (twin::TwinOptions::router_random_share).
+  double router_random_share = 0;
 };
 
 class Decider {

@@ -121,7 +121,14 @@ struct Forecast {
   // Mean gap between a sequence's output tokens over the horizon, weighted per token as vLLM's
   // inter-token latency histogram averages it (0: no gaps); what calibration matches.
   double itl_mean_ms = 0;
-  int64_t requests = 0;  // requests the forecast judged
+  // Mean prefill time (first scheduled to first token, as vllm:request_prefill_time_seconds
+  // measures it) over the requests that got their first token, and their count; what
+  // calibration matches the prefill speed against.
+  double prefill_mean_ms = 0;
+  double queue_mean_ms = 0;  // their mean queue time (vllm:request_queue_time_seconds)
+  int64_t prefill_count = 0;
+  int64_t prefill_prompt_tokens = 0;  // their prompt tokens
+  int64_t requests = 0;               // requests the forecast judged
   // Requests waiting (queued in the engines, not yet scheduled) fleet-wide at the horizon: the
   // simulated replicas' mean times candidate_replicas.
   double waiting_at_horizon = 0;

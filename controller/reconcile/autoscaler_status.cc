@@ -155,7 +155,8 @@ bool MeaningfulChange(const AutoscalerStatus& a, const AutoscalerStatus& b) {
   if (a.calibration.has_value() != b.calibration.has_value()) return true;
   if (a.calibration.has_value() &&
       (RelativelyDifferent(a.calibration->prefill_speed, b.calibration->prefill_speed, 0.01) ||
-       RelativelyDifferent(a.calibration->decode_speed, b.calibration->decode_speed, 0.01))) {
+       RelativelyDifferent(a.calibration->decode_speed, b.calibration->decode_speed, 0.01) ||
+       std::abs(a.calibration->router_random_share - b.calibration->router_random_share) >= 0.01)) {
     return true;
   }
   if (a.arrival_history.has_value() != b.arrival_history.has_value()) return true;
@@ -229,6 +230,10 @@ nlohmann::json StatusToJson(const AutoscalerStatus& s) {
     j["calibration"] = {{"prefillSpeed", Number(s.calibration->prefill_speed)},
                         {"decodeSpeed", Number(s.calibration->decode_speed)},
                         {"updates", s.calibration->updates}};
+    if (s.calibration->router_random_share > 0) {
+      j["calibration"]["routerRandomShare"] =
+          Number(std::clamp(s.calibration->router_random_share, 0.0, 1.0));
+    }
   }
   if (s.arrival_history) {
     j["arrivalHistory"] = {{"bucket", FormatSpecDuration(s.arrival_history->bucket)},
@@ -299,6 +304,14 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
     c.updates = it->value("updates", int64_t{0});
     if (c.prefill_speed <= 0 || c.decode_speed <= 0) {
       return WrongType("calibration", "speed factors above zero");
+    }
+    auto share = NumberField(*it, "routerRandomShare", "calibration.routerRandomShare");
+    if (!share.ok()) return share.status();
+    if (share->has_value()) {
+      if (!(**share >= 0 && **share <= 1)) {
+        return WrongType("calibration.routerRandomShare", "a share in [0, 1]");
+      }
+      c.router_random_share = **share;
     }
     s.calibration = c;
   }

@@ -56,6 +56,7 @@ struct AutoscalerStatus {
     double prefill_speed = 1;
     double decode_speed = 1;
     int64_t updates = 0;
+    double router_random_share = 0;  // routerRandomShare, in [0, 1]
   };
   std::optional<Calibration> calibration;
   // The seasonal forecast's arrival history (state::ArrivalHistory): its closed buckets, `data`

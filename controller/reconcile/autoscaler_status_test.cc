@@ -125,6 +125,25 @@ TEST(AutoscalerStatusTest, JsonUsesTheCrdNamesAndFormats) {
   EXPECT_EQ(FormatSpecDuration(absl::Nanoseconds(1234567891)), "1.234s");
 }
 
+TEST(AutoscalerStatusTest, TheGatewaysRandomShareIsKeptWhereItWasFitted) {
+  // A twin behind a balancing router that calibration found routing 35% at random: written as
+  // routerRandomShare and read back; 0 (the default) is left out; outside [0, 1] is refused.
+  AutoscalerStatus s = Base();
+  s.calibration->router_random_share = 0.35;
+  const nlohmann::json j = StatusToJson(s);
+  EXPECT_DOUBLE_EQ(j["calibration"]["routerRandomShare"].get<double>(), 0.35);
+  auto back = StatusFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_DOUBLE_EQ(back->calibration->router_random_share, 0.35);
+  EXPECT_FALSE(StatusToJson(Base())["calibration"].contains("routerRandomShare"));
+  EXPECT_TRUE(MeaningfulChange(Base(), s));
+  nlohmann::json wrong = j;
+  wrong["calibration"]["routerRandomShare"] = 1.5;
+  const absl::Status bad = StatusFromJson(wrong).status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("routerRandomShare"), std::string::npos) << bad;
+}
+
 TEST(AutoscalerStatusTest, ReadsBackWhatANewLeaderNeeds) {
   auto back = StatusFromJson(StatusToJson(Base()));
   ASSERT_TRUE(back.ok()) << back.status();

@@ -31,8 +31,8 @@ absl::Status ResolveSpec(const nlohmann::json& object, const std::string& key, i
     if (!made.ok()) return made.status();
     state.decider = *std::move(made);
     if (calibration.has_value()) {
-      state.decider->RestoreCalibration(
-          {calibration->prefill_speed, calibration->decode_speed, calibration->updates});
+      state.decider->RestoreCalibration({calibration->prefill_speed, calibration->decode_speed,
+                                         calibration->updates, calibration->router_random_share});
     }
   } else if (absl::Status s = factory.Reconfigure(parsed->spec, *state.decider); !s.ok()) {
     return s;

@@ -43,7 +43,8 @@ absl::StatusOr<twin::TwinOptions> TwinFor(const CorpusEntry& e,
   twin::TwinOptions o = base;
   o.deployment = *d;
   o.router = *router;
-  o.speed.prefill = e.speed;
+  o.speed.prefill = e.prefill_speed.value_or(e.speed);
+  o.router_random_share = e.router_random_share.value_or(0);
   o.speed.decode = e.speed;
   return o;
 }

@@ -223,9 +223,10 @@ absl::Status ReadQuestion(const Reader& r, policy::ForecastQuestion& q) {
 }
 
 absl::Status ReadEntry(const Reader& r, CorpusEntry& e) {
-  TS_RETURN_IF_ERROR(r.Keys({"source", "profile", "router", "speed", "current", "min_replicas",
-                             "max_replicas", "not_counted", "safety_margin", "scale_in_allowed",
-                             "decided", "recommended", "previous_recommendation", "question"}));
+  TS_RETURN_IF_ERROR(r.Keys({"source", "profile", "router", "speed", "prefill_speed",
+                             "router_random_share", "current", "min_replicas", "max_replicas",
+                             "not_counted", "safety_margin", "scale_in_allowed", "decided",
+                             "recommended", "previous_recommendation", "question"}));
   {
     TS_ASSIGN_OR_RETURN(const Reader src, r.Object("source"));
     TS_RETURN_IF_ERROR(src.Keys({"trace", "rate_scale", "truth", "time_s", "policy", "kind"}));
@@ -240,6 +241,12 @@ absl::Status ReadEntry(const Reader& r, CorpusEntry& e) {
   TS_ASSIGN_OR_RETURN(e.profile, r.String("profile"));
   TS_ASSIGN_OR_RETURN(e.router, r.String("router"));
   TS_ASSIGN_OR_RETURN(e.speed, r.Number("speed", 1e-3, 1e3));
+  if (r.Has("prefill_speed")) {
+    TS_ASSIGN_OR_RETURN(e.prefill_speed, r.Number("prefill_speed", 1e-3, 1e3));
+  }
+  if (r.Has("router_random_share")) {
+    TS_ASSIGN_OR_RETURN(e.router_random_share, r.Number("router_random_share", 0, 1));
+  }
   TS_ASSIGN_OR_RETURN(e.current, r.Int("current", 0, kMax));
   TS_ASSIGN_OR_RETURN(e.min_replicas, r.Int("min_replicas", 1, kMax));
   TS_ASSIGN_OR_RETURN(e.max_replicas, r.Int("max_replicas", 1, kMax));
@@ -271,6 +278,8 @@ std::string CorpusEntryToJson(const CorpusEntry& e) {
   j["profile"] = e.profile;
   j["router"] = e.router;
   j["speed"] = e.speed;
+  if (e.prefill_speed) j["prefill_speed"] = *e.prefill_speed;
+  if (e.router_random_share) j["router_random_share"] = *e.router_random_share;
   j["current"] = e.current;
   j["min_replicas"] = e.min_replicas;
   j["max_replicas"] = e.max_replicas;

@@ -29,6 +29,10 @@
 // `decided` and `recommended` are what twinscale did (after and before windows and rate limits);
 // `previous_recommendation` (optional; absent or 0: none) is where the decision's searches started
 // (Decision::previous_recommendation, SizingBounds::hint).
+// "prefill_speed" (optional, after "speed") is the calibrated prefill factor; without it `speed`
+// stands for both, as the calibration had one factor when the committed corpora were recorded.
+// "router_random_share" (optional, after them) is the calibrated share of requests the twin
+// routes at random behind a balancing router (twin::TwinOptions::router_random_share).
 // Legacy entries carry "arrival_cv" (the gamma renewal gap CV of the twin before it modelled
 // burstiness as a modulated rate) instead of "arrival_rate_cv" and "rate_interval_s"; it is read
 // as a 15 s rate CV of sqrt(max(0, cv^2 - 1) / (arrival_rate x 15 s)), what the snapshot computes
@@ -39,6 +43,7 @@
 #define TWINSCALE_CONTROLLER_REPLAY_DECISION_CORPUS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,7 +67,11 @@ struct CorpusEntry {
   CorpusSource source;
   std::string profile;  // deployment profile name (resolved with its defaults)
   std::string router;   // sim::RouterKindName of the twin's router
-  double speed = 1;     // the twin's calibrated speed factor (prefill and decode)
+  double speed = 1;     // the twin's calibrated decode speed factor
+  // The prefill one; absent in entries recorded while the two were one factor (then `speed`).
+  std::optional<double> prefill_speed;
+  // Behind a balancing router, the share the twin routed at random (absent: 0).
+  std::optional<double> router_random_share;
   int32_t current = 0;  // spec.replicas when decided
   int32_t min_replicas = 1;
   int32_t max_replicas = 1;

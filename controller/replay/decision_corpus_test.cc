@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "controller/replay/corpus_agreement.h"
 
 namespace twinscale::replay {
@@ -75,6 +76,27 @@ TEST(DecisionCorpusTest, RoundTrip) {
   EXPECT_EQ(back->question.arrival_rate_baseline, 95.5);
   EXPECT_EQ(back->question.rate_persistence, (std::vector<double>{0.5, 0.25, 0}));
   EXPECT_FALSE(back->scale_in_allowed);
+  EXPECT_FALSE(back->prefill_speed.has_value());  // one factor: `speed` stands for both
+}
+
+TEST(DecisionCorpusTest, ThePrefillFactorAndTheRandomShareAreCarried) {
+  CorpusEntry e = Sample();
+  e.prefill_speed = 0.93;
+  e.router_random_share = 0.4;
+  const std::string line = CorpusEntryToJson(e);
+  EXPECT_NE(line.find("\"speed\":0.76,\"prefill_speed\":0.93,\"router_random_share\":0.4,"),
+            std::string::npos)
+      << line;
+  absl::StatusOr<CorpusEntry> back = ParseCorpusLine(line);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->prefill_speed.has_value());
+  EXPECT_EQ(*back->prefill_speed, 0.93);
+  EXPECT_EQ(back->speed, 0.76);
+  EXPECT_EQ(back->router_random_share, 0.4);
+  absl::StatusOr<CorpusEntry> bad = ParseCorpusLine(
+      absl::StrReplaceAll(line, {{"\"prefill_speed\":0.93", "\"prefill_speed\":0"}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("prefill_speed"), std::string::npos) << bad.status();
 }
 
 TEST(DecisionCorpusTest, LegacyArrivalCvBecomesTheRateCvOfItsDispersion) {

@@ -55,13 +55,17 @@ ordered_json CheckJson(const CheckedPrediction& c) {
 std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler, absl::Time origin,
                              const std::vector<CheckedPrediction>* checks) {
   return DecisionLogJsonl(autoscaler.Name(), autoscaler.decisions(), autoscaler.speed_history(),
-                          autoscaler.prediction_error_ms(), origin, checks);
+                          autoscaler.prediction_error_ms(), origin, checks,
+                          autoscaler.prefill_speed_history(),
+                          autoscaler.router_random_share_history());
 }
 
 std::string DecisionLogJsonl(std::string_view policy,
                              const std::vector<policy::Decision>& decisions,
                              const std::vector<double>& speed, const std::vector<double>& error,
-                             absl::Time origin, const std::vector<CheckedPrediction>* checks) {
+                             absl::Time origin, const std::vector<CheckedPrediction>* checks,
+                             const std::vector<double>& prefill_speed,
+                             const std::vector<double>& router_random_share) {
   std::string out;
   size_t next_check = 0;  // both in time order
   for (size_t i = 0; i < decisions.size(); ++i) {
@@ -99,6 +103,10 @@ std::string DecisionLogJsonl(std::string_view policy,
     j["slo_at_risk"] = d.slo_at_risk;
     j["speed"] =
         i < speed.size() ? ordered_json(RoundForPeople(speed[i], 4)) : ordered_json(nullptr);
+    if (i < prefill_speed.size()) j["prefill_speed"] = RoundForPeople(prefill_speed[i], 4);
+    if (i < router_random_share.size()) {
+      j["router_random_share"] = RoundForPeople(router_random_share[i], 4);
+    }
     j["prediction_error_ms"] = i < error.size() && std::isfinite(error[i])
                                    ? ordered_json(RoundForPeople(error[i], 1))
                                    : ordered_json(nullptr);

@@ -26,7 +26,9 @@
 // read it (absent before any request was served), "scale_in_evidence" the earlier decisions'
 // scale-in draws this one pooled with its own. "prediction_error_ms" is the twin's p90 TTFT
 // forecast for the interval just ended minus the observed p90 (null when either is unknown);
-// "speed" the calibrated decode speed factor after the decision. "twin_check" (twin_error.h) is the
+// "speed" the calibrated decode speed factor after the decision, "prefill_speed" the prefill one
+// and "router_random_share" the share of requests the twin routes at random behind a balancing
+// router (each absent when not given). "twin_check" (twin_error.h) is the
 // twin's forecast for the fleet the decision left, over the span [time_s + judge_from_s, time_s +
 // horizon_s), beside what the truth served over it ("counted": in the run's bias and MAE; an
 // unknown observed value is null); absent for a decision replay did not check (the pre-roll's).
@@ -47,7 +49,8 @@
 namespace twinscale::replay {
 
 // One line per decision of `decisions`, in order, as `policy` took them; speed[i] and
-// prediction_error_ms[i] (NaN: unknown) go with decisions[i] (missing entries are null).
+// prediction_error_ms[i] (NaN: unknown), prefill_speed[i] and router_random_share[i] go with
+// decisions[i] (missing entries are null).
 // `origin` is the absl::Time of the trace's first arrival (ReplayConfig::start). `checks`
 // (ReplayResult::twin_checks; may be null) go with the decisions at their times.
 std::string DecisionLogJsonl(std::string_view policy,
@@ -55,7 +58,9 @@ std::string DecisionLogJsonl(std::string_view policy,
                              const std::vector<double>& speed,
                              const std::vector<double>& prediction_error_ms,
                              absl::Time origin = absl::UnixEpoch(),
-                             const std::vector<CheckedPrediction>* checks = nullptr);
+                             const std::vector<CheckedPrediction>* checks = nullptr,
+                             const std::vector<double>& prefill_speed = {},
+                             const std::vector<double>& router_random_share = {});
 // The same for every decision `autoscaler` took.
 std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler,
                              absl::Time origin = absl::UnixEpoch(),

@@ -50,6 +50,8 @@ std::optional<TwinPrediction> TwinscaleAutoscaler::PredictionFor(const policy::D
 int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
   policy::Decision d = decider_.Decide(view);
   speed_history_.push_back(decider_.forecaster().options().speed.decode);
+  prefill_speed_history_.push_back(decider_.forecaster().options().speed.prefill);
+  router_random_share_history_.push_back(decider_.forecaster().options().router_random_share);
   prediction_error_ms_.push_back(decider_.last_prediction_error_ms().value_or(std::nan("")));
   last_reason_.clear();
   for (const policy::Reason& r : d.reasons) {

@@ -47,6 +47,10 @@ class TwinscaleAutoscaler : public Autoscaler {
   // the twin's p90 TTFT forecast for the window (made at the previous decision, from the fleet
   // as it stood) minus the observed p90 (ms; NaN when unknown).
   const std::vector<double>& speed_history() const { return speed_history_; }
+  const std::vector<double>& prefill_speed_history() const { return prefill_speed_history_; }
+  const std::vector<double>& router_random_share_history() const {
+    return router_random_share_history_;
+  }
   const std::vector<double>& prediction_error_ms() const { return prediction_error_ms_; }
   // The traffic before the replay's first view (the rate curve's earlier days), for the seasonal
   // forecast: `arrivals[i]` over [from + i x step, from + (i + 1) x step).
@@ -64,7 +68,9 @@ class TwinscaleAutoscaler : public Autoscaler {
   std::string name_;
   twin::TargetDecider decider_;
   ModeOutput output_;
-  std::vector<double> speed_history_;
+  std::vector<double> speed_history_;  // the calibrated decode factor after each decision
+  std::vector<double> prefill_speed_history_;
+  std::vector<double> router_random_share_history_;
   std::vector<double> prediction_error_ms_;
   std::vector<policy::Decision> decisions_;
   std::string last_reason_;

@@ -108,7 +108,8 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   double arrivals = 0;  // over pods seen fresh both now and before
   bool any_fresh = false;
   bool arrivals_known = false;
-  std::optional<metrics::CumulativeHistogram> ttft_inc, prompt_inc, output_inc, itl_inc;
+  std::optional<metrics::CumulativeHistogram> ttft_inc, prompt_inc, output_inc, itl_inc,
+      prefill_inc, queue_inc, settled_prompt_inc;
   std::map<std::string, PodMemory> current;
 
   for (const PodView& pod : view.pods) {
@@ -154,6 +155,8 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
       mem.generation_tokens =
           PodHistogram(pod.observation, &metrics::EngineObservation::generation_tokens);
       mem.itl = PodHistogram(pod.observation, &metrics::EngineObservation::itl);
+      mem.prefill = PodHistogram(pod.observation, &metrics::EngineObservation::prefill_time);
+      mem.queue = PodHistogram(pod.observation, &metrics::EngineObservation::queue_time);
 
       auto prev = previous_.find(pod.name);
       if (prev != previous_.end()) {
@@ -171,7 +174,12 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
         inc(prev->second.ttft, mem.ttft, ttft_inc);
         inc(prev->second.prompt_tokens, mem.prompt_tokens, prompt_inc);
         inc(prev->second.generation_tokens, mem.generation_tokens, output_inc);
-        if (pod.ready_for >= options_.settled_after) inc(prev->second.itl, mem.itl, itl_inc);
+        if (pod.ready_for >= options_.settled_after) {
+          inc(prev->second.itl, mem.itl, itl_inc);
+          inc(prev->second.prefill, mem.prefill, prefill_inc);
+          inc(prev->second.queue, mem.queue, queue_inc);
+          inc(prev->second.prompt_tokens, mem.prompt_tokens, settled_prompt_inc);
+        }
       } else if (last_build_.has_value()) {
         // A pod new since the last decision: everything it has seen arrived in this window.
         arrivals += finished + in_flight;
@@ -343,6 +351,19 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   if (auto m = mean_of(itl_inc)) {
     w.itl_mean_seconds = Input<double>::Value(*m);
     w.itl_tokens = itl_inc->count;
+  }
+  if (auto m = mean_of(prefill_inc)) {
+    w.prefill_mean_seconds = Input<double>::Value(*m);
+    w.prefill_requests = prefill_inc->count;
+    if (settled_prompt_inc && settled_prompt_inc->sum > 0 &&
+        std::abs(settled_prompt_inc->count - prefill_inc->count) <= 0.02 * prefill_inc->count) {
+      w.prefill_seconds_per_prompt_token =
+          Input<double>::Value(prefill_inc->sum / settled_prompt_inc->sum);
+    }
+  }
+  if (auto m = mean_of(queue_inc)) {
+    w.queue_mean_seconds = Input<double>::Value(*m);
+    w.queue_requests = queue_inc->count;
   }
   {
     double kv = 0;

@@ -85,6 +85,19 @@ struct WorkloadEstimate {
   // Ready pods only): what calibration fits the twin's speed against.
   Input<double> itl_mean_seconds = Input<double>::Stale("no data yet");
   double itl_tokens = 0;
+  // Mean prefill time over the window (vllm:request_prefill_time_seconds, sum / count: from the
+  // engine first scheduling a request to its first token), over prefill_requests requests that
+  // finished in it (settled Ready pods only): what calibration fits the prefill speed against.
+  Input<double> prefill_mean_seconds = Input<double>::Stale("no data yet");
+  double prefill_requests = 0;
+  // The same requests' prefill time over their prompt tokens (vllm:request_prompt_tokens, both
+  // observed as a request finishes): calibration's prefill observable. Stale where the two
+  // histograms counted different requests.
+  Input<double> prefill_seconds_per_prompt_token = Input<double>::Stale("no data yet");
+  // The same for the queue time (vllm:request_queue_time_seconds: reaching the engine to being
+  // scheduled): what calibration fits the gateway's balance against.
+  Input<double> queue_mean_seconds = Input<double>::Stale("no data yet");
+  double queue_requests = 0;
   double kv_usage_mean = 0;
 };
 
@@ -175,7 +188,8 @@ class SnapshotBuilder {
   struct PodMemory {
     absl::Time scraped_at;
     double finished = 0, in_flight = 0;
-    std::optional<metrics::CumulativeHistogram> ttft, prompt_tokens, generation_tokens, itl;
+    std::optional<metrics::CumulativeHistogram> ttft, prompt_tokens, generation_tokens, itl,
+        prefill, queue;
   };
   SnapshotOptions options_;
   std::map<std::string, PodMemory> previous_;  // by pod name (ordered: deterministic)

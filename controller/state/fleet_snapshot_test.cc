@@ -122,6 +122,36 @@ TEST(SnapshotBuilderTest, FleetTtftIsSummedBeforeTheQuantileAndLengthsComeFromHi
   EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 1200, 1e-9);
 }
 
+TEST(SnapshotBuilderTest, PrefillTimeIsTheSettledPodsMeanOverTheWindow) {
+  // vllm:request_prefill_time_seconds, sum / count of the window's increase over settled Ready
+  // pods (Ready for settled_after, 90 s, or longer), as the inter-token latency is. Pod a, settled:
+  // 20 requests taking 0.2 s each (sum +4). Pod b, Ready for 30 s (a replica still warming its
+  // caches): 10 requests of 3 s (sum +30), left out. Mean: 4 / 20 = 0.2 s over 20 requests. Per
+  // prompt token, over the same requests' prompt tokens (pod a: 20 of 2,000): 4 / 40,000.
+  SnapshotBuilder b({absl::Seconds(45), 0.5, 20});
+  auto pod = [](std::string n, absl::Time t, absl::Duration ready_for, double count, double sum) {
+    PodView p = Ready(std::move(n), t, 0, 0, count);
+    p.ready_for = ready_for;
+    p.observation.engines[0].prefill_time = Hist({0.3, 5}, {count, count, count}, sum);
+    p.observation.engines[0].prompt_tokens = Hist({1000, 5000}, {0, count, count}, 2000 * count);
+    return p;
+  };
+  b.Build(View(
+      T(0), {pod("a", T(0), absl::Minutes(10), 100, 20), pod("b", T(0), absl::Seconds(15), 0, 0)}));
+  const FleetSnapshot s = b.Build(View(T(15), {pod("a", T(15), absl::Minutes(10), 120, 24),
+                                               pod("b", T(15), absl::Seconds(30), 10, 30)}));
+  ASSERT_TRUE(s.workload.prefill_mean_seconds.usable());
+  EXPECT_NEAR(s.workload.prefill_mean_seconds.value(), 0.2, 1e-12);
+  EXPECT_EQ(s.workload.prefill_requests, 20);
+  ASSERT_TRUE(s.workload.prefill_seconds_per_prompt_token.usable());
+  EXPECT_NEAR(s.workload.prefill_seconds_per_prompt_token.value(), 4.0 / 40000, 1e-15);
+  // A window where no settled pod finished a request says nothing.
+  SnapshotBuilder quiet({absl::Seconds(45), 0.5, 20});
+  quiet.Build(View(T(0), {pod("a", T(0), absl::Minutes(10), 100, 20)}));
+  EXPECT_FALSE(quiet.Build(View(T(15), {pod("a", T(15), absl::Minutes(10), 100, 20)}))
+                   .workload.prefill_mean_seconds.usable());
+}
+
 TEST(SnapshotBuilderTest, LengthsComeFromEnoughRequestsNotFromOneQuietWindow) {
   // Prompt buckets le 1000, 5000, +Inf; the options ask for at least 200 requests. Cumulative
   // counts and sums of one pod over four windows:

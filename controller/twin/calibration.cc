@@ -1,15 +1,22 @@
 // Calibration of the twin's speed: see calibration.h.
-//
-// A second factor would come from vllm:request_prefill_time_seconds (first scheduled to first
-// token: the steps that computed the prompt, decodes and other prompts included) matched the
-// same way, the two fits alternated until both hold; left for when a truth differs from the
-// profile in prefill and decode unequally.
 #include "controller/twin/calibration.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace twinscale::twin {
+namespace {
+
+// Moves shorter than this (in log factor) leave the slopes alone: between two factors close
+// together a reading's change is mostly the simulation's noise (a shifted step boundary moves a
+// mean a little). With the slopes left as they were a step still moves toward the right factors,
+// only not all the way; the smoothing converges on the same fixed point.
+constexpr double kMinMoveForSlope = 0.05;
+// Below this |d log(inter-token latency) / d log(decode factor)| the token gaps do not identify
+// the decode factor.
+constexpr double kMinDecodeSlope = 0.2;
+
+}  // namespace
 
 const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
                                            const policy::ForecastQuestion& observed,
@@ -20,60 +27,225 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
       !(observed.arrival_rate >= 0)) {
     return state_;
   }
-  const double target = w.itl_mean_seconds.value();
+  const bool prefill_usable = w.prefill_seconds_per_prompt_token.usable() &&
+                              w.prefill_seconds_per_prompt_token.value() > 0 &&
+                              w.prefill_requests >= options_.min_prefill_requests;
+  state_.last_observed_random_share.reset();
+  // The two factors are one until the prefill times disagree with it (calibration.h).
+  const bool tied = !apart_;
+  const double log_itl_target = std::log(w.itl_mean_seconds.value());
+  const double log_prefill_target =
+      prefill_usable ? std::log(w.prefill_seconds_per_prompt_token.value()) : 0;
+
   // The window as the twin should replay it: the Ready replicas as observed, nothing else coming,
-  // every request judged (only its inter-token latency is used).
+  // every request judged (only its latencies are used).
   policy::ForecastQuestion q = observed;
   q.candidate_replicas = static_cast<int32_t>(q.ready.size());
   q.pending_ready_in.clear();
   q.horizon = options_.window;
   q.judge_from = absl::ZeroDuration();
   q.rate_persistence.clear();  // the window as it was, at its level
-  auto itl_at = [&](double speed) {
-    return twin.MeanInterTokenLatencySeconds(q, sim::SpeedFactors{speed, speed});
-  };
-  // Secant steps on log(latency) against log(speed) (calibration.h); outside the bounds the
-  // answer is the bound.
-  double lo = options_.min_factor, hi = options_.max_factor;
+
+  // In logs: x = (log decode, log prefill), each inside its own bracket (calibration.h); outside
+  // the bounds the answer is the bound.
   int32_t steps = options_.first_steps;
-  double speed = 1.0;
+  double decode = 1.0, prefill = 1.0;
+  double dlo = options_.min_factor, dhi = options_.max_factor;
+  double plo = options_.min_factor, phi = options_.max_factor;
   if (state_.updates > 0) {
-    speed = state_.speed.decode;
-    lo = std::max(options_.min_factor, speed / options_.bracket);
-    hi = std::min(options_.max_factor, speed * options_.bracket);
+    decode = state_.speed.decode;
+    prefill = tied ? decode : state_.speed.prefill;
+    dlo = std::max(options_.min_factor, decode / options_.bracket);
+    dhi = std::min(options_.max_factor, decode * options_.bracket);
+    plo = std::max(options_.min_factor, prefill / options_.bracket);
+    phi = std::min(options_.max_factor, prefill * options_.bracket);
     steps = options_.later_steps;
   }
-  speed = std::clamp(speed, lo, hi);
-  double itl = itl_at(speed);
-  if (!(itl > 0)) return state_;  // no gaps simulated: nothing to match
-  double& exponent = exponent_;   // b in latency ~ speed^-b, as the last fit measured it
-  auto step_from = [&](double s, double latency) {
-    return std::clamp(s * std::pow(latency / target, 1 / exponent), lo, hi);
+  decode = std::clamp(decode, dlo, dhi);
+  prefill = std::clamp(prefill, plo, phi);
+
+  // A reading's residuals: log(twin / observed) for the inter-token latency and, where the
+  // prefill factor is fitted, the prefill time.
+  struct Residual {
+    bool ok = false;
+    double itl = 0, prefill = 0;
+    bool has_prefill = false;
+    double queue = 0;  // the twin's mean queue time, seconds
+    int64_t queue_requests = 0;
   };
-  for (int32_t i = 0; i < steps; ++i) {
-    const double next = step_from(speed, itl);
-    if (std::abs(std::log(next / speed)) < 1e-3) break;  // there already
-    const double next_itl = itl_at(next);
-    if (!(next_itl > 0)) break;
-    // The slope from two speeds close together is mostly the simulation's noise (a shifted step
-    // boundary moves the mean a little): re-estimate it only from speeds 5% or more apart. With
-    // the slope left as it was the step still moves toward the right factor, only not all the
-    // way; the smoothing converges on the same fixed point.
-    if (std::abs(std::log(next / speed)) >= 0.05) {
-      const double b = -(std::log(next_itl) - std::log(itl)) / (std::log(next) - std::log(speed));
-      if (std::isfinite(b)) exponent = std::clamp(b, 0.25, 8.0);
+  auto read = [&](double p, double d) {
+    const TwinForecaster::CalibrationReading r =
+        twin.CalibrationLatencies(q, tied ? sim::SpeedFactors{d, d} : sim::SpeedFactors{p, d});
+    Residual res;
+    if (!(r.itl_mean_seconds > 0)) return res;  // no gaps simulated: nothing to match
+    res.ok = true;
+    res.queue = r.queue_mean_seconds;
+    res.queue_requests = r.prefill_requests;
+    res.itl = std::log(r.itl_mean_seconds) - log_itl_target;
+    if (prefill_usable && r.prefill_seconds_per_prompt_token > 0) {
+      res.has_prefill = true;
+      res.prefill = std::log(r.prefill_seconds_per_prompt_token) - log_prefill_target;
     }
-    speed = next;
-    itl = next_itl;
+    return res;
+  };
+  // The next factors from a reading: a Newton step on the slopes as last measured (slopes_: the
+  // derivatives of the two log latencies by the two log factors), the prefill factor held where
+  // the reading has no prefill residual. Tied, one factor and one slope.
+  auto next = [&](double p, double d, const Residual& r) -> std::pair<double, double> {
+    if (tied) {  // the prefill residual is only watched (below)
+      const double nd = std::clamp(d * std::exp(-r.itl / tied_slope_), dlo, dhi);
+      return {nd, nd};
+    }
+    // Where the token gaps barely depend on decode speed (every step a full budget of prefill),
+    // they cannot tell it: decode holds, and prefill follows its own residual.
+    if (slopes_.itl_by_decode > -kMinDecodeSlope) {
+      const double xp = r.has_prefill ? -r.prefill / slopes_.prefill_by_prefill : 0;
+      return {std::clamp(p * std::exp(xp), plo, phi), d};
+    }
+    double xd = -r.itl / slopes_.itl_by_decode, xp = 0;
+    if (r.has_prefill) {
+      const double det = slopes_.itl_by_decode * slopes_.prefill_by_prefill -
+                         slopes_.itl_by_prefill * slopes_.prefill_by_decode;
+      if (std::abs(det) > 0.05) {
+        xd = -(slopes_.prefill_by_prefill * r.itl - slopes_.itl_by_prefill * r.prefill) / det;
+        xp = -(slopes_.itl_by_decode * r.prefill - slopes_.prefill_by_decode * r.itl) / det;
+      } else {
+        xp = -r.prefill / slopes_.prefill_by_prefill;
+      }
+      if (!std::isfinite(xd) || !std::isfinite(xp)) {
+        xd = -r.itl / slopes_.itl_by_decode;
+        xp = -r.prefill / slopes_.prefill_by_prefill;
+      }
+    }
+    return {std::clamp(p * std::exp(xp), plo, phi), std::clamp(d * std::exp(xd), dlo, dhi)};
+  };
+
+  Residual r = read(prefill, decode);
+  if (!r.ok) return state_;
+  const double queue_at_share = r.queue;  // at the current factors and share
+  if (!tied && !slopes_measured_ && r.has_prefill) {
+    // The first fit apart starts from slopes measured, not assumed: each factor moved alone by
+    // a tenth (two more simulations, once).
+    const double h = 0.1;
+    const Residual by_d = read(prefill, decode * std::exp(h));
+    const Residual by_p = read(prefill * std::exp(h), decode);
+    if (by_d.ok && by_p.ok && by_d.has_prefill && by_p.has_prefill) {
+      slopes_.Set((by_d.itl - r.itl) / h, (by_p.itl - r.itl) / h, (by_d.prefill - r.prefill) / h,
+                  (by_p.prefill - r.prefill) / h);
+      slopes_measured_ = true;
+    }
   }
-  const double ratio = step_from(speed, itl);  // < 1: the fleet is slower than the profile
-  state_.last_observed_ratio = ratio;
+  for (int32_t i = 0; i < steps; ++i) {
+    const auto [p, d] = next(prefill, decode, r);
+    const double dx_d = std::log(d / decode), dx_p = std::log(p / prefill);
+    if (std::abs(dx_d) < 1e-3 && std::abs(dx_p) < 1e-3) break;  // there already
+    const Residual n = read(p, d);
+    if (!n.ok) break;
+    if (tied) {
+      if (std::abs(dx_d) >= kMinMoveForSlope) {
+        const double b = (n.itl - r.itl) / dx_d;
+        if (std::isfinite(b)) tied_slope_ = std::clamp(b, -8.0, -0.25);
+      }
+    } else if (std::hypot(dx_d, dx_p) >= kMinMoveForSlope) {
+      slopes_.Update(dx_d, dx_p, n.itl - r.itl,
+                     r.has_prefill && n.has_prefill ? std::optional<double>(n.prefill - r.prefill)
+                                                    : std::nullopt);
+    }
+    decode = d;
+    prefill = p;
+    r = n;
+  }
+  const auto [prefill_ratio, decode_ratio] = next(prefill, decode, r);
   const double a = state_.updates == 0 ? 1.0 : options_.smoothing;
-  const double f = std::clamp((1 - a) * state_.speed.decode + a * ratio, options_.min_factor,
-                              options_.max_factor);
-  state_.speed.decode = state_.speed.prefill = f;
+  auto smooth = [&](double current, double ratio) {
+    return std::clamp((1 - a) * current + a * ratio, options_.min_factor, options_.max_factor);
+  };
+  state_.last_observed_ratio = decode_ratio;  // < 1: the fleet is slower than the profile
+  state_.last_observed_prefill_ratio.reset();
+  state_.speed.decode = smooth(state_.speed.decode, decode_ratio);
+  if (tied) {
+    state_.speed.prefill = state_.speed.decode;
+    // How far the prefill time is from what the one factor makes of it, beyond how far the
+    // inter-token latency is (a factor still settling is off for both alike), smoothed from 0
+    // with the factors' weight once the factor has had a few windows: past apart_above either
+    // way, the next windows fit the two apart.
+    if (r.has_prefill && state_.updates >= options_.apart_after) {
+      prefill_disagreement_ = (1 - options_.apart_smoothing) * prefill_disagreement_ +
+                              options_.apart_smoothing * (r.prefill - r.itl);
+      if (std::abs(prefill_disagreement_) > std::log(options_.apart_above)) apart_ = true;
+    }
+  } else if (r.has_prefill) {
+    state_.last_observed_prefill_ratio = prefill_ratio;
+    state_.speed.prefill = smooth(state_.speed.prefill, prefill_ratio);
+  }
+  FitRouting(w, twin, q, options_.share_smoothing,
+             tied ? sim::SpeedFactors{decode, decode} : sim::SpeedFactors{prefill, decode},
+             queue_at_share);
   ++state_.updates;
   return state_;
+}
+
+void Calibrator::FitRouting(const state::WorkloadEstimate& w, const TwinForecaster& twin,
+                            const policy::ForecastQuestion& q, double weight,
+                            sim::SpeedFactors speed, double twin_queue) {
+  const sim::RouterKind kind = twin.options().router;
+  if (kind == sim::RouterKind::kRandom || kind == sim::RouterKind::kRandomPerConnection) return;
+  if (!w.queue_mean_seconds.usable() || w.queue_requests < options_.min_prefill_requests) return;
+  const double observed = std::max(0.0, w.queue_mean_seconds.value());
+  const double share = state_.router_random_share;
+  const double error = twin_queue - observed;
+  // Queues within a few milliseconds, or a tenth, of each other: the share explains them.
+  if (std::abs(error) <=
+      std::max(options_.queue_tolerance_seconds, options_.queue_tolerance_share * observed)) {
+    state_.last_observed_random_share = share;
+    return;
+  }
+  // One probe a quarter of the way toward more (or less) random routing, then the secant.
+  const double probe = std::clamp(share + (error < 0 ? 0.25 : -0.25), 0.0, 1.0);
+  if (probe == share) {
+    state_.last_observed_random_share = share;
+    return;
+  }
+  const TwinForecaster::CalibrationReading at = twin.CalibrationLatencies(q, speed, probe);
+  if (!(at.prefill_requests > 0)) return;
+  const double slope = (at.queue_mean_seconds - twin_queue) / (probe - share);
+  // A queue that does not grow with the share says nothing about it (no load to pile up).
+  if (!(slope > 0)) return;
+  const double fit = std::clamp(share - error / slope, 0.0, 1.0);
+  state_.last_observed_random_share = fit;
+  state_.router_random_share = std::clamp((1 - weight) * share + weight * fit, 0.0, 1.0);
+}
+
+void Calibrator::Slopes::Set(double itl_d, double itl_p, double prefill_d, double prefill_p) {
+  itl_by_decode = itl_d;
+  itl_by_prefill = itl_p;
+  prefill_by_decode = prefill_d;
+  prefill_by_prefill = prefill_p;
+  Update(0, 0, 0, std::nullopt);  // only the bounds
+}
+
+void Calibrator::Slopes::Update(double dx_d, double dx_p, double d_itl,
+                                std::optional<double> d_prefill) {
+  // Broyden's rank-one update: the smallest change of the slopes that explains the move.
+  const double norm2 = dx_d * dx_d + dx_p * dx_p;
+  if (norm2 > 0) {
+    const double e_itl = d_itl - (itl_by_decode * dx_d + itl_by_prefill * dx_p);
+    itl_by_decode += e_itl * dx_d / norm2;
+    itl_by_prefill += e_itl * dx_p / norm2;
+    if (d_prefill) {
+      const double e_pre = *d_prefill - (prefill_by_decode * dx_d + prefill_by_prefill * dx_p);
+      prefill_by_decode += e_pre * dx_d / norm2;
+      prefill_by_prefill += e_pre * dx_p / norm2;
+    }
+  }
+  // A faster engine is never slower: the own slopes stay within [-8, -0.25] (decode's in the
+  // inter-token latency within [-8, -0.05], so that a weak one shows), the cross ones within
+  // [-8, 0]; noise must not turn a step around.
+  auto finite_or = [](double v, double fallback) { return std::isfinite(v) ? v : fallback; };
+  itl_by_decode = std::clamp(finite_or(itl_by_decode, -1.0), -8.0, -0.05);
+  prefill_by_prefill = std::clamp(finite_or(prefill_by_prefill, -1.0), -8.0, -0.25);
+  itl_by_prefill = std::clamp(finite_or(itl_by_prefill, 0.0), -8.0, 0.0);
+  prefill_by_decode = std::clamp(finite_or(prefill_by_decode, 0.0), -8.0, 0.0);
 }
 
 }  // namespace twinscale::twin

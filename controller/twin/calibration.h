@@ -18,14 +18,54 @@
 // its errors do not bias the factor (what the twin's arrival model misses still does, in the safe
 // direction: a burstier truth looks slower).
 //
-// One factor, applied to both prefill and decode: the truths this is checked against slow both
-// alike (the efficiency perturbation of docs/architecture.md "Truth perturbations"), and
-// inter-token latency, which mixes prefill chunks and decodes step by step, constrains their blend.
-// Fitting the two separately (docs/architecture.md "The twin", calibrated latency models) needs a
-// second observable with a different blend, such as the prefill-time histogram; see calibration.cc.
+// Two factors, prefill and decode, can be fitted to two observables with different blends (off by
+// default: CalibrationOptions::apart_above says why). Inter-token
+// latency mixes both (a decode that shares its step with a prefill chunk waits for the chunk);
+// the prefill time (vllm:request_prefill_time_seconds, from the engine first scheduling a request
+// to its first token) is mostly the prompt's own chunks. It is matched per prompt token (the
+// window's prefill times summed over the same requests' prompt tokens, twin and fleet alike):
+// which prompts a window happened to finish moves a plain mean of tens of 10k-100k-token prompts
+// by more than the speed does. One factor fitted to inter-token latency
+// alone reads whatever lengthens the steps that decodes share with prefills (long prompts landing
+// together on one replica under random routing, which a balancing twin never shows) as a slower
+// engine in both phases; with prefill slowed by that much the twin finds long prompts impossible
+// to serve in time even on idle replicas (SloUnattainable) and stops scaling out. The fit is
+// Newton's method on the two log latencies against the two log factors, with the 2x2 matrix of
+// slopes measured from the fit's own moves (Broyden's update) and kept from fit to fit, since both
+// latencies depend on both factors: the inter-token latency strongly on prefill where long
+// prompts share steps with decodes, the prefill time a little on decode. A window with fewer than
+// min_prefill_requests prefill times moves decode alone.
+//
+// One factor until the data say two. Fitted apart, each factor rests on a latency that only
+// partly depends on it, so a window's noise moves it further: on chat-length replays, whose truth
+// slows both alike, two factors varied from decision to decision by a standard deviation of
+// 0.023-0.027 where one varied by 0.016-0.017, and the fleets cost 0.5-1.3% more GPU-hours over
+// three seeds. So the factors start as one, fitted to inter-token latency, while the twin's
+// prefill time per prompt token at that factor is watched against the fleet's; once the two
+// differ by more than apart_above (smoothed over windows) the factors are fitted apart from then
+// on (and a restored state whose factors differ stays apart). The first fit apart measures the
+// slopes by moving each factor alone; where the token gaps barely depend on decode (every step a
+// full budget of prefill) decode holds.
+//
+// The gateway's balance, behind a router the spec calls balancing (RoundRobin, LeastRequests,
+// PrefixAware). The twin's requests go where that router sends them, so its queues are short;
+// a gateway that balances less than it says (a plain Service in front of the pods after all, or
+// a prefix-aware one keeping conversations on a busy replica) leaves some replicas queueing long
+// prompts while others idle. A twin that never shows those queues either forecasts them away (on
+// the Mooncake conversation trace served through random routing, 15 points of attainment
+// optimistic) or, fitted for speed alone, reads them as a slow engine (on a long-prompt trace of
+// our own, 14 points pessimistic, the longest prompts unservable and the fleet held small).
+// Calibration fits the share of requests the twin routes at random instead
+// (TwinOptions::router_random_share) to the fleet's mean queue time
+// (vllm:request_queue_time_seconds, settled pods): the twin's queue at the current share, one
+// probe a quarter further, the secant between them, a window weighing share_smoothing. Queues
+// within queue_tolerance_seconds or queue_tolerance_share of each other leave it where it is, and
+// a window whose queue does not grow with the share (no load to pile up) says nothing. Kept in
+// the status beside the factors.
 #ifndef TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 #define TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 
+#include <limits>
 #include <optional>
 
 #include "controller/policy/forecaster.h"
@@ -37,6 +77,23 @@ namespace twinscale::twin {
 
 struct CalibrationOptions {
   double smoothing = 0.3;  // weight of the newest observation
+  // The one factor splits in two once the twin's prefill time per prompt token at it and the
+  // fleet's differ by more than this ratio, smoothed over windows: a truth that slows both alike
+  // keeps one factor, which one observable fits with less noise; one whose inter-token latency
+  // says something its prefill times do not (long prompts piling up behind a gateway that
+  // balances less than the spec says) is fitted apart.
+  // Off by default (infinite): measured on the replays below, the split is not yet robust. On a
+  // single overloaded replica (every step a full budget of prefill) the decode factor, which the
+  // token gaps then barely constrain, drifted to 0.88-0.90 for a truth of 0.80; and with the
+  // gateway's random share fitted (below), the long-prompt replays' one factor settles near the
+  // prefill speed anyway. Set it (e.g. 1.15) to fit the two apart.
+  double apart_above = std::numeric_limits<double>::infinity();
+  // Windows the one factor settles for before the prefill times count, and the weight of a
+  // window in the smoothed disagreement: a disagreement must last minutes, not one window after
+  // a cold start (on the Azure conversation trace the first windows' prefill times sat 26% off
+  // the factor an inter-token fit had not yet settled).
+  int64_t apart_after = 20;
+  double apart_smoothing = 0.1;
   double min_factor = 0.5;
   double max_factor = 1.5;
   // Token gaps the window must hold fleet-wide, else its mean says too little. Not a floor on the
@@ -49,16 +106,31 @@ struct CalibrationOptions {
   // requests in time even with 48 replicas and holding the fleet at 48 (for 35 minutes of that
   // trace's hour).
   double min_itl_tokens = 200;
-  // How long the twin simulates the observed window's fleet to measure its inter-token latency.
+  // Prefill times the window must hold fleet-wide (requests that got their first token) for the
+  // prefill factor to move: a mean of a handful of long prompts is mostly which prompts they were.
+  double min_prefill_requests = 10;
+  // The routing fit (calibration.h) leaves the share alone while the twin's mean queue time is
+  // within this, or this share of the observed one, of the fleet's. The share cannot go below 0,
+  // so moves on noise alone push it up; a window's queue must be clearly off to move it (with
+  // 5 ms or a tenth, the share drifted to 0.05-0.1 under a truth balancing as the twin does, and
+  // the twin then fitted its speed 7% high to make up for the queues it added).
+  double queue_tolerance_seconds = 0.02;
+  double queue_tolerance_share = 0.25;
+  // The weight of a window's fit in the share, from the first window on: a window's mean queue
+  // time rests on a few tens of requests whose queue times are heavy-tailed, so one window says
+  // little (on the long-prompt case with the truth routing as the twin does, a weight of 0.3 let
+  // single windows push the share to 0.15-0.23 and the fleet 10-30% larger).
+  double share_smoothing = 0.1;
+  // How long the twin simulates the observed window's fleet to measure its latencies.
   absl::Duration window = absl::Seconds(30);
   // The twin's mean inter-token latency falls with its speed locally as speed^-b: b a little under
   // 1 on a light fleet (fixed per-step costs don't scale), up to 3 or more near saturation (a
-  // slower engine also batches more, and each step grows). The fit starts at the current factor
-  // and takes secant steps on log(latency) against log(speed), b re-estimated from each pair of
-  // speeds far enough apart and kept for the next fit (1 at first): `first_steps` simulations after
-  // the first for the first fit, `later_steps` after it, then a last interpolated step that needs
-  // no simulation. A bisection to the same precision would take 8 simulations per decision and
-  // make the replay 4x slower; the smoothing below averages more noise away than
+  // slower engine also batches more, and each step grows). The fit starts at the current factors
+  // and takes Newton steps on log(latency) against log(speed), the slopes re-estimated from each
+  // pair of readings far enough apart and kept for the next fit (-1 at first): `first_steps`
+  // simulations after the first for the first fit, `later_steps` after it, then a last interpolated
+  // step that needs no simulation. A bisection to the same precision would take 8 simulations per
+  // decision and make the replay 4x slower; the smoothing below averages more noise away than
   // either leaves. Later fits stay within the current factor x/÷ `bracket` (what the smoothed
   // factor can move toward anyway); a fit at the bracket's edge just pulls the factor that way.
   int32_t first_steps = 3;
@@ -69,7 +141,13 @@ struct CalibrationOptions {
 struct CalibrationState {
   sim::SpeedFactors speed;  // current factors (1 = the profile's speed)
   int64_t updates = 0;
-  std::optional<double> last_observed_ratio;  // the factor this window alone gave, unsmoothed
+  // The factors this window alone gave, unsmoothed (the prefill one only where it was fitted).
+  std::optional<double> last_observed_ratio;  // decode
+  std::optional<double> last_observed_prefill_ratio;
+  // Behind a balancing router, the share of requests the twin routes at random
+  // (TwinOptions::router_random_share), and what this window alone gave.
+  double router_random_share = 0;
+  std::optional<double> last_observed_random_share;
 };
 
 class Calibrator {
@@ -83,12 +161,37 @@ class Calibrator {
                                  const policy::ForecastQuestion& observed,
                                  const TwinForecaster& twin);
   const CalibrationState& state() const { return state_; }
-  void Restore(const CalibrationState& s) { state_ = s; }
+  // A restored state whose factors differ was fitted apart: it stays apart.
+  void Restore(const CalibrationState& s) {
+    state_ = s;
+    apart_ = apart_ || s.speed.prefill != s.speed.decode;
+  }
 
  private:
   CalibrationOptions options_;
   CalibrationState state_;
-  double exponent_ = 1;  // the last measured b (see CalibrationOptions)
+  // The slopes of log latency against log factor, as the last fits measured them (-b in
+  // CalibrationOptions): while the factors are tied, the inter-token latency's against the one
+  // factor; apart, the 2x2 matrix of both latencies against both factors.
+  double tied_slope_ = -1;
+  struct Slopes {
+    double itl_by_decode = -1, itl_by_prefill = 0;
+    double prefill_by_decode = 0, prefill_by_prefill = -1;
+    // A move of the log factors by (dx_d, dx_p) changed the log latencies by (d_itl, d_prefill).
+    void Update(double dx_d, double dx_p, double d_itl, std::optional<double> d_prefill);
+    // Slopes measured by moving each factor alone (bounded as Update bounds them).
+    void Set(double itl_d, double itl_p, double prefill_d, double prefill_p);
+  };
+  Slopes slopes_;
+  bool slopes_measured_ = false;
+  // Whether the factors are fitted apart, and while they are one, the smoothed log ratio of the
+  // twin's prefill time per prompt token at that factor to the fleet's.
+  bool apart_ = false;
+  double prefill_disagreement_ = 0;
+  // The routing fit: one probe at another share, the secant through it and the current reading.
+  void FitRouting(const state::WorkloadEstimate& w, const TwinForecaster& twin,
+                  const policy::ForecastQuestion& q, double weight, sim::SpeedFactors speed,
+                  double twin_queue);
 };
 
 }  // namespace twinscale::twin

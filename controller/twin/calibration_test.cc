@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -22,15 +23,25 @@ namespace {
 
 constexpr double kStepSeconds = 0.020;  // b2: one decoding sequence's share of a step
 
-TwinForecaster Twin() {
+// A twin on BLIS's linear model with b2 = kStepSeconds per decoding sequence and `b1_us` per
+// prompt token, nothing else.
+TwinForecaster LinearTwin(double b1_us, int32_t max_num_batched_tokens,
+                          sim::RouterKind router = sim::RouterKind::kLeastRequests) {
   sim::DeploymentSpec d;
   d.latency_model = sim::LatencyModelKind::kLinear;
-  d.linear = sim::LinearCoefficients{0, 0, kStepSeconds * 1e6, 0, 0, 0};
+  d.linear = sim::LinearCoefficients{0, b1_us, kStepSeconds * 1e6, 0, 0, 0};
   d.engine.max_num_seqs = 64;
-  d.engine.max_num_batched_tokens = 4096;
+  d.engine.max_num_batched_tokens = max_num_batched_tokens;
   d.engine.kv_capacity_tokens_override = 400000;
-  return TwinForecaster(TwinOptions{d, {}, sim::RouterKind::kLeastRequests, 3, 1});
+  TwinOptions o;
+  o.deployment = d;
+  o.router = router;
+  o.sample_replicas = 3;
+  o.seeds = 1;
+  return TwinForecaster(o);
 }
+
+TwinForecaster Twin() { return LinearTwin(0, 4096); }
 
 // The window as observed: four Ready replicas, one request decoding on each, nothing arriving.
 policy::ForecastQuestion Observed() {
@@ -204,6 +215,177 @@ TEST(CalibrationTest, WindowsThatSayTooLittleLeaveTheFactorAlone) {
   // Exactly min_itl_tokens is enough.
   Calibrator calibrator;
   EXPECT_EQ(calibrator.Update(Window(0.025, 200), Observed(), twin).updates, 1);
+}
+
+// Prefill and decode apart. The engine now has a prefill cost too, b1 = 200 us per prompt token
+// (a 512-token prompt: 102 ms in one chunk) beside b2 = 20 ms per decoding sequence, and the
+// window has arrivals, 2 per second, so the twin shows prefill times as well as token gaps. Each
+// latency depends on both factors: a decode step that carries a prompt's chunk waits for it, and
+// a prompt's chunk shares its step with the decodes running there. A fleet is "observed" as the
+// twin itself shows it at known factors; calibration must find those factors again from the two
+// means alone, whatever the coupling.
+TwinForecaster TwoPhaseTwin() { return LinearTwin(200, 4096); }
+
+// The window with traffic, already in the shape calibration replays it in (its own fleet, a 30 s
+// horizon, every request judged), so the observation below is exactly what the fit simulates.
+policy::ForecastQuestion ObservedWithArrivals() {
+  policy::ForecastQuestion q = Observed();
+  q.arrival_rate = 2;
+  q.output_tokens_mean = 64;
+  q.horizon = CalibrationOptions{}.window;
+  q.judge_from = absl::ZeroDuration();
+  return q;
+}
+
+state::FleetSnapshot WindowShowing(const TwinForecaster::CalibrationReading& r) {
+  state::FleetSnapshot s = Window(r.itl_mean_seconds);
+  s.workload.prefill_mean_seconds = state::Input<double>::Value(r.prefill_mean_seconds);
+  s.workload.prefill_seconds_per_prompt_token =
+      state::Input<double>::Value(r.prefill_seconds_per_prompt_token);
+  s.workload.prefill_requests = static_cast<double>(r.prefill_requests);
+  return s;
+}
+
+// The split is off by default (CalibrationOptions::apart_above); these tests turn it on.
+CalibrationOptions Apart() {
+  CalibrationOptions o;
+  o.apart_above = 1.15;
+  return o;
+}
+
+TEST(CalibrationTest, PrefillAndDecodeFactorsAreFoundApart) {
+  struct Case {
+    std::string name;
+    sim::SpeedFactors truth;
+    bool apart;  // whether the prefill times disagree with one factor (calibration.h)
+  };
+  const std::vector<Case> cases = {
+      // The case one factor gets wrong: the token gaps are long (here a slow decode; on a real
+      // fleet also random routing's pile-ups of long prompts) while prompts prefill at the
+      // profile's speed. One factor fitted to the gaps slowed prefill to match.
+      {"decode slow, prefill as profiled", {1.0, 0.6}, true},
+      // One factor fits both latencies: it stays one, fitted with less noise.
+      {"both slower alike", {0.8, 0.8}, false},
+      {"prefill slow, decode fast", {0.7, 1.2}, true},
+  };
+  const TwinForecaster twin = TwoPhaseTwin();
+  const policy::ForecastQuestion observed = ObservedWithArrivals();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const TwinForecaster::CalibrationReading shown = twin.CalibrationLatencies(observed, c.truth);
+    ASSERT_GT(shown.prefill_requests, 40);  // about 60 arrive in the 30 s window
+    Calibrator calibrator(Apart());
+    for (int i = 0; i < 60; ++i) calibrator.Update(WindowShowing(shown), observed, twin);
+    const CalibrationState& s = calibrator.state();
+    EXPECT_NEAR(s.speed.prefill, c.truth.prefill, 0.02 * c.truth.prefill);
+    EXPECT_NEAR(s.speed.decode, c.truth.decode, 0.02 * c.truth.decode);
+    EXPECT_EQ(s.last_observed_prefill_ratio.has_value(), c.apart);
+    if (!c.apart) EXPECT_EQ(s.speed.prefill, s.speed.decode);
+  }
+}
+
+TEST(CalibrationTest, WindowsWithTooFewPrefillTimesMoveDecodeAlone) {
+  const TwinForecaster twin = TwoPhaseTwin();
+  const policy::ForecastQuestion observed = ObservedWithArrivals();
+  const TwinForecaster::CalibrationReading shown = twin.CalibrationLatencies(observed, {1.0, 0.6});
+  Calibrator calibrator(Apart());
+  for (int i = 0; i < 60; ++i) calibrator.Update(WindowShowing(shown), observed, twin);
+  const double prefill = calibrator.state().speed.prefill;
+  const double decode = calibrator.state().speed.decode;
+  // Nine prefill times (min_prefill_requests is 10) showing a much slower prefill: not enough to
+  // move that factor, while the token gaps still move decode.
+  TwinForecaster::CalibrationReading few = shown;
+  few.prefill_mean_seconds *= 3;
+  few.prefill_seconds_per_prompt_token *= 3;
+  few.prefill_requests = 9;
+  few.itl_mean_seconds *= 1.2;
+  const CalibrationState& s = calibrator.Update(WindowShowing(few), observed, twin);
+  EXPECT_EQ(s.speed.prefill, prefill);
+  EXPECT_FALSE(s.last_observed_prefill_ratio.has_value());
+  EXPECT_LT(s.speed.decode, decode * 0.99);
+}
+
+TEST(CalibrationTest, UntilPrefillTimesAreSeenBothFactorsMoveAsOne) {
+  // The window of the first test, without a prefill-time histogram (a server that exports none):
+  // the one factor, as before the pods report prefill times.
+  const TwinForecaster twin = TwoPhaseTwin();
+  const policy::ForecastQuestion observed = ObservedWithArrivals();
+  TwinForecaster::CalibrationReading shown = twin.CalibrationLatencies(observed, {0.8, 0.8});
+  state::FleetSnapshot window = Window(shown.itl_mean_seconds);
+  Calibrator calibrator;
+  for (int i = 0; i < 25; ++i) calibrator.Update(window, observed, twin);
+  EXPECT_EQ(calibrator.state().speed.prefill, calibrator.state().speed.decode);
+  EXPECT_NEAR(calibrator.state().speed.decode, 0.8, 0.02 * 0.8);
+}
+
+// The gateway's balance. Behind a balancing router the twin's queues are short: a prompt goes to
+// the replica with the fewest requests. A fleet whose gateway balances less (or not at all) shows
+// longer queues, and calibration finds the share of requests the twin must route at random to
+// show the same mean queue time. Here prompts of 2,048 tokens on average take four steps of a
+// 512-token budget each, so a prompt that lands where another is prefilling waits for it; the
+// "observed" fleet is the twin itself at a known share. (Its mean queue grows with the share
+// convexly: about 14, 19, 29, 85 and 242 ms at shares 0, 0.25, 0.5, 0.75 and 1.)
+TwinForecaster QueueingTwin(sim::RouterKind router) { return LinearTwin(40, 512, router); }
+
+policy::ForecastQuestion QueueingWindow() {
+  policy::ForecastQuestion q = ObservedWithArrivals();
+  q.arrival_rate = 8;
+  q.prompt_tokens_mean = 2048;
+  q.output_tokens_mean = 16;
+  return q;
+}
+
+state::FleetSnapshot WindowWithQueues(const TwinForecaster::CalibrationReading& r) {
+  state::FleetSnapshot s = WindowShowing(r);
+  s.workload.queue_mean_seconds = state::Input<double>::Value(r.queue_mean_seconds);
+  s.workload.queue_requests = static_cast<double>(r.prefill_requests);
+  return s;
+}
+
+TEST(CalibrationTest, TheRandomShareOfABalancingGatewayIsFoundFromTheQueues) {
+  const TwinForecaster twin = QueueingTwin(sim::RouterKind::kLeastRequests);
+  const policy::ForecastQuestion q = QueueingWindow();
+  // The premise: more random routing, longer queues.
+  const double balanced = twin.CalibrationLatencies(q, {1, 1}, 0.0).queue_mean_seconds;
+  const double random = twin.CalibrationLatencies(q, {1, 1}, 1.0).queue_mean_seconds;
+  ASSERT_GT(random, 2 * balanced + 0.01) << balanced << " s balanced, " << random << " s random";
+
+  for (double truth : {0.0, 0.5, 1.0}) {
+    SCOPED_TRACE(truth);
+    const TwinForecaster::CalibrationReading shown = twin.CalibrationLatencies(q, {1, 1}, truth);
+    Calibrator calibrator;
+    TwinForecaster fitted = twin;
+    for (int i = 0; i < 60; ++i) {
+      const CalibrationState& s = calibrator.Update(WindowWithQueues(shown), q, fitted);
+      fitted.set_speed(s.speed);
+      fitted.set_router_random_share(s.router_random_share);
+    }
+    // The contract: the fitted twin shows the observed queue within the fit's tolerance (20 ms
+    // or a quarter, CalibrationOptions) and a tenth more for the factors' own wobble. So a
+    // balanced fleet keeps a share near 0, a random one is found mostly random, and a half, whose
+    // queue (29 ms) is within 20 ms of a balanced twin's (14 ms), may stay anywhere the queue
+    // allows.
+    const double fitted_queue =
+        fitted.CalibrationLatencies(q, calibrator.state().speed).queue_mean_seconds;
+    EXPECT_NEAR(fitted_queue, shown.queue_mean_seconds,
+                std::max(0.02, 0.25 * shown.queue_mean_seconds) + 0.1 * shown.queue_mean_seconds);
+    if (truth == 0.0) EXPECT_LT(calibrator.state().router_random_share, 0.25);
+    if (truth == 1.0) EXPECT_GT(calibrator.state().router_random_share, 0.6);
+    EXPECT_NEAR(calibrator.state().speed.decode, 1.0, 0.08);
+    EXPECT_NEAR(calibrator.state().speed.prefill, 1.0, 0.08);
+  }
+}
+
+TEST(CalibrationTest, ARandomGatewayHasNoShareToFit) {
+  // The spec already says Random: the share means nothing and stays 0, however long the queues.
+  const TwinForecaster twin = QueueingTwin(sim::RouterKind::kRandom);
+  const policy::ForecastQuestion q = QueueingWindow();
+  TwinForecaster::CalibrationReading shown = twin.CalibrationLatencies(q, {1, 1});
+  shown.queue_mean_seconds *= 5;
+  Calibrator calibrator;
+  for (int i = 0; i < 5; ++i) calibrator.Update(WindowWithQueues(shown), q, twin);
+  EXPECT_EQ(calibrator.state().router_random_share, 0);
+  EXPECT_FALSE(calibrator.state().last_observed_random_share.has_value());
 }
 
 }  // namespace

@@ -40,12 +40,15 @@ void TargetDecider::Reconfigure(policy::PolicyConfig config, TwinOptions twin,
   snapshots_.set_options(SnapshotOptionsFor(config, stale_after));
   calibrator_ = Calibrator(CalibrationOptions{});
   calibrator_.Restore(kept);
-  if (calibrate_) forecaster_.set_speed(kept.speed);
+  if (calibrate_) {
+    forecaster_.set_speed(kept.speed);
+    forecaster_.set_router_random_share(kept.router_random_share);
+  }
 }
 
 policy::CalibrationFactors TargetDecider::calibration() const {
   const CalibrationState& s = calibrator_.state();
-  return {s.speed.prefill, s.speed.decode, s.updates};
+  return {s.speed.prefill, s.speed.decode, s.updates, s.router_random_share};
 }
 
 void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
@@ -53,8 +56,12 @@ void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
   s.speed.prefill = f.prefill_speed;
   s.speed.decode = f.decode_speed;
   s.updates = f.updates;
+  s.router_random_share = std::clamp(f.router_random_share, 0.0, 1.0);
   calibrator_.Restore(s);
-  if (calibrate_) forecaster_.set_speed(s.speed);
+  if (calibrate_) {
+    forecaster_.set_speed(s.speed);
+    forecaster_.set_router_random_share(s.router_random_share);
+  }
 }
 
 void TargetDecider::RestoreArrivals(const state::ArrivalBuckets& b) {
@@ -88,8 +95,10 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
     forecaster_ = TwinForecaster(o);
   }
   if (calibrate_) {
-    forecaster_.set_speed(
-        calibrator_.Update(snap, policy::ObservedQuestion(snap, config_), forecaster_).speed);
+    const CalibrationState& s =
+        calibrator_.Update(snap, policy::ObservedQuestion(snap, config_), forecaster_);
+    forecaster_.set_speed(s.speed);
+    forecaster_.set_router_random_share(s.router_random_share);
   }
   prediction_error_ms_.reset();
   if (next_window_p90_ms_.has_value() &&

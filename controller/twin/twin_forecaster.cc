@@ -164,6 +164,10 @@ struct GroupResult {
   int64_t preemptions = 0;
   double itl_sum_ms = 0;  // inter-token gaps, summed per token
   int64_t itl_count = 0;
+  double prefill_sum_ms = 0;          // prefill times, summed per request
+  double queue_sum_ms = 0;            // the same requests' queue times
+  int64_t prefill_prompt_tokens = 0;  // and prompt tokens
+  int64_t prefill_count = 0;
   int64_t itl_judged = 0, itl_over = 0;  // with an ITL objective: judged tokens, those over it
   int64_t waiting_at_horizon = 0;        // over the group's replicas
 };
@@ -187,6 +191,7 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   fo.deployment.engine.enable_prefix_caching = false;
   fo.speed = options.speed;
   fo.router.kind = options.router;
+  fo.router.random_share = options.router_random_share;
   fo.initial_replicas = 0;
   fo.vllm_metrics = false;  // a what-if reads only its RunStats
   fo.seed = seed;
@@ -280,6 +285,10 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   g.preemptions = s.preemptions;
   g.itl_count = s.itl_ms.count;
   g.itl_sum_ms = s.itl_ms.mean * static_cast<double>(s.itl_ms.count);
+  g.prefill_count = s.prefill_ms.count;
+  g.prefill_sum_ms = s.prefill_ms.mean * static_cast<double>(s.prefill_ms.count);
+  g.queue_sum_ms = s.queue_ms.mean * static_cast<double>(s.queue_ms.count);
+  g.prefill_prompt_tokens = s.prefill_prompt_tokens;
   g.itl_judged = s.judged_itl_tokens;
   g.itl_over = s.judged_itl_over;
   g.waiting_at_horizon = waiting_at_horizon;
@@ -408,14 +417,31 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
   return sum;
 }
 
-double TwinForecaster::MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
-                                                    sim::SpeedFactors speed) const {
+TwinForecaster::CalibrationReading TwinForecaster::CalibrationLatencies(
+    const policy::ForecastQuestion& q, sim::SpeedFactors speed,
+    std::optional<double> router_random_share) const {
   TwinOptions o = options_;
   o.speed = speed;
+  if (router_random_share) o.router_random_share = *router_random_share;
   o.sample_replicas = std::max(o.sample_replicas, kCalibrationSample);
   o.max_sample_requests = 0;  // a fixed sample: its size must not depend on the speed tried
   const policy::Forecast f = TwinForecaster(o).EvaluateOnce(q, q.seed);
-  return f.itl_mean_ms / 1000;
+  CalibrationReading r;
+  r.itl_mean_seconds = f.itl_mean_ms / 1000;
+  r.prefill_mean_seconds = f.prefill_mean_ms / 1000;
+  r.prefill_seconds_per_prompt_token = f.prefill_prompt_tokens > 0
+                                           ? f.prefill_mean_ms / 1000 *
+                                                 static_cast<double>(f.prefill_count) /
+                                                 static_cast<double>(f.prefill_prompt_tokens)
+                                           : 0;
+  r.queue_mean_seconds = f.queue_mean_ms / 1000;
+  r.prefill_requests = f.prefill_count;
+  return r;
+}
+
+double TwinForecaster::MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
+                                                    sim::SpeedFactors speed) const {
+  return CalibrationLatencies(q, speed).itl_mean_seconds;
 }
 
 policy::Forecast TwinForecaster::Reading(const policy::ForecastQuestion& q) const {
@@ -574,7 +600,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   // units weighted by their requests (an approximation of the pooled quantile); preemptions per
   // second of the simulated replicas; the queue at the horizon, per replica, times the fleet.
   policy::Forecast f;
-  double p90 = 0, sched = 0, itl_sum = 0;
+  double p90 = 0, sched = 0, itl_sum = 0, prefill_sum = 0, queue_sum = 0;
   int64_t preemptions = 0, itl_count = 0, itl_judged = 0, itl_over = 0, waiting = 0;
   for (const GroupResult& g : units) {
     waiting += g.waiting_at_horizon;
@@ -586,8 +612,14 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     preemptions += g.preemptions;
     itl_sum += g.itl_sum_ms;
     itl_count += g.itl_count;
+    prefill_sum += g.prefill_sum_ms;
+    queue_sum += g.queue_sum_ms;
+    f.prefill_prompt_tokens += g.prefill_prompt_tokens;
+    f.prefill_count += g.prefill_count;
   }
   f.itl_mean_ms = itl_count > 0 ? itl_sum / static_cast<double>(itl_count) : 0;
+  f.prefill_mean_ms = f.prefill_count > 0 ? prefill_sum / static_cast<double>(f.prefill_count) : 0;
+  f.queue_mean_ms = f.prefill_count > 0 ? queue_sum / static_cast<double>(f.prefill_count) : 0;
   const double judged = static_cast<double>(f.requests);
   SetAttainment(f, units, target);
   SetItl(f, itl_judged, itl_over, q);

@@ -59,6 +59,7 @@
 #define TWINSCALE_CONTROLLER_TWIN_TWIN_FORECASTER_H_
 
 #include <memory>
+#include <optional>
 
 #include "controller/policy/forecaster.h"
 #include "simulator/model/deployment.h"
@@ -92,6 +93,10 @@ struct TwinOptions {
   // decision's own noise floor. The budget matters more with two sampled replicas: 15,000 give
   // 87.6%, 20,000 95.9% at a steady-state mean of 24-28 ms, 30,000 96.9% at 31-37 ms.
   int64_t max_sample_requests = 20000;
+  // A balancing router's share of requests the twin routes at random instead (calibration: the
+  // fleet's queues say how well its gateway balances; sim::RouterOptions::random_share). Last, so
+  // the positional initialisations of the fields above keep their meaning.
+  double router_random_share = 0;
 };
 
 class LengthCache;  // twin_forecaster.cc
@@ -108,6 +113,24 @@ class TwinForecaster : public policy::Forecaster {
   static constexpr int32_t kCalibrationSample = 8;
   double MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
                                       sim::SpeedFactors speed) const;
+  // The same simulation's two latencies calibration reads: the mean inter-token latency and the
+  // mean prefill time (first scheduled to first token, per request, as
+  // vllm:request_prefill_time_seconds averages it) and queue time (reaching the engine to being
+  // scheduled, as vllm:request_queue_time_seconds) over the `prefill_requests` that got a first
+  // token. 0 where nothing was simulated.
+  struct CalibrationReading {
+    double itl_mean_seconds = 0;
+    double prefill_mean_seconds = 0;
+    // Their prefill time summed over their prompt tokens summed: what calibration matches, since
+    // which prompts a window happened to hold moves the plain mean more than the speed does.
+    double prefill_seconds_per_prompt_token = 0;
+    double queue_mean_seconds = 0;  // the same requests' mean queue time
+    int64_t prefill_requests = 0;
+  };
+  // `router_random_share`: instead of the options' (TwinOptions::router_random_share).
+  CalibrationReading CalibrationLatencies(
+      const policy::ForecastQuestion& q, sim::SpeedFactors speed,
+      std::optional<double> router_random_share = std::nullopt) const;
   // The forecast from the first batch alone, never grown: for reading the forecast's numbers (the
   // TTFT p90 that the prediction error compares with the fleet's), where no verdict needs
   // settling. Evaluate would grow a what-if near the SLO's edge up to the request budget: on the
@@ -116,6 +139,7 @@ class TwinForecaster : public policy::Forecaster {
   policy::Forecast Reading(const policy::ForecastQuestion& q) const;
   const TwinOptions& options() const { return options_; }
   void set_speed(sim::SpeedFactors s) { options_.speed = s; }
+  void set_router_random_share(double share) { options_.router_random_share = share; }
 
  private:
   policy::Forecast EvaluateOnce(const policy::ForecastQuestion& q, uint64_t seed) const;

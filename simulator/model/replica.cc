@@ -746,6 +746,10 @@ void Replica::EndStep(SimTime now) {
       q.first_token = emit;
       const SimDuration ttft = emit - q.arrival;
       stats_.OnFirstToken(q.prompt, ttft, q.arrival);
+      if (q.first_scheduled != SimTime::Max()) {
+        stats_.OnPrefillAndQueueTime(emit - q.first_scheduled, q.last_scheduled - q.engine_arrival,
+                                     q.prompt);
+      }
       if (options_.vllm_metrics) {
         metrics_.ObserveTtft(ttft.seconds());
         metrics_.AddPromptTokens(q.prompt);

@@ -49,6 +49,11 @@ Router::Router(RouterOptions options, uint64_t seed, uint64_t run)
 
 size_t Router::Pick(const RequestSpec& request, const std::vector<Replica*>& ready) {
   const size_t n = ready.size();
+  if (options_.random_share > 0 && options_.kind != RouterKind::kRandom &&
+      options_.kind != RouterKind::kRandomPerConnection &&
+      rng_.Uniform01() < options_.random_share) {
+    return static_cast<size_t>(rng_.UniformInt(n));
+  }
   switch (options_.kind) {
     case RouterKind::kRandom:
       return static_cast<size_t>(rng_.UniformInt(n));

@@ -17,6 +17,9 @@
 //   LeastRequests does. The replica picked remembers the request's ids, its leading id as the
 //   most recent. A replica that leaves the Ready set never returns to it: its memory is dropped.
 //   Cost per request: a hash lookup per replica plus one per id matched, and one per id recorded.
+// A balancing router (RoundRobin, LeastRequests, PrefixAware) may send a share of requests,
+// `random_share`, to a replica picked at random instead: the twin's stand-in for a gateway that
+// balances less than it says (calibration fits the share to the queues the fleet shows).
 // Deterministic for a given seed. Not thread-safe.
 #ifndef TWINSCALE_SIMULATOR_MODEL_ROUTER_H_
 #define TWINSCALE_SIMULATOR_MODEL_ROUTER_H_
@@ -44,6 +47,7 @@ struct RouterOptions {
   int32_t requests_per_connection = 100;   // RandomPerConnection: requests before a reconnect
   int64_t prefix_max_imbalance = 8;        // PrefixAware: in-flight excess tolerated for a match
   int32_t prefix_ids_per_replica = 50000;  // PrefixAware: ids remembered per replica (LRU)
+  double random_share = 0;  // balancing kinds: the share of requests routed at random instead
 };
 
 class Router {

@@ -205,6 +205,26 @@ TEST(RouterTest, RandomSpreadsWithinBinomialNoiseAndRepeatsForASeed) {
   for (int c : counts) EXPECT_NEAR(c, 10000, 5 * 81.6);
 }
 
+TEST(RouterTest, ARandomShareOfABalancingRouterGoesAnywhere) {
+  // Least-requests in front of replica 0, idle, and replica 1 with 1000 requests in flight (loads
+  // not changed by the picks): the balancing picks all go to 0, the random ones to either with
+  // probability 1/2. With a random share of 0.4, replica 1 gets 0.4 x 1/2 = 0.2 of 20000 picks:
+  // Binomial(20000, 0.2), mean 4000, standard deviation sqrt(20000 x 0.2 x 0.8) = 56.6; allow 5.
+  Pool pool(2);
+  pool.Load(1, 1000);
+  RouterOptions o;
+  o.kind = RouterKind::kLeastRequests;
+  o.random_share = 0.4;
+  Router router(o, 7, 0);
+  int to_loaded = 0;
+  for (int i = 0; i < 20000; ++i) to_loaded += router.Pick(RequestSpec(), pool.All()) == 1;
+  EXPECT_NEAR(to_loaded, 4000, 5 * 56.6);
+  // A share of 0 draws nothing and never strays.
+  o.random_share = 0;
+  Router balancing(o, 7, 0);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(balancing.Pick(RequestSpec(), pool.All()), 0u);
+}
+
 TEST(RouterTest, RandomPerConnectionKeepsAConnectionOnItsReplicaForItsRequests) {
   // One client connection carrying 3 requests before it reconnects: the picks come in runs of
   // three on one replica, each run starting where a random new connection lands.

@@ -193,6 +193,15 @@ RunSummary RunStats::Summarize(int64_t queued_at_end, int64_t running_at_end) co
     s.itl_ms.count = itl_tokens_;
     s.itl_ms.mean = static_cast<double>(itl_sum_ns_) / static_cast<double>(itl_tokens_) * 1e-6;
   }
+  if (prefill_count_ > 0) {
+    s.prefill_ms.count = prefill_count_;
+    s.prefill_ms.mean =
+        static_cast<double>(prefill_sum_ns_) / static_cast<double>(prefill_count_) * 1e-6;
+    s.prefill_prompt_tokens = prefill_prompt_tokens_;
+    s.queue_ms.count = prefill_count_;
+    s.queue_ms.mean =
+        static_cast<double>(queue_sum_ns_) / static_cast<double>(prefill_count_) * 1e-6;
+  }
   s.preemptions = preemptions_;
   s.kv_peak_utilization = kv_peak_;
   s.slo_attainment = injected_ == 0 ? 1.0 : static_cast<double>(slo_met_) / injected_;

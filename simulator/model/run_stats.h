@@ -19,6 +19,7 @@
 #ifndef TWINSCALE_SIMULATOR_MODEL_RUN_STATS_H_
 #define TWINSCALE_SIMULATOR_MODEL_RUN_STATS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -75,6 +76,14 @@ struct RunSummary {
   double throughput_rps = 0;     // completed / simulated_seconds
   double output_tokens_per_s = 0;
   LatencySummary ttft_ms, itl_ms, e2e_ms, scheduling_delay_ms;
+  // Prefill time (vllm:request_prefill_time_seconds: from the engine first scheduling a request to
+  // its first token), count and mean only, in either detail, and the prompt tokens of the same
+  // requests: calibration's second observable is their ratio.
+  LatencySummary prefill_ms;
+  int64_t prefill_prompt_tokens = 0;
+  // Queue time (vllm:request_queue_time_seconds: from reaching the engine to being scheduled, the
+  // last time before the first token), count and mean only: calibration's routing observable.
+  LatencySummary queue_ms;
   int64_t preemptions = 0;
   double kv_peak_utilization = 0;
   double slo_attainment = 0;     // share of injected requests meeting the TTFT SLO
@@ -134,6 +143,15 @@ class RunStats {
 
   void OnInjected(SimTime arrival);
   void OnFirstToken(int32_t prompt_tokens, SimDuration ttft, SimTime arrival);
+  // A request's prefill time (its first token's time minus the time the engine first scheduled
+  // it) and its queue time (the time it was scheduled minus the time it reached the engine), at
+  // its first token.
+  void OnPrefillAndQueueTime(SimDuration prefill, SimDuration queue, int32_t prompt_tokens) {
+    ++prefill_count_;
+    prefill_prompt_tokens_ += prompt_tokens;
+    prefill_sum_ns_ += std::max<int64_t>(0, prefill.nanos());
+    queue_sum_ns_ += std::max<int64_t>(0, queue.nanos());
+  }
   // Requests arriving before `t` are left out of the judged attainment (what-if questions judge
   // only what a decision can still change).
   void set_judge_from(SimTime t) { judge_from_ = t; }
@@ -207,6 +225,7 @@ class RunStats {
   // kSloOnly: the inter-token gaps' token count and sum (as WeightedDurationHistogram sums them).
   int64_t itl_tokens_ = 0;
   int64_t itl_sum_ns_ = 0;
+  int64_t prefill_count_ = 0, prefill_sum_ns_ = 0, queue_sum_ns_ = 0, prefill_prompt_tokens_ = 0;
   SimDuration itl_threshold_ = SimDuration::Zero();
   int64_t judged_itl_tokens_ = 0, judged_itl_over_ = 0;
   int64_t preemptions_ = 0, engine_steps_ = 0, sequence_steps_ = 0;

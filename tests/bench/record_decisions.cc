@@ -121,6 +121,8 @@ absl::StatusOr<std::vector<CorpusEntry>> Record(const ReplaySpec& spec, const Se
 
   const std::vector<policy::Decision>& decisions = autoscaler.decisions();
   const std::vector<double>& speeds = autoscaler.speed_history();
+  const std::vector<double>& prefill_speeds = autoscaler.prefill_speed_history();
+  const std::vector<double>& shares = autoscaler.router_random_share_history();
   const double span_s = sim::Summarize(*shared).span_seconds;
   const absl::Time start = rc.start;
   // Candidates: decisions taken while the trace was arriving, with a usable arrival rate.
@@ -165,6 +167,8 @@ absl::StatusOr<std::vector<CorpusEntry>> Record(const ReplaySpec& spec, const Se
     e.profile = ias.spec.model.profile;
     e.router = std::string(sim::RouterKindName(target.twin.router));
     e.speed = i < speeds.size() ? speeds[i] : 1.0;
+    if (i < prefill_speeds.size()) e.prefill_speed = prefill_speeds[i];
+    if (i < shares.size() && shares[i] > 0) e.router_random_share = shares[i];
     e.min_replicas = target.policy.min_replicas;
     e.max_replicas = target.policy.max_replicas;
     e.safety_margin = target.policy.safety_margin;

@@ -71,7 +71,6 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
     double itl = 0, prefill = 0;
     bool has_prefill = false;
     double queue = 0;  // the twin's mean queue time, seconds
-    int64_t queue_requests = 0;
   };
   auto read = [&](double p, double d) {
     const TwinForecaster::CalibrationReading r =
@@ -80,7 +79,6 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
     if (!(r.itl_mean_seconds > 0)) return res;  // no gaps simulated: nothing to match
     res.ok = true;
     res.queue = r.queue_mean_seconds;
-    res.queue_requests = r.prefill_requests;
     res.itl = std::log(r.itl_mean_seconds) - log_itl_target;
     if (prefill_usable && r.prefill_seconds_per_prompt_token > 0) {
       res.has_prefill = true;
@@ -178,7 +176,7 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
     state_.last_observed_prefill_ratio = prefill_ratio;
     state_.speed.prefill = smooth(state_.speed.prefill, prefill_ratio);
   }
-  FitRouting(w, twin, q, options_.share_smoothing,
+  FitRouting(w, twin, q,
              tied ? sim::SpeedFactors{decode, decode} : sim::SpeedFactors{prefill, decode},
              queue_at_share);
   ++state_.updates;
@@ -186,15 +184,15 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
 }
 
 void Calibrator::FitRouting(const state::WorkloadEstimate& w, const TwinForecaster& twin,
-                            const policy::ForecastQuestion& q, double weight,
-                            sim::SpeedFactors speed, double twin_queue) {
+                            const policy::ForecastQuestion& q, sim::SpeedFactors speed,
+                            double twin_queue) {
   const sim::RouterKind kind = twin.options().router;
   if (kind == sim::RouterKind::kRandom || kind == sim::RouterKind::kRandomPerConnection) return;
   if (!w.queue_mean_seconds.usable() || w.queue_requests < options_.min_prefill_requests) return;
   const double observed = std::max(0.0, w.queue_mean_seconds.value());
   const double share = state_.router_random_share;
   const double error = twin_queue - observed;
-  // Queues within a few milliseconds, or a tenth, of each other: the share explains them.
+  // Queues within the tolerance of each other: the share explains them.
   if (std::abs(error) <=
       std::max(options_.queue_tolerance_seconds, options_.queue_tolerance_share * observed)) {
     state_.last_observed_random_share = share;
@@ -213,7 +211,8 @@ void Calibrator::FitRouting(const state::WorkloadEstimate& w, const TwinForecast
   if (!(slope > 0)) return;
   const double fit = std::clamp(share - error / slope, 0.0, 1.0);
   state_.last_observed_random_share = fit;
-  state_.router_random_share = std::clamp((1 - weight) * share + weight * fit, 0.0, 1.0);
+  const double a = options_.share_smoothing;
+  state_.router_random_share = std::clamp((1 - a) * share + a * fit, 0.0, 1.0);
 }
 
 void Calibrator::Slopes::Set(double itl_d, double itl_p, double prefill_d, double prefill_p) {

@@ -190,8 +190,7 @@ class Calibrator {
   double prefill_disagreement_ = 0;
   // The routing fit: one probe at another share, the secant through it and the current reading.
   void FitRouting(const state::WorkloadEstimate& w, const TwinForecaster& twin,
-                  const policy::ForecastQuestion& q, double weight, sim::SpeedFactors speed,
-                  double twin_queue);
+                  const policy::ForecastQuestion& q, sim::SpeedFactors speed, double twin_queue);
 };
 
 }  // namespace twinscale::twin

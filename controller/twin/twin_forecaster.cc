@@ -439,11 +439,6 @@ TwinForecaster::CalibrationReading TwinForecaster::CalibrationLatencies(
   return r;
 }
 
-double TwinForecaster::MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
-                                                    sim::SpeedFactors speed) const {
-  return CalibrationLatencies(q, speed).itl_mean_seconds;
-}
-
 policy::Forecast TwinForecaster::Reading(const policy::ForecastQuestion& q) const {
   if (options_.max_sample_requests <= 0) return Evaluate(q);
   TwinForecaster first_batch = *this;  // shares the kept lengths

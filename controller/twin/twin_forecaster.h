@@ -105,19 +105,16 @@ class TwinForecaster : public policy::Forecaster {
  public:
   explicit TwinForecaster(TwinOptions options);
   policy::Forecast Evaluate(const policy::ForecastQuestion& q) const override;
-  // The fleet's mean inter-token latency (seconds, per token as vLLM's histogram averages it)
-  // that the twin shows for `q`'s fleet and traffic over q.horizon at `speed` instead of the
-  // options' factors: what calibration (calibration.h) matches the observed one against. One
-  // seed and a fixed sample of at least kCalibrationSample replicas, the same for every speed, so
-  // the answer falls with the speed up to little noise. 0 when no token gap was simulated.
-  static constexpr int32_t kCalibrationSample = 8;
-  double MeanInterTokenLatencySeconds(const policy::ForecastQuestion& q,
-                                      sim::SpeedFactors speed) const;
-  // The same simulation's two latencies calibration reads: the mean inter-token latency and the
+  // What calibration (calibration.h) matches the fleet's metrics against: the latencies the twin
+  // shows for `q`'s fleet and traffic over q.horizon at `speed` instead of the options' factors.
+  // One seed and a fixed sample of at least kCalibrationSample replicas, the same for every
+  // speed, so the answers fall with the speed up to little noise. The mean inter-token latency
+  // (seconds, per token as vLLM's histogram averages it; 0 when no token gap was simulated), the
   // mean prefill time (first scheduled to first token, per request, as
   // vllm:request_prefill_time_seconds averages it) and queue time (reaching the engine to being
   // scheduled, as vllm:request_queue_time_seconds) over the `prefill_requests` that got a first
   // token. 0 where nothing was simulated.
+  static constexpr int32_t kCalibrationSample = 8;
   struct CalibrationReading {
     double itl_mean_seconds = 0;
     double prefill_mean_seconds = 0;

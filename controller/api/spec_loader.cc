@@ -638,6 +638,86 @@ absl::StatusOr<InferenceAutoscaler> ParseInferenceAutoscaler(std::string_view ya
   return std::move(all->front());
 }
 
+namespace {
+
+// A YAML node as JSON: scalars by the core schema (ResolveScalar), maps with string keys.
+nlohmann::json ToJson(const YAML::Node& n) {
+  if (n.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& kv : n) out[kv.first.Scalar()] = ToJson(kv.second);
+    return out;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : n) out.push_back(ToJson(item));
+    return out;
+  }
+  const JsonScalar j = ResolveScalar(n);
+  switch (j.kind) {
+    case JsonScalar::Kind::kNull:
+      return nullptr;
+    case JsonScalar::Kind::kBool:
+      return j.boolean;
+    case JsonScalar::Kind::kInteger:
+      return j.integer;
+    case JsonScalar::Kind::kNumber:
+      return j.number;
+    case JsonScalar::Kind::kString:
+      return j.text;
+  }
+  return nullptr;
+}
+
+// The InferenceAutoscaler objects of one parsed document (a List's items too).
+void CollectObjects(const YAML::Node& doc, bool in_list, std::vector<nlohmann::json>& out) {
+  if (!Present(doc) || !doc.IsMap()) return;
+  // The loader's own reading of kind and apiVersion (ReadDocument), on input it accepted.
+  const Entry kind = Find(doc, "kind");
+  const Entry api_version = Find(doc, "apiVersion");
+  const std::string kind_name = kind.found && kind.value.IsScalar() ? kind.value.Scalar() : "";
+  const std::string group_version =
+      api_version.found && api_version.value.IsScalar() ? api_version.value.Scalar() : "";
+  const size_t slash = group_version.find('/');
+  const std::string group = slash == std::string::npos ? "" : group_version.substr(0, slash);
+  if (!in_list &&
+      ((kind_name == "List" && group_version == "v1") ||
+       (kind_name == "InferenceAutoscalerList" && group == kInferenceAutoscalerGroup))) {
+    const Entry items = Find(doc, "items");
+    if (items.found && items.value.IsSequence()) {
+      for (const auto& item : items.value) CollectObjects(item, true, out);
+    }
+    return;
+  }
+  if (kind_name != kInferenceAutoscalerKind || group != kInferenceAutoscalerGroup) return;
+  nlohmann::json obj = ToJson(doc);
+  obj.erase("status");
+  out.push_back(std::move(obj));
+}
+
+}  // namespace
+
+absl::StatusOr<nlohmann::json> InferenceAutoscalerObject(std::string_view yaml,
+                                                         std::string_view source_name) {
+  // Validated first: refused input gets the loader's own errors, and what follows only reads
+  // input the loader accepted.
+  if (absl::StatusOr<InferenceAutoscaler> checked = ParseInferenceAutoscaler(yaml, source_name);
+      !checked.ok()) {
+    return checked.status();
+  }
+  std::vector<nlohmann::json> objects;
+  try {
+    for (const Piece& piece : SplitDocuments(yaml))
+      CollectObjects(YAML::Load(piece.text), false, objects);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(Sv(source_name), ": ", e.what()));
+  }
+  if (objects.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Sv(source_name), ": expected exactly one InferenceAutoscaler, found ", objects.size()));
+  }
+  return std::move(objects.front());
+}
+
 absl::StatusOr<InferenceAutoscaler> LoadInferenceAutoscalerFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {

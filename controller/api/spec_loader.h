@@ -37,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "controller/api/spec.h"
+#include "nlohmann/json.hpp"
 
 namespace twinscale::api {
 
@@ -52,6 +53,13 @@ absl::StatusOr<std::vector<InferenceAutoscaler>> ParseInferenceAutoscalers(
 
 // ParseInferenceAutoscaler on a file's contents; the path is the source name.
 absl::StatusOr<InferenceAutoscaler> LoadInferenceAutoscalerFile(const std::string& path);
+
+// The one InferenceAutoscaler of `yaml` as the JSON object the API server would store and a
+// controller would read (apiVersion, kind, metadata and spec as written; status dropped, as on
+// create; defaults not applied: the loader applies them when the object is read). The same errors
+// as ParseInferenceAutoscaler for input it refuses. Replay serves this object to the reconciler.
+absl::StatusOr<nlohmann::json> InferenceAutoscalerObject(std::string_view yaml,
+                                                         std::string_view source_name);
 
 // The CRD text the loader validates against (deploy/crds/twinscale.io_inferenceautoscalers.yaml as
 // it was at build time), e.g. for `twinscale crd` or to check a cluster's copy.

@@ -772,5 +772,52 @@ TEST(SpecLoaderBadInput, SyntaxErrorLineIsOneBased) {
   EXPECT_LE(line, 8) << message;
 }
 
+TEST(InferenceAutoscalerObjectTest, TheDocumentBecomesTheObjectWithTypedScalarsAndNoStatus) {
+  // Beside a Deployment, in a file with two documents; quoted and unquoted scalars keep the types
+  // the loader gives them; status is dropped as on create.
+  const std::string yaml = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+---
+apiVersion: twinscale.io/v1alpha1
+kind: InferenceAutoscaler
+metadata:
+  name: llama
+  namespace: llm
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}
+  minReplicas: 2
+  maxReplicas: 8
+  model: {profile: llama-3.1-8b-h100-sxm-tp1}
+  scaleDown: {safetyMargin: 0.75}
+  metrics: {interval: 15s}
+status: {desiredReplicas: 3}
+)";
+  absl::StatusOr<nlohmann::json> o = InferenceAutoscalerObject(yaml, "two.yaml");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ((*o)["kind"], "InferenceAutoscaler");
+  EXPECT_EQ((*o)["metadata"]["namespace"], "llm");
+  EXPECT_TRUE((*o)["spec"]["minReplicas"].is_number_integer());
+  EXPECT_EQ((*o)["spec"]["maxReplicas"], 8);
+  EXPECT_DOUBLE_EQ((*o)["spec"]["scaleDown"]["safetyMargin"].get<double>(), 0.75);
+  EXPECT_EQ((*o)["spec"]["metrics"]["interval"], "15s");
+  EXPECT_FALSE(o->contains("status"));
+  // The object loads back as the same spec.
+  absl::StatusOr<InferenceAutoscaler> again = ParseInferenceAutoscaler(o->dump(), "object");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->spec.min_replicas, 2);
+  EXPECT_EQ(again->spec.metrics.interval, absl::Seconds(15));
+}
+
+TEST(InferenceAutoscalerObjectTest, RefusesWhatTheLoaderRefusesWithItsError) {
+  absl::StatusOr<nlohmann::json> o = InferenceAutoscalerObject(
+      "apiVersion: twinscale.io/v1alpha1\nkind: InferenceAutoscaler\nmetadata: {name: x}\n"
+      "spec: {maxReplicas: 0}\n",
+      "bad.yaml");
+  ASSERT_FALSE(o.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(o.status()));
+  EXPECT_THAT(o.status().message(), HasSubstr("bad.yaml:"));
+}
+
 }  // namespace
 }  // namespace twinscale::api

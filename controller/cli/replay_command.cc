@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -42,6 +44,7 @@
 #include "controller/replay/truth.h"
 #include "controller/replay/twinscale_autoscaler.h"
 #include "controller/twin/resolve.h"
+#include "nlohmann/json.hpp"
 #include "simulator/profiles/profile_loader.h"
 #include "simulator/workload/trace.h"
 #include "simulator/workload/trace_reader.h"
@@ -146,6 +149,16 @@ struct PolicyEntry {
   sim::RouterKind router = sim::RouterKind::kLeastRequests;
   replay::TwinscaleAutoscaler* twinscale = nullptr;  // `autoscaler`, when twinscale's policy
 };
+
+// The InferenceAutoscaler of manifest file `path` as the object the API server would store (the
+// file was loaded, so it exists and is valid).
+absl::StatusOr<nlohmann::json> ManifestObject(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
+  return api::InferenceAutoscalerObject(text.str(), path);
+}
 
 // --from-prometheus: the history's queries, then the synthesis. Sets *description for the report.
 absl::StatusOr<sim::Trace> LoadPrometheusTrace(std::string* description) {
@@ -348,6 +361,7 @@ absl::Status Run() {
   for (const std::string& arg : policy_args) {
     if (absl::EndsWith(arg, ".yaml") || absl::EndsWith(arg, ".yml")) {
       TS_ASSIGN_OR_RETURN(api::InferenceAutoscaler ias, api::LoadInferenceAutoscalerFile(arg));
+      TS_ASSIGN_OR_RETURN(nlohmann::json object, ManifestObject(arg));
       TS_ASSIGN_OR_RETURN(twin::ResolvedTarget r, twin::Resolve(ias.spec, profiles));
       r.policy.seed = absl::GetFlag(FLAGS_seed);
       // A compressed replay compresses the day the seasonal forecast repeats.
@@ -355,23 +369,34 @@ absl::Status Run() {
       for (const std::optional<api::Mode>& mode : modes) {
         std::string name = absl::StrCat("twinscale:", ias.metadata.name);
         if (mode) absl::StrAppend(&name, "/", std::string(api::ModeName(*mode)));
-        auto add = [&](const std::string& row, bool enforce_admission) {
+        auto add = [&](const std::string& row, bool enforce_admission) -> absl::Status {
           PolicyEntry e;
           e.min_replicas = r.policy.min_replicas;
           e.max_replicas = r.policy.max_replicas;
           e.router = r.twin.router;
           e.enforce_admission = enforce_admission;
-          auto a = std::make_unique<replay::TwinscaleAutoscaler>(
-              row, r, ias.spec.metrics.stale_after, mode.value_or(ias.spec.mode));
+          // The controller's own Reconciler and decider factory, on the manifest's object, with
+          // the run's seed and compressed day.
+          const uint64_t seed = r.policy.seed;
+          const absl::Duration season = r.policy.season_period;
+          TS_ASSIGN_OR_RETURN(std::unique_ptr<replay::TwinscaleAutoscaler> a,
+                              replay::TwinscaleAutoscaler::FromManifest(
+                                  row, object, &profiles,
+                                  [seed, season](twin::ResolvedTarget& t) {
+                                    t.policy.seed = seed;
+                                    t.policy.season_period = season;
+                                  },
+                                  mode));
           a->set_calibration(absl::GetFlag(FLAGS_calibrate));
           e.twinscale = a.get();
           e.autoscaler = std::move(a);
           policies.push_back(std::move(e));
+          return absl::OkStatus();
         };
-        add(name, /*enforce_admission=*/false);
+        TS_RETURN_IF_ERROR(add(name, /*enforce_admission=*/false));
         if (r.policy.admission_enabled && absl::GetFlag(FLAGS_admission_effect)) {
           // The same policy once more, its advisory limits enforced at the gateway.
-          add(absl::StrCat(name, "+admission"), /*enforce_admission=*/true);
+          TS_RETURN_IF_ERROR(add(absl::StrCat(name, "+admission"), /*enforce_admission=*/true));
         }
       }
       if (!first) {

@@ -29,6 +29,7 @@
 #include "controller/reconcile/pod_informers.h"
 #include "nlohmann/json.hpp"
 #include "tests/fakes/fake_kube_client.h"
+#include "tests/util/autoscaler_object.h"
 #include "tests/util/eventually.h"
 
 namespace twinscale::reconcile {
@@ -116,15 +117,9 @@ class NoPodsSource : public metrics::MetricsSource {
 };
 
 json Ias() {
-  return {{"apiVersion", "twinscale.io/v1alpha1"},
-          {"kind", "InferenceAutoscaler"},
-          {"metadata", {{"name", "llama"}, {"namespace", "llm"}}},
-          {"spec",
-           {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "vllm"}}},
-            {"mode", "Direct"},
-            {"maxReplicas", 8},
-            {"model", {{"profile", "llama-3.1-8b-h100-sxm-tp1"}}},
-            {"metrics", {{"interval", "1s"}, {"staleAfter", "5s"}}}}}};
+  json a = testutil::LlamaAutoscaler(8);
+  a["spec"]["metrics"] = {{"interval", "1s"}, {"staleAfter", "5s"}};
+  return a;
 }
 
 json Deployment(int replicas = 1) {

@@ -41,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "controller/kube/informer.h"
+#include "controller/reconcile/pod_source.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale {
@@ -58,7 +59,7 @@ struct PodInformersOptions {
   kube::InformerOptions informer;
 };
 
-class PodInformers {
+class PodInformers final : public PodSource {
  public:
   // Autoscaler `key` ("namespace/name") should run its next pass at `earliest` (possibly already
   // past): a pod it selects changed.
@@ -66,7 +67,7 @@ class PodInformers {
 
   // `client` must outlive this object.
   explicit PodInformers(kube::KubeClient* client, PodInformersOptions options = {});
-  ~PodInformers();  // Stop()
+  ~PodInformers() override;  // Stop()
   PodInformers(const PodInformers&) = delete;
   PodInformers& operator=(const PodInformers&) = delete;
 
@@ -85,16 +86,17 @@ class PodInformers {
   // which the caller must never read as "no pods". Cancelled after Stop().
   absl::StatusOr<std::vector<nlohmann::json>> Pods(const std::string& key, const std::string& ns,
                                                    const std::string& selector,
-                                                   absl::Time pass_start, absl::Duration interval);
+                                                   absl::Time pass_start,
+                                                   absl::Duration interval) override;
 
   // A pass of autoscaler `key` started at `start`, whether or not it gets as far as Pods() (a pass
   // that fails early still counts against the one-pass-per-interval limit). No-op for a key that
   // has no pods watched yet.
-  void NotePassStart(const std::string& key, absl::Time start);
+  void NotePassStart(const std::string& key, absl::Time start) override;
 
   // Autoscaler `key` needs no pods any more (deleted, or its target has no selector): its
   // informer stops unless another autoscaler uses it. No-op for an unknown key.
-  void Forget(const std::string& key);
+  void Forget(const std::string& key) override;
 
   // Stops every informer and waits for their threads. Idempotent; Pods() fails afterwards.
   void Stop();

@@ -242,40 +242,14 @@ std::optional<absl::Duration> MeasuredWarmup(const std::vector<KubePod>& pods) {
   return warmups[warmups.size() / 2];
 }
 
-std::vector<std::string> ChooseScaleInVictims(std::vector<VictimCandidate> pods, int32_t count) {
-  std::sort(pods.begin(), pods.end(), [](const VictimCandidate& a, const VictimCandidate& b) {
-    if (a.ready != b.ready) return !a.ready;  // not Ready first
-    if (!a.ready) {
-      if (a.created != b.created) return a.created > b.created;  // newest first
-      return a.name < b.name;
-    }
-    if (a.in_flight.has_value() != b.in_flight.has_value()) return a.in_flight.has_value();
-    if (a.in_flight.has_value() && *a.in_flight != *b.in_flight) return *a.in_flight < *b.in_flight;
-    // Equally loaded: the newest, as the ReplicaSet controller itself prefers among otherwise
-    // equal pods, so a mark it can't honour (a target that ignores the deletion cost) and the
-    // pod it removes agree.
-    if (a.created != b.created) return a.created > b.created;
-    return a.name < b.name;
-  });
-  std::vector<std::string> out;
-  for (int32_t i = 0; i < count && i < static_cast<int32_t>(pods.size()); ++i) {
-    out.push_back(pods[i].name);
-  }
-  return out;
-}
-
-std::vector<VictimCandidate> VictimCandidatesOf(
+std::vector<policy::VictimCandidate> VictimCandidatesOf(
     const std::vector<KubePod>& pods, const std::map<std::string, metrics::PodReading>& readings) {
-  std::vector<VictimCandidate> candidates;
+  std::vector<policy::VictimCandidate> candidates;
   for (const KubePod& p : pods) {
     if (p.stage == Stage::kTerminating) continue;
-    VictimCandidate c{p.name, p.stage == Stage::kReady, p.created, std::nullopt};
+    policy::VictimCandidate c{p.name, p.stage == Stage::kReady, p.created, std::nullopt};
     if (auto it = readings.find(p.name); it != readings.end()) {
-      double load = 0;
-      for (const auto& e : it->second.observation.engines) {
-        load += e.running.value_or(0) + e.waiting.value_or(0);
-      }
-      c.in_flight = load;
+      c.in_flight = policy::InFlightOf(it->second.observation);
     }
     candidates.push_back(std::move(c));
   }

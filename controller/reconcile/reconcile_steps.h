@@ -25,6 +25,7 @@
 #include "controller/metrics/prometheus_arrivals.h"
 #include "controller/policy/decider.h"
 #include "controller/policy/decision.h"
+#include "controller/policy/scale_in_victims.h"
 #include "controller/reconcile/autoscaler_status.h"
 #include "controller/reconcile/kube_pod.h"
 #include "controller/state/arrival_history.h"
@@ -149,21 +150,9 @@ std::optional<absl::Duration> MeasuredWarmup(const std::vector<KubePod>& pods);
 
 // ---- 5. Act.
 
-// The replicas to mark for deletion when scaling `pods` in by `count`: pods that are not Ready
-// first (newest first: they have cost least), then Ready ones with the fewest requests in flight
-// (running + waiting, per the last reading; unread pods last), ties newest first (as the ReplicaSet
-// controller ranks equal pods), then by name.
-struct VictimCandidate {
-  std::string name;
-  bool ready = false;
-  absl::Time created;
-  std::optional<double> in_flight;
-};
-std::vector<std::string> ChooseScaleInVictims(std::vector<VictimCandidate> pods, int32_t count);
-
 // The candidates among `pods` (Terminating ones aren't), with their requests in flight from
-// `readings`.
-std::vector<VictimCandidate> VictimCandidatesOf(
+// `readings`, for policy::ChooseScaleInVictims (the one victim rule).
+std::vector<policy::VictimCandidate> VictimCandidatesOf(
     const std::vector<KubePod>& pods, const std::map<std::string, metrics::PodReading>& readings);
 
 // A /scale write and what it left.

@@ -399,7 +399,7 @@ TEST(VictimCandidatesOfTest, LeavesTerminatingPodsOutAndCountsRequestsInFlight) 
   metrics::EngineObservation second;
   second.running = 2;  // waiting unknown: none
   two_engines.observation.engines.push_back(second);
-  const std::vector<VictimCandidate> got = VictimCandidatesOf(
+  const std::vector<policy::VictimCandidate> got = VictimCandidatesOf(
       {Pod("read", Stage::kReady, absl::Minutes(5)), Pod("unread", Stage::kReady, absl::Minutes(6)),
        Pod("loading", Stage::kLoading, absl::Minutes(1)),
        Pod("going", Stage::kTerminating, absl::Minutes(9))},

@@ -7,8 +7,9 @@
 #include "controller/kube/kube_client.h"
 #include "controller/kube/resource_ref.h"
 #include "controller/outputs/decision_board.h"
+#include "controller/reconcile/actuator.h"
 #include "controller/reconcile/controller_metrics.h"
-#include "controller/reconcile/pod_informers.h"
+#include "controller/reconcile/pod_source.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::reconcile {
@@ -73,7 +74,12 @@ kube::ObjectReference RefOf(const nlohmann::json& obj) {
 
 }  // namespace
 
-Reconciler::Reconciler(ReconcilerDeps deps) : deps_(std::move(deps)) {}
+Reconciler::Reconciler(ReconcilerDeps deps) : deps_(std::move(deps)) {
+  if (deps_.actuator == nullptr) {
+    own_actuator_ = std::make_unique<KubeActuator>(deps_.client);
+    deps_.actuator = own_actuator_.get();
+  }
+}
 Reconciler::~Reconciler() = default;
 
 Reconciler::TargetState& Reconciler::StateFor(const std::string& key) {
@@ -321,19 +327,29 @@ absl::Status Reconciler::Act(Pass& pass, const policy::Decision& decision) {
     }
   } else {
     if (decision.replicas != spec_replicas) {
-      // Scale-in: tell the ReplicaSet which pods to remove (lowest deletion cost goes first).
+      ScaleOrder order;
+      order.target = pass.target;
+      order.ns = pass.ns;
+      order.name = spec.target_ref.name;
+      order.read = pass.scale;
+      order.replicas = decision.replicas;
+      // Scale-in: which pods go (the ReplicaSet honours the marks; other kinds choose their own).
       if (decision.replicas < spec_replicas && pass.target == kube::kDeployments) {
-        MarkVictims(pass,
-                    ChooseScaleInVictims(VictimCandidatesOf(pass.pods.pods, pass.readings.readings),
-                                         spec_replicas - decision.replicas));
+        order.victims =
+            policy::ChooseScaleInVictims(VictimCandidatesOf(pass.pods.pods, pass.readings.readings),
+                                         spec_replicas - decision.replicas);
+        order.marked = pass.pods.marked;
       }
-      const ScaleWrite written = WriteScale(
-          *deps_.client, pass.target, pass.ns, spec.target_ref.name, pass.scale, decision.replicas,
-          [&](std::string_view outcome) {
-            if (deps_.metrics) {
-              deps_.metrics->scale_writes->WithLabels({pass.key, std::string(outcome)}).Increment();
-            }
-          });
+      order.on_write = [&](std::string_view outcome) {
+        if (deps_.metrics) {
+          deps_.metrics->scale_writes->WithLabels({pass.key, std::string(outcome)}).Increment();
+        }
+      };
+      order.on_mark_failed = [&](const std::string& pod, const absl::Status& error) {
+        Log(pass, LogLevel::kWarning, "could not set or clear a scale-in mark",
+            {{"pod", pod}, {"error", error}});
+      };
+      const ScaleWrite written = deps_.actuator->Scale(order);
       pass.current = written.current;
       act_status = written.status;
       if (written.Scaled(decision.replicas)) {
@@ -362,30 +378,6 @@ absl::Status Reconciler::Act(Pass& pass, const policy::Decision& decision) {
   }
   st.last_conflict = pass.other;
   return act_status;
-}
-
-void Reconciler::MarkVictims(const Pass& pass, const std::vector<std::string>& victims) {
-  // Only this scale-in's victims keep the mark: one left from an earlier scale-in that removed
-  // nothing (a failed write, a scale-up since) would tie with them at -1000.
-  for (const std::string& pod : pass.pods.marked) {
-    if (std::find(victims.begin(), victims.end(), pod) != victims.end()) continue;
-    auto cleared = deps_.client->MergePatch(
-        kube::kPods, pass.ns, pod, {{"metadata", {{"annotations", {{kDeletionCost, nullptr}}}}}});
-    if (!cleared.ok() && !absl::IsNotFound(cleared.status())) {
-      Log(pass, LogLevel::kWarning, "could not clear a stale scale-in mark",
-          {{"pod", pod}, {"error", cleared.status()}});
-    }
-  }
-  for (const std::string& victim : victims) {
-    if (pass.pods.marked.count(victim) != 0) continue;  // already marked
-    auto patched =
-        deps_.client->MergePatch(kube::kPods, pass.ns, victim,
-                                 {{"metadata", {{"annotations", {{kDeletionCost, kVictimCost}}}}}});
-    if (!patched.ok() && !absl::IsNotFound(patched.status())) {
-      Log(pass, LogLevel::kWarning, "could not mark scale-in victim",
-          {{"pod", victim}, {"error", patched.status()}});
-    }
-  }
 }
 
 ReconcileResult Reconciler::WriteStatus(Pass& pass, const policy::Decision& decision,

@@ -14,15 +14,16 @@
 //   4. asks the target's Decider (the twin-backed policy) for the decision; starting pods the
 //      policy stopped counting as capacity (not Ready past the warm-up deadline, or
 //      unschedulable) show as PodsStalled=True with a Warning event when that begins;
-//   5. Direct: patches /scale with the read resourceVersion as precondition (a 409 re-reads and
-//      retries), after marking scale-in victims with controller.kubernetes.io/pod-deletion-cost on
-//      Deployments (their ReplicaSets honour it); records ScaledUp / ScaledDown events, and the
-//      write that lands as the decider's scale event (Decider::NoteScaled: its rate limits count
-//      changes that happened, never a decision as such).
-//      Recommend, KEDA and HPA: the decision goes to status (and to the outputs) only;
-//      every mode's decision is published to the DecisionBoard when one is given (the KEDA
-//      scaler serves KEDA-mode targets from it, the admission API all of them), with the inputs
-//      marked stale when MetricsFresh is False (the outputs then publish "hold");
+//   5. Direct: hands the Actuator (actuator.h) the count and, scaling a Deployment in, the victims
+//      (policy::ChooseScaleInVictims; its ReplicaSet honours the marks): the binary's KubeActuator
+//      marks them with controller.kubernetes.io/pod-deletion-cost and patches /scale with the read
+//      resourceVersion as precondition (a 409 re-reads and retries); records ScaledUp / ScaledDown
+//      events, and the write that lands as the decider's scale event (Decider::NoteScaled: its rate
+//      limits count changes that happened, never a decision as such). Recommend, KEDA and HPA: the
+//      decision goes to status (and to the outputs) only; every mode's decision is published to the
+//      DecisionBoard when one is given (the KEDA scaler serves KEDA-mode targets from it, the
+//      admission API all of them), with the inputs marked stale when MetricsFresh is False (the
+//      outputs then publish "hold");
 //   6. writes status when it changed meaningfully (autoscaler_status.h; the arrival history
 //      changes when one of its buckets closes) — a merge patch of the /status subresource, which
 //      bumps resourceVersion but not generation, so the watch that brings it back doesn't trigger
@@ -69,7 +70,8 @@ class DecisionBoard;
 }  // namespace outputs
 namespace reconcile {
 struct ControllerMetrics;
-class PodInformers;
+class Actuator;
+class PodSource;
 
 // The source of a spec's metrics (PodScraper or PromqlSource in the binary).
 using MetricsSourceFactory = std::function<absl::StatusOr<std::unique_ptr<metrics::MetricsSource>>(
@@ -83,7 +85,7 @@ using PrometheusArrivals = std::function<absl::StatusOr<metrics::ArrivalSeries>(
 struct ReconcilerDeps {
   kube::KubeClient* client = nullptr;          // required
   const Clock* clock = nullptr;                // required
-  PodInformers* pods = nullptr;                // required: the targets' pods (list then watch)
+  PodSource* pods = nullptr;                   // required: the targets' pods (PodInformers)
   policy::DeciderFactory* deciders = nullptr;  // required
   MetricsSourceFactory metrics_sources;        // required
   kube::EventRecorder* events = nullptr;       // optional
@@ -95,6 +97,8 @@ struct ReconcilerDeps {
   // Optional: where each pass's decision is published for the gRPC outputs (KEDA's external
   // scaler, the admission API); Forget removes the object's entry.
   outputs::DecisionBoard* board = nullptr;
+  // Optional: what carries out Direct mode's scale changes; a KubeActuator over `client` when null.
+  Actuator* actuator = nullptr;
 };
 
 struct ReconcileResult {
@@ -139,8 +143,6 @@ class Reconciler {
   ReconcileResult WriteStatus(Pass& pass, const policy::Decision& decision,
                               const absl::Status& act_status);
 
-  // Marks this scale-in's victims with kVictimCost and clears the mark from the other pods.
-  void MarkVictims(const Pass& pass, const std::vector<std::string>& victims);
   // The merge patch of /status when the pass's status differs meaningfully from the one written.
   absl::Status PatchStatus(Pass& pass);
   void Record(const Pass& pass, kube::EventType type, std::string_view reason,
@@ -150,6 +152,7 @@ class Reconciler {
   void CountError(const char* stage);
 
   ReconcilerDeps deps_;
+  std::unique_ptr<Actuator> own_actuator_;  // deps_.actuator's default
   // Guards the map, not the states: the work queue hands a key to one worker at a time.
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<TargetState>> states_ ABSL_GUARDED_BY(mu_);

@@ -963,32 +963,6 @@ TEST_F(ReconcilerTest, WhileThePodWatchFailsAPassListsThePodsAndHoldsWhenThatFai
   EXPECT_EQ(factory_.views.back().pods.size(), 2u);
 }
 
-TEST(ChooseScaleInVictimsTest, UnreadyNewestFirstThenLeastLoaded) {
-  const absl::Time t = kT0;
-  std::vector<VictimCandidate> pods = {
-      {"ready-busy", true, t, 20.0},
-      {"ready-idle", true, t, 1.0},
-      {"ready-unread", true, t, std::nullopt},
-      {"starting-old", false, t, std::nullopt},
-      {"starting-new", false, t + absl::Minutes(1), std::nullopt},
-  };
-  EXPECT_EQ(ChooseScaleInVictims(pods, 3),
-            (std::vector<std::string>{"starting-new", "starting-old", "ready-idle"}));
-  EXPECT_EQ(ChooseScaleInVictims(pods, 5).back(), "ready-unread");
-  EXPECT_EQ(ChooseScaleInVictims(pods, 9).size(), 5u);
-}
-
-TEST(ChooseScaleInVictimsTest, EquallyLoadedReadyPodsGoNewestFirst) {
-  // Three idle Ready pods: the ReplicaSet would remove the newest of equals, so the mark goes there
-  // too, whatever the names say.
-  const std::vector<VictimCandidate> pods = {
-      {"a-oldest", true, kT0, 0.0},
-      {"b-newest", true, kT0 + absl::Minutes(9), 0.0},
-      {"c-middle", true, kT0 + absl::Minutes(5), 0.0},
-  };
-  EXPECT_EQ(ChooseScaleInVictims(pods, 2), (std::vector<std::string>{"b-newest", "c-middle"}));
-}
-
 }  // namespace
 }  // namespace twinscale::reconcile
 

@@ -45,6 +45,7 @@
 #include "nlohmann/json.hpp"
 #include "simulator/profiles/profile_loader.h"
 #include "tests/fakes/fake_kube_client.h"
+#include "tests/util/autoscaler_object.h"
 #include "tests/util/eventually.h"
 
 namespace twinscale::reconcile {
@@ -106,16 +107,10 @@ class FleetSource : public metrics::MetricsSource {
 };
 
 json Autoscaler() {
-  return {{"apiVersion", "twinscale.io/v1alpha1"},
-          {"kind", "InferenceAutoscaler"},
-          {"metadata", {{"name", "llama"}, {"namespace", "llm"}}},
-          {"spec",
-           {{"targetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "vllm"}}},
-            {"mode", "Direct"},
-            {"minReplicas", 2},
-            {"maxReplicas", 10},
-            {"model", {{"profile", "llama-3.1-8b-h100-sxm-tp1"}}},
-            {"warmup", {{"expected", "60s"}}}}}};
+  json a = testutil::LlamaAutoscaler(10);
+  a["spec"]["minReplicas"] = 2;
+  a["spec"]["warmup"] = {{"expected", "60s"}};
+  return a;
 }
 
 // Autoscaler() in `mode`, its scale-up limited to one pod a minute: at 80 req/s on 2 replicas the

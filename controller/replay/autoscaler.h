@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "controller/replay/twin_error.h"
@@ -29,6 +30,10 @@ class Autoscaler {
   virtual absl::Duration SyncPeriod() const = 0;
   // The replica count it wants now. Called every SyncPeriod with a fresh view.
   virtual int32_t Decide(const ClusterView& view) = 0;
+  // The pods its last Decide's scale-in removes first, in order (twinscale in Direct mode: the
+  // victims its reconcile pass marked). Empty: the cluster chooses (SimulatedCluster::Scale, by
+  // the same rule, policy::ChooseScaleInVictims).
+  virtual std::vector<std::string> Victims() const { return {}; }
   // One line on why (for the timeline); empty when there is nothing to say.
   virtual std::string LastReason() const { return ""; }
   // The admission limits it advises after its last Decide, for a gateway to enforce (none by

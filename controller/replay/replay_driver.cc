@@ -186,7 +186,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
     t += period;
     cluster.AdvanceTo(cluster.ToAbsl(t));
     const int32_t want = std::max(0, autoscaler.Decide(cluster.View(config.scrape_delay)));
-    cluster.Scale(want);
+    cluster.Scale(want, autoscaler.Victims());
     if (config.enforce_admission) cluster.SetAdmission(autoscaler.Admission());
     return want;
   };

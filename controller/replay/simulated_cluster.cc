@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "controller/metrics/prometheus_text.h"
 #include "controller/metrics/vllm_observation.h"
+#include "controller/policy/scale_in_victims.h"
 
 namespace twinscale::replay {
 
@@ -83,8 +86,23 @@ void SimulatedCluster::ScrapeAll() {
   }
 }
 
-void SimulatedCluster::Scale(int32_t replicas) {
-  fleet_->SetDesiredReplicas(std::max(0, replicas));
+void SimulatedCluster::Scale(int32_t replicas, const std::vector<std::string>& victims) {
+  replicas = std::max(0, replicas);
+  const int32_t removed = fleet_->current_replicas() - replicas;
+  std::vector<std::string> names = victims;
+  if (names.empty() && removed > 0) {
+    names = policy::ChooseScaleInVictims(policy::VictimCandidatesOf(View()), removed);
+  }
+  // Pod "<pod_prefix>-<index>" is replica <index>.
+  const std::string prefix = absl::StrCat(options_.pod_prefix, "-");
+  std::vector<int32_t> indices;
+  for (const std::string& name : names) {
+    int32_t index = 0;
+    if (absl::StartsWith(name, prefix) && absl::SimpleAtoi(name.substr(prefix.size()), &index)) {
+      indices.push_back(index);
+    }
+  }
+  fleet_->SetDesiredReplicas(replicas, indices);
 }
 
 ClusterView SimulatedCluster::View(absl::Duration scrape_delay) const {

@@ -101,9 +101,11 @@ class SimulatedCluster {
   void AdvanceTo(absl::Time t);
 
   // Sets the target's spec.replicas, as a PATCH of /scale: new pods start in Provisioning and go
-  // through the lifecycle; scale-in drains victims (the fleet's choice: unready pods first, then
-  // the Ready pod with the least work in flight). Negative counts are taken as 0.
-  void Scale(int32_t replicas);
+  // through the lifecycle. Scale-in drains `victims` (pod names: the ones a controller marked)
+  // first; when none are named, the cluster picks by policy::ChooseScaleInVictims, the rule the
+  // controller marks by, on its newest scrapes (not Ready first, then the fewest requests in
+  // flight). Negative counts are taken as 0.
+  void Scale(int32_t replicas, const std::vector<std::string>& victims = {});
   int32_t spec_replicas() const { return fleet_->desired_replicas(); }
   // The gateway's admission limits from now on (sim::Fleet::SetAdmission): what a gateway
   // enforcing a policy's advisory limits does. Rejected requests are fates like any other.

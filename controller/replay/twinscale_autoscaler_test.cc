@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+#include "controller/api/spec_loader.h"
 #include "controller/replay/replay_driver.h"
 #include "simulator/profiles/profile_loader.h"
 #include "simulator/workload/generators.h"
@@ -95,31 +97,42 @@ ClusterView OnePod(absl::Time now, absl::Duration age, double finished) {
 }
 
 TEST(TwinscaleAutoscalerTest, AManifestsTargetTakesTheSpecsStaleAfter) {
-  // Built from a resolved spec, the replay's decider judges freshness by spec.metrics.staleAfter,
-  // as the controller's (twin::TwinDeciderFactory) does: a scrape 30 s old is stale at 20 s, and
-  // the decision freezes scale-in; at 60 s it is fresh and nothing is frozen.
+  // Built from a manifest, the replay's decider comes from the controller's factory
+  // (twin::TwinDeciderFactory) and judges freshness by spec.metrics.staleAfter: a scrape 30 s old
+  // is stale at 20 s, and the decision freezes scale-in; at 60 s it is fresh and nothing is
+  // frozen.
   auto profiles = sim::ProfileRegistry::LoadEmbedded();
   ASSERT_TRUE(profiles.ok());
-  twin::ResolvedTarget target;
-  target.deployment = *profiles->Resolve("llama-3.1-8b-h100-sxm-tp1", {});
-  target.twin.deployment = target.deployment;
-  target.policy.min_replicas = 1;
-  target.policy.max_replicas = 4;
   const absl::Time t0 = absl::FromUnixSeconds(1'700'000'000);
-  auto decide = [&](absl::Duration stale_after) {
-    TwinscaleAutoscaler a("twinscale", target, stale_after, api::Mode::kDirect);
-    a.Decide(OnePod(t0, absl::Seconds(30), 100));
-    a.Decide(OnePod(t0 + absl::Seconds(15), absl::Seconds(30), 130));
-    return a.decisions().back();
+  auto decide = [&](const char* stale_after) -> policy::Decision {
+    const std::string yaml = absl::StrCat(R"(apiVersion: twinscale.io/v1alpha1
+kind: InferenceAutoscaler
+metadata: {name: llama, namespace: llm}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}
+  mode: Direct
+  minReplicas: 1
+  maxReplicas: 4
+  model: {profile: llama-3.1-8b-h100-sxm-tp1}
+  metrics: {interval: 15s, staleAfter: )",
+                                          stale_after, "}\n");
+    absl::StatusOr<nlohmann::json> object = api::InferenceAutoscalerObject(yaml, "test");
+    EXPECT_TRUE(object.ok()) << object.status();
+    auto a = TwinscaleAutoscaler::FromManifest("twinscale", *object, &*profiles);
+    EXPECT_TRUE(a.ok()) << a.status();
+    (*a)->Decide(OnePod(t0, absl::Seconds(30), 100));
+    (*a)->Decide(OnePod(t0 + absl::Seconds(15), absl::Seconds(30), 130));
+    EXPECT_EQ((*a)->decisions().size(), 2u);
+    return (*a)->decisions().back();
   };
   auto has = [](const policy::Decision& d, const std::string& code) {
     return std::any_of(d.reasons.begin(), d.reasons.end(),
                        [&](const policy::Reason& r) { return r.code == code; });
   };
-  const policy::Decision strict = decide(absl::Seconds(20));
+  const policy::Decision strict = decide("20s");
   EXPECT_TRUE(has(strict, "InputsStale") || has(strict, "ScaleInFrozen"));
   EXPECT_GE(strict.replicas, 2);  // stale inputs never scale in
-  const policy::Decision lenient = decide(absl::Seconds(60));
+  const policy::Decision lenient = decide("60s");
   EXPECT_FALSE(has(lenient, "InputsStale") || has(lenient, "ScaleInFrozen"));
 }
 

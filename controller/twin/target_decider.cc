@@ -132,17 +132,31 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
   return d;
 }
 
-absl::StatusOr<std::unique_ptr<policy::Decider>> TwinDeciderFactory::Create(
-    const api::InferenceAutoscalerSpec& spec) {
+absl::StatusOr<ResolvedTarget> TwinDeciderFactory::ResolveAdjusted(
+    const api::InferenceAutoscalerSpec& spec) const {
   auto resolved = Resolve(spec, *profiles_);
+  if (resolved.ok() && adjust_) adjust_(*resolved);
+  return resolved;
+}
+
+absl::StatusOr<std::unique_ptr<TargetDecider>> TwinDeciderFactory::CreateTarget(
+    const api::InferenceAutoscalerSpec& spec) {
+  auto resolved = ResolveAdjusted(spec);
   if (!resolved.ok()) return resolved.status();
   return std::make_unique<TargetDecider>(resolved->policy, resolved->twin, spec.metrics.stale_after,
                                          resolved->stated);
 }
 
+absl::StatusOr<std::unique_ptr<policy::Decider>> TwinDeciderFactory::Create(
+    const api::InferenceAutoscalerSpec& spec) {
+  auto made = CreateTarget(spec);
+  if (!made.ok()) return made.status();
+  return std::unique_ptr<policy::Decider>(*std::move(made));
+}
+
 absl::Status TwinDeciderFactory::Reconfigure(const api::InferenceAutoscalerSpec& spec,
                                              policy::Decider& decider) {
-  auto resolved = Resolve(spec, *profiles_);
+  auto resolved = ResolveAdjusted(spec);
   if (!resolved.ok()) return resolved.status();
   auto* target = dynamic_cast<TargetDecider*>(&decider);
   if (target == nullptr) {

@@ -9,6 +9,8 @@
 #define TWINSCALE_CONTROLLER_TWIN_TARGET_DECIDER_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -56,6 +58,7 @@ class TargetDecider : public policy::Decider {
                    StatedEngineSettings stated = {});
   // Calibration off: the profile's speed throughout (replay's --calibrate=false).
   void set_calibration(bool on) { calibrate_ = on; }
+  bool calibration_on() const { return calibrate_; }
   const policy::PolicyConfig& config() const { return config_; }
   const TwinForecaster& forecaster() const { return forecaster_; }
 
@@ -77,19 +80,28 @@ class TargetDecider : public policy::Decider {
   std::optional<double> prediction_error_ms_;
 };
 
-// The binary's DeciderFactory: resolves a spec against the profiles (twin::Resolve) into a
-// TargetDecider.
+// The binary's DeciderFactory, and replay's: resolves a spec against the profiles (twin::Resolve)
+// into a TargetDecider. Replay states its own settings of the run (the seed, the compressed day)
+// through `adjust`, applied to every resolved target before the decider is built.
 class TwinDeciderFactory : public policy::DeciderFactory {
  public:
+  using Adjust = std::function<void(ResolvedTarget&)>;
   // `profiles` must outlive the factory.
-  explicit TwinDeciderFactory(const sim::ProfileRegistry* profiles) : profiles_(profiles) {}
+  explicit TwinDeciderFactory(const sim::ProfileRegistry* profiles, Adjust adjust = {})
+      : profiles_(profiles), adjust_(std::move(adjust)) {}
   absl::StatusOr<std::unique_ptr<policy::Decider>> Create(
       const api::InferenceAutoscalerSpec& spec) override;
+  // Create's decider as what it is.
+  absl::StatusOr<std::unique_ptr<TargetDecider>> CreateTarget(
+      const api::InferenceAutoscalerSpec& spec);
   absl::Status Reconfigure(const api::InferenceAutoscalerSpec& spec,
                            policy::Decider& decider) override;
 
  private:
+  absl::StatusOr<ResolvedTarget> ResolveAdjusted(const api::InferenceAutoscalerSpec& spec) const;
+
   const sim::ProfileRegistry* profiles_;
+  Adjust adjust_;
 };
 
 }  // namespace twinscale::twin

@@ -153,7 +153,7 @@ int64_t Fleet::running() const {
   return n;
 }
 
-void Fleet::SetDesiredReplicas(int32_t n) {
+void Fleet::SetDesiredReplicas(int32_t n, const std::vector<int32_t>& victims) {
   n = std::max(0, n);
   desired_ = n;
   int32_t current = current_replicas();
@@ -161,8 +161,19 @@ void Fleet::SetDesiredReplicas(int32_t n) {
     AddReplica(/*ready_now=*/false);
     ++current;
   }
+  const auto counted = [&](int32_t i) {
+    const ReplicaPhase p = replicas_[static_cast<size_t>(i)]->phase();
+    return p != ReplicaPhase::kDraining && p != ReplicaPhase::kGone;
+  };
+  for (int32_t v : victims) {
+    if (current <= n) break;
+    if (v < 0 || v >= static_cast<int32_t>(replicas_.size()) || !counted(v)) continue;
+    BeginDrain(v);
+    --current;
+  }
   while (current > n) {
-    // Victim: not-yet-Ready first (newest first), then the Ready one with the least in flight.
+    // Beyond the named victims: not yet Ready first, newest first (the ReplicaSet's order among
+    // pods no deletion cost tells apart).
     int32_t victim = -1;
     for (int32_t i = static_cast<int32_t>(replicas_.size()) - 1; i >= 0; --i) {
       const ReplicaPhase p = replicas_[static_cast<size_t>(i)]->phase();
@@ -172,16 +183,8 @@ void Fleet::SetDesiredReplicas(int32_t n) {
         break;
       }
     }
-    if (victim < 0) {
-      int64_t best = -1;
-      for (int32_t i = static_cast<int32_t>(replicas_.size()) - 1; i >= 0; --i) {
-        const Replica& r = *replicas_[static_cast<size_t>(i)];
-        if (r.phase() != ReplicaPhase::kReady) continue;
-        if (victim < 0 || r.in_flight() < best) {
-          victim = i;
-          best = r.in_flight();
-        }
-      }
+    for (int32_t i = static_cast<int32_t>(replicas_.size()) - 1; i >= 0 && victim < 0; --i) {
+      if (counted(i)) victim = i;
     }
     if (victim < 0) break;
     BeginDrain(victim);

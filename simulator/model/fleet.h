@@ -4,9 +4,9 @@
 // take them, and follows scale requests through the replica lifecycle (Provisioning -> Loading ->
 // WarmingUp -> Ready; scale-in drains the chosen victims).
 //
-// Scale-in victims follow the ReplicaSet's preference: replicas not yet Ready first (newest first),
-// then the Ready replica with the least work in flight (what twinscale's pod-deletion-cost
-// annotation asks for), newest first on ties.
+// Scale-in drains the victims the caller names (replay: the pods the controller marked with
+// pod-deletion-cost, chosen by policy::ChooseScaleInVictims, the one victim rule); beyond them,
+// the ReplicaSet's order among otherwise equal pods: replicas not yet Ready first, newest first.
 //
 // Admission (optional, advisory limits enforced at the gateway): with max_in_flight_per_replica
 // set, a request that finds every Ready replica at the limit waits at the gateway (its wait counts
@@ -80,8 +80,10 @@ class Fleet : public EventHandler, public ReplicaObserver {
   void Inject(const RequestSpec& request);
 
   // Scales to `n` replicas (counting every replica not Draining or Gone). Scale-out starts new
-  // replicas in Provisioning; scale-in drains victims (see above).
-  void SetDesiredReplicas(int32_t n);
+  // replicas in Provisioning; scale-in drains `victims` (replica indices, in order; those already
+  // Draining or Gone, or out of range, are skipped) and then, while more must go, the others in
+  // the ReplicaSet's order (see above).
+  void SetDesiredReplicas(int32_t n, const std::vector<int32_t>& victims = {});
   // Replaces the admission limits from now on (a new arrival-rate limit starts with a full bucket).
   void SetAdmission(const AdmissionLimits& limits);
 

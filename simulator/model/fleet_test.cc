@@ -60,10 +60,10 @@ TEST(FleetTest, RequestsWaitAtTheGatewayUntilAReplicaIsReadyAndTheWaitCountsInTt
   EXPECT_EQ(h.records.at(1).ttft.nanos(), 14'001'000'000);
 }
 
-TEST(FleetTest, ScaleInDrainsTheReplicaWithLeastWorkAndLetsItFinish) {
+TEST(FleetTest, ScaleInWithoutNamedVictimsTakesTheNewestReplica) {
   // Two Ready replicas, round-robin: request 1 (long: 5000 steps of 1 ms) goes to replica 0,
-  // nothing to replica 1. Scaling to 1 at 1 s picks the idle replica 1, which is Gone at once;
-  // replica 0 keeps serving.
+  // nothing to replica 1. Scaling to 1 at 1 s with no victim named takes the newest, replica 1,
+  // which is idle and so Gone at once; replica 0 keeps serving.
   Harness h(HandDeployment(8, 2048, 1'000'000, 1000), 2);
   h.source = std::make_unique<testing::VectorSource>(std::vector<RequestSpec>{Req(1, 0, 10, 5000)});
   h.fleet->AttachSource(h.source.get());
@@ -71,6 +71,26 @@ TEST(FleetTest, ScaleInDrainsTheReplicaWithLeastWorkAndLetsItFinish) {
   h.fleet->SetDesiredReplicas(1);
   EXPECT_EQ(h.fleet->replica(1).phase(), ReplicaPhase::kGone);
   EXPECT_EQ(h.fleet->replica(0).phase(), ReplicaPhase::kReady);
+  h.sim.Run();
+  EXPECT_EQ(h.records.at(1).outcome, RequestOutcome::kCompleted);
+}
+
+TEST(FleetTest, ScaleInDrainsTheNamedVictimsFirstAndSkipsThoseAlreadyGoing) {
+  // Three Ready replicas, round-robin: the long request goes to replica 0. Named victims {0}: the
+  // busy replica 0 drains (Draining, its request still running), though 1 and 2 are idle. Then to
+  // 1 replica with victims {0, 5, 1}: 0 is already Draining and 5 does not exist, so 1 goes.
+  Harness h(HandDeployment(8, 2048, 1'000'000, 1000), 3);
+  h.source = std::make_unique<testing::VectorSource>(std::vector<RequestSpec>{Req(1, 0, 10, 5000)});
+  h.fleet->AttachSource(h.source.get());
+  h.sim.RunUntil(At(1));
+  h.fleet->SetDesiredReplicas(2, {0});
+  EXPECT_EQ(h.fleet->replica(0).phase(), ReplicaPhase::kDraining);
+  EXPECT_EQ(h.fleet->replica(1).phase(), ReplicaPhase::kReady);
+  EXPECT_EQ(h.fleet->replica(2).phase(), ReplicaPhase::kReady);
+  h.fleet->SetDesiredReplicas(1, {0, 5, 1});
+  EXPECT_EQ(h.fleet->replica(1).phase(), ReplicaPhase::kGone);
+  EXPECT_EQ(h.fleet->replica(2).phase(), ReplicaPhase::kReady);
+  EXPECT_EQ(h.fleet->current_replicas(), 1);
   h.sim.Run();
   EXPECT_EQ(h.records.at(1).outcome, RequestOutcome::kCompleted);
 }

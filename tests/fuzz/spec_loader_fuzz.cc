@@ -1,7 +1,8 @@
 // Fuzzes the InferenceAutoscaler loader (manifests from users, `twinscale replay` policy files and,
-// later, objects from the API server): any bytes must give typed specs or a clear error, never a
-// crash, a hang or unbounded memory (YAML alias bombs included). A spec that loads must also hold
-// the bounds the schema and the cross-field checks promise; the policy relies on them.
+// later, objects from the API server), and the object replay makes of a manifest: any bytes must
+// give typed specs or a clear error, never a crash, a hang or unbounded memory (YAML alias bombs
+// included). A spec that loads must also hold the bounds the schema and the cross-field checks
+// promise; the policy relies on them.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -24,6 +25,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         s.metrics.stale_after > s.metrics.interval && !s.scale_up.policies.empty() &&
         !s.scale_down.rules.policies.empty() && !s.model.profile.empty();
     if (!holds) abort();  // the loader accepted a spec that breaks its own contract
+  }
+  // The same input as the object replay serves its reconciler: accepted exactly when one
+  // InferenceAutoscaler loads, and then an object that loads again as the same spec.
+  const auto object = twinscale::api::InferenceAutoscalerObject(yaml, "fuzz.yaml");
+  if (object.ok() != (all->size() == 1)) abort();
+  if (object.ok()) {
+    const auto again = twinscale::api::ParseInferenceAutoscaler(object->dump(), "object");
+    if (!again.ok() || again->spec.max_replicas != all->front().spec.max_replicas ||
+        again->spec.metrics.interval != all->front().spec.metrics.interval) {
+      abort();
+    }
   }
   return 0;
 }

@@ -715,6 +715,13 @@ absl::StatusOr<nlohmann::json> InferenceAutoscalerObject(std::string_view yaml,
     return absl::InvalidArgumentError(absl::StrCat(
         Sv(source_name), ": expected exactly one InferenceAutoscaler, found ", objects.size()));
   }
+  // The API server stores JSON, whose strings are UTF-8; a manifest that is not can't be an object.
+  try {
+    (void)objects.front().dump();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Sv(source_name), ": not valid UTF-8, as an object must be: ", e.what()));
+  }
   return std::move(objects.front());
 }
 

@@ -57,7 +57,8 @@ absl::StatusOr<InferenceAutoscaler> LoadInferenceAutoscalerFile(const std::strin
 // The one InferenceAutoscaler of `yaml` as the JSON object the API server would store and a
 // controller would read (apiVersion, kind, metadata and spec as written; status dropped, as on
 // create; defaults not applied: the loader applies them when the object is read). The same errors
-// as ParseInferenceAutoscaler for input it refuses. Replay serves this object to the reconciler.
+// as ParseInferenceAutoscaler for input it refuses, and InvalidArgument for a manifest whose text
+// is not valid UTF-8 (JSON's strings must be). Replay serves this object to the reconciler.
 absl::StatusOr<nlohmann::json> InferenceAutoscalerObject(std::string_view yaml,
                                                          std::string_view source_name);
 

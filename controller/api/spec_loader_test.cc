@@ -809,6 +809,20 @@ status: {desiredReplicas: 3}
   EXPECT_EQ(again->spec.metrics.interval, absl::Seconds(15));
 }
 
+TEST(InferenceAutoscalerObjectTest, RefusesTextThatIsNotUtf8) {
+  // The loader reads the bytes as YAML; an object is JSON, whose strings must be UTF-8.
+  const std::string yaml = std::string(
+                               "apiVersion: twinscale.io/v1alpha1\nkind: InferenceAutoscaler\n"
+                               "metadata: {name: x}\nspec:\n  targetRef: {apiVersion: apps/v1, "
+                               "kind: Deployment, name: \"w") +
+                           "\xff" + "\"}\n  maxReplicas: 4\n  model: {profile: p}\n";
+  ASSERT_TRUE(ParseInferenceAutoscaler(yaml, "x.yaml").ok());
+  absl::StatusOr<nlohmann::json> o = InferenceAutoscalerObject(yaml, "x.yaml");
+  ASSERT_FALSE(o.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(o.status()));
+  EXPECT_THAT(o.status().message(), HasSubstr("not valid UTF-8"));
+}
+
 TEST(InferenceAutoscalerObjectTest, RefusesWhatTheLoaderRefusesWithItsError) {
   absl::StatusOr<nlohmann::json> o = InferenceAutoscalerObject(
       "apiVersion: twinscale.io/v1alpha1\nkind: InferenceAutoscaler\nmetadata: {name: x}\n"

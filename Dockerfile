@@ -7,7 +7,7 @@
 # and CA certificates, running as the non-root user 65532 that the chart's securityContext
 # names. The binary needs no files at run time: the profiles and the CRD are compiled in.
 #
-#   docker build -t ghcr.io/twinscale/twinscale:0.1.0 .
+#   docker build -t twinscale:dev .   # then push it where the cluster pulls from
 #
 # Not built in CI (the development machines have no container engine): see README.md, "Image".
 
@@ -32,6 +32,10 @@ RUN apt-get update \
       libyaml-cpp0.7 libssl3 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/controller/twinscale /usr/local/bin/twinscale
+# What `twinscale replay` reads when given no policy or trace (controller/cli/shipped_data.h).
+COPY --from=build /src/deploy/samples /usr/local/share/twinscale/deploy/samples
+COPY --from=build /src/tests/data/traces/AzureLLMInferenceTrace_conv.csv \
+     /usr/local/share/twinscale/tests/data/traces/
 # Fails the build if a shared library is missing.
 RUN /usr/local/bin/twinscale version
 USER 65532:65532

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for SECONDS (default 60),
-# seeded with the real inputs in tests/data. Exits non-zero if any fuzzer finds a crash.
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for SECONDS_PER_FUZZER
+# seconds (default 60), seeded with the real inputs in tests/data (in a temporary directory).
+# Every fuzzer runs, even after one has failed; then the script exits 1 if any found a failing
+# input (a crash, a leak, a timeout, running out of memory). Reproducers are kept, never deleted:
+# ${FUZZ_ARTIFACTS:-build-fuzz/artifacts}/<fuzzer>/ (crash-<sha1> and the like, with the run's
+# output in last-run.log), and each failure prints the reproducer's path and the command that
+# replays it (`<fuzzer binary> <file>`; hack/fuzz-run.sh does the running and the reporting).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_FUZZER=${SECONDS_PER_FUZZER:-60}
+source hack/fuzz-run.sh
 hack/setup.sh
 if ! command -v clang++ >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/null 2>&1; then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
@@ -11,16 +17,18 @@ if ! command -v clang++ >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/n
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang libclang-rt-14-dev >/dev/null
 fi
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
+FUZZ_ARTIFACTS=${FUZZ_ARTIFACTS:-$BUILD_DIR/artifacts}
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTWINSCALE_BUILD_FUZZ=ON >/dev/null
 fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz rate_curve_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
   spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz \
-  scaler_target_fuzz external_metrics_request_fuzz engine_args_fuzz arrival_history_codec_fuzz
+  scaler_target_fuzz external_metrics_request_fuzz engine_args_fuzz arrival_history_codec_fuzz \
+  command_line_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine,arrivals}
+mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine,arrivals,argv}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 for f in tests/data/traces/servegen_*.csv; do head -c 4000 "$f" >"$work/curves/$(basename "$f")"; done
@@ -68,12 +76,8 @@ printf 'GET\n/api/v1/namespaces/default/pods\nwatch=1&resourceVersion=1000&label
   >"$work/apirequest/watch"
 printf 'PATCH\n/api/v1/namespaces/default/pods/p\n\napplication/json-patch+json\n%s' \
   '[{"op":"test","path":"/metadata/name","value":"p"}]' >"$work/apirequest/json_patch"
-run() {
-  local bin=$1 corpus=$2
-  echo "== $bin for ${SECONDS_PER_FUZZER}s"
-  "$BUILD_DIR/tests/fuzz/$bin" -max_total_time="$SECONDS_PER_FUZZER" -rss_limit_mb=2048 \
-    -artifact_prefix="$work/" "$corpus" 2>&1 | tail -n 3
-}
+# run FUZZER CORPUS: one fuzzer over its seeds, its findings kept in $FUZZ_ARTIFACTS/FUZZER/.
+run() { fuzz_run "$1" "$BUILD_DIR/tests/fuzz/$1" "$2"; }
 # A kubeconfig with each kind of entry, and what the API server sends: watch events and a Status.
 cat >"$work/kubeconfig/config" <<'KUBECONFIG'
 apiVersion: v1
@@ -126,8 +130,9 @@ run engine_args_fuzz "$work/engine"
 printf '\000AQPgA9AB9APgpxID' >"$work/arrivals/three"
 printf '\010\001\003\340\003\320\001\364\003\340\247\022\003' >"$work/arrivals/raw"
 run arrival_history_codec_fuzz "$work/arrivals"
-if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
-  echo "fuzz: a fuzzer found a failing input" >&2
-  exit 1
-fi
-echo "fuzz: no crashes"
+# Command lines as users type them (words separated by NUL bytes), against the fuzzer's flags.
+printf -- '--f-int=3\000--f-rate\0002.5\000--no-f-bool\000--f-window=5m' >"$work/argv/spellings"
+printf -- '--f-policy\000a.yaml\000--f-policy=static:2\000--f-list=a,b' >"$work/argv/repeated"
+printf -- '--f-rate=nan\000--f-int=abc\000stray' >"$work/argv/mistakes"
+run command_line_fuzz "$work/argv"
+fuzz_report

@@ -2,9 +2,12 @@
 # Keeps deploy/ and the Helm chart one source:
 #  1. copies the CRD (deploy/crds/, the file the binary embeds) into the chart
 #     (charts/twinscale/files/crds/, which templates/crds/ installs);
-#  2. renders the chart with its default values (release "twinscale", namespace
-#     "twinscale-system") and writes each template's output to deploy/<path under templates/>:
-#     deploy/crds/ and deploy/controller/ are the default render, byte for byte.
+#  2. renders the chart with its default values and the image twinscale:dev (release "twinscale",
+#     namespace "twinscale-system") and writes each template's output to deploy/<path under
+#     templates/>: deploy/crds/ and deploy/controller/ are that render, byte for byte. The chart has
+#     no default image (none is published); twinscale:dev is what `docker build -t twinscale:dev .`
+#     makes from the Dockerfile, a local name to push or load (kind load docker-image) as it is, or
+#     to replace (kubectl set image) with the name the cluster pulls.
 # deploy/controller/namespace.yaml (Helm makes the namespace with --create-namespace), the samples
 # and the examples are written by hand.
 #   hack/generate-deploy.sh           regenerate
@@ -32,7 +35,8 @@ else
   cp deploy/crds/twinscale.io_inferenceautoscalers.yaml "$chart_crd"
 fi
 
-"$render" --name twinscale --namespace twinscale-system --output-dir "$out" charts/twinscale
+"$render" --name twinscale --namespace twinscale-system \
+  --set image.repository=twinscale --set image.tag=dev --output-dir "$out" charts/twinscale
 stale=0
 while IFS= read -r f; do
   rel=${f#"$out"/}
@@ -58,4 +62,4 @@ if ((check && stale)); then
   echo "generate-deploy: deploy/ is stale (run hack/generate-deploy.sh)" >&2
   exit 1
 fi
-((check)) || echo "generate-deploy: deploy/ is the chart's default render"
+((check)) || echo "generate-deploy: deploy/ is the chart's render (default values, image twinscale:dev)"

@@ -5,6 +5,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "controller/cli/flag_checks.h"
+#include "controller/common/status_macros.h"
 
 ABSL_FLAG(std::string, trace, "",
           "Request trace file (Azure CSV, Mooncake JSONL, BurstGPT CSV). replay: defaults to the "
@@ -31,11 +33,35 @@ ABSL_FLAG(double, slo_ttft_ms, 0,
 ABSL_FLAG(double, slo_ttft_per_prompt_token_ms, -1,
           "Length-aware TTFT allowance per prompt token in ms (negative: 0, or replay's first "
           "manifest's).");
+ABSL_FLAG(double, memory_limit_gib, 0,
+          "Refuse a run estimated to need more memory than this many GiB (0: a quarter of this "
+          "machine's memory, or of its container's limit).");
+ABSL_FLAG(absl::Duration, time_limit, absl::Hours(2),
+          "Refuse a run estimated to need more CPU time than this.");
 ABSL_FLAG(std::string, progress, "auto",
           "auto (a bar when stderr is a terminal) | always | never.");
 
 namespace twinscale::cli {
 const char kCommonFlagsFile[] = "common_flags.cc";
+
+absl::Status CheckCommonFlags() {
+  TS_RETURN_IF_ERROR(FirstError({
+      OneOf(FLAGS_progress, {"auto", "always", "never"}),
+      Above(FLAGS_time_scale, 0.0),
+      Above(FLAGS_rate_scale, 0.0),
+      AtLeast(FLAGS_slo_ttft_ms, 0.0, "0: 500, or replay's first manifest's"),
+      AtLeast(FLAGS_memory_limit_gib, 0.0, "0: a quarter of this machine's memory"),
+      Above(FLAGS_time_limit, absl::ZeroDuration()),
+  }));
+  // -1 (the default) means "not given"; any other negative allowance is a mistake.
+  const double per_token = absl::GetFlag(FLAGS_slo_ttft_per_prompt_token_ms);
+  if (per_token < 0 && per_token != -1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--slo-ttft-per-prompt-token-ms must be >= 0 (leave it out for the default), got ",
+        per_token));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<sim::RateScaleOptions> RateScaleOptionsFromFlags() {
   sim::RateScaleOptions o;

@@ -22,11 +22,17 @@ ABSL_DECLARE_FLAG(std::string, profile);
 ABSL_DECLARE_FLAG(double, slo_ttft_ms);
 ABSL_DECLARE_FLAG(double, slo_ttft_per_prompt_token_ms);
 ABSL_DECLARE_FLAG(std::string, progress);
+ABSL_DECLARE_FLAG(double, memory_limit_gib);
+ABSL_DECLARE_FLAG(absl::Duration, time_limit);
 
 namespace twinscale::cli {
 extern const char kCommonFlagsFile[];
 constexpr char kDefaultProfile[] = "llama-3.1-8b-h100-sxm-tp1";
 constexpr double kDefaultTtftMs = 500;
+
+// Range checks of the shared flags (flag_checks.h): --progress, --time-scale, --rate-scale,
+// --slo-ttft-ms, --slo-ttft-per-prompt-token-ms.
+absl::Status CheckCommonFlags();
 
 // --rate-scale-mode and --rate-scale-jitter as ScaleRate's options; InvalidArgument naming the
 // flag for an unknown mode or a jitter <= 0.

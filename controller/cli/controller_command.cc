@@ -16,9 +16,11 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "controller/cli/flag_checks.h"
 #include "controller/common/clock.h"
 #include "controller/common/json_log.h"
 #include "controller/common/metrics_registry.h"
+#include "controller/common/status_macros.h"
 #include "controller/kube/cluster_config.h"
 #include "controller/kube/event_recorder.h"
 #include "controller/kube/leader_pod_label.h"
@@ -208,9 +210,34 @@ LogLevel ParseLevel(const std::string& s) {
   return LogLevel::kInfo;
 }
 
+// Range checks of the controller's flags, before anything starts (flag_checks.h).
+absl::Status CheckControllerFlags() {
+  TS_RETURN_IF_ERROR(FirstError({
+      Within(FLAGS_workers, 1, 64),
+      Within(FLAGS_ops_port, 0, 65535, "0: any free port"),
+      OneOf(FLAGS_log_level, {"debug", "info", "warning", "error"}),
+      Above(FLAGS_lease_duration, absl::ZeroDuration()),
+      Above(FLAGS_renew_deadline, absl::ZeroDuration()),
+      Above(FLAGS_retry_period, absl::ZeroDuration()),
+      Above(FLAGS_grpc_cert_refresh, absl::ZeroDuration()),
+      Above(FLAGS_external_metrics_cert_refresh, absl::ZeroDuration()),
+  }));
+  if (absl::GetFlag(FLAGS_renew_deadline) >= absl::GetFlag(FLAGS_lease_duration)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--renew-deadline (", absl::FormatDuration(absl::GetFlag(FLAGS_renew_deadline)),
+        ") must be shorter than --lease-duration (",
+        absl::FormatDuration(absl::GetFlag(FLAGS_lease_duration)), ")"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int RunControllerCommand() {
+  if (const absl::Status s = CheckControllerFlags(); !s.ok()) {
+    std::cerr << "twinscale controller: " << s.message() << "\n";
+    return 2;
+  }
   RealClock clock;
   JsonLogger log(clock, std::cerr, ParseLevel(absl::GetFlag(FLAGS_log_level)));
   auto fail = [&](std::string_view what, const absl::Status& s) {

@@ -2,11 +2,14 @@
 // See replay_command.h.
 #include "controller/cli/replay_command.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -28,7 +31,12 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "controller/api/spec_loader.h"
+#include "controller/cli/command_line.h"
 #include "controller/cli/common_flags.h"
+#include "controller/cli/flag_checks.h"
+#include "controller/cli/run_budget.h"
+#include "controller/cli/shipped_data.h"
+#include "controller/cli/trace_warnings.h"
 #include "controller/common/clock.h"
 #include "controller/common/progress.h"
 #include "controller/common/status_macros.h"
@@ -138,6 +146,9 @@ const char kReplayUsage[] =
     "      --curve-span 24h --time-scale 0.125 --peak-rate 300 --policy static:30\n"
     "  twinscale replay --policy static:4,6,8 --truth efficiency\n";
 const char kReplayFlagsFile[] = "replay_command.cc";
+
+// The trace replay plays when given no traffic: a checkout's path, found by FindShippedFile.
+constexpr char kDefaultTrace[] = "tests/data/traces/AzureLLMInferenceTrace_conv.csv";
 
 namespace {
 
@@ -249,9 +260,13 @@ EarlierArrivals EarlierArrivalsOf(const sim::RecordedRateCurve& curve,
   return e;
 }
 
-absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Trace* history,
-                                              absl::Duration* history_span,
-                                              EarlierArrivals* earlier_arrivals) {
+// `fits(requests, span_seconds)` checks the played curve's expected traffic against the run's
+// limits before it is drawn.
+absl::StatusOr<sim::Trace> LoadRateCurveTrace(
+    std::string* description, sim::Trace* history, absl::Duration* history_span,
+    EarlierArrivals* earlier_arrivals,
+    const std::function<absl::Status(double requests, double span_seconds)>& fits,
+    const std::function<void(const sim::Trace&)>& warn) {
   const std::string path = absl::GetFlag(FLAGS_rate_curve);
   const std::string lengths_path = absl::GetFlag(FLAGS_lengths_from);
   if (!absl::GetFlag(FLAGS_trace).empty() || !absl::GetFlag(FLAGS_from_prometheus).empty()) {
@@ -273,6 +288,7 @@ absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Tra
   ro.seed = absl::GetFlag(FLAGS_seed);
   absl::StatusOr<sim::Trace> lengths = sim::ReadTraceFile(lengths_path, ro);
   TS_RETURN_IF_ERROR(AsFlagInput(lengths.status(), "lengths-from"));
+  warn(*lengths);
   sim::RateCurvePlay play;
   play.start = sim::SimDuration::FromAbsl(absl::GetFlag(FLAGS_curve_start));
   play.span = sim::SimDuration::FromAbsl(absl::GetFlag(FLAGS_curve_span));
@@ -284,6 +300,7 @@ absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Tra
         "--rate-curve ", path,
         " (--curve-start, --curve-span, --time-scale, --peak-rate): ", played.status().message()));
   }
+  TS_RETURN_IF_ERROR(fits(played->Expected(0, played->span_seconds()), played->span_seconds()));
   // The span in curve time (before --time-scale), as the flags give it.
   const absl::Duration curve_span = absl::Seconds(played->span_seconds() / play.time_scale);
   *description =
@@ -328,12 +345,61 @@ absl::StatusOr<sim::Trace> LoadRateCurveTrace(std::string* description, sim::Tra
   return sim::GenerateRateCurveTrace(*played, *lengths, absl::GetFlag(FLAGS_seed), *description);
 }
 
+// Range checks of replay's flags (flag_checks.h), before anything is read.
+absl::Status CheckReplayFlags() {
+  TS_RETURN_IF_ERROR(CheckCommonFlags());
+  return FirstError({
+      AtLeast(FLAGS_initial_replicas, 0, "0: the oracle's fleet for the first minute"),
+      AtLeast(FLAGS_pre_roll, absl::ZeroDuration(), "0: start cold"),
+      AtLeast(FLAGS_peak_rate, 0.0, "0: the curve's own rates"),
+      AtLeast(FLAGS_curve_start, absl::ZeroDuration()),
+      AtLeast(FLAGS_curve_span, absl::ZeroDuration(), "0: to the curve's end"),
+      Above(FLAGS_range, absl::ZeroDuration()),
+      Above(FLAGS_step, absl::ZeroDuration()),
+  });
+}
+
+// --out, made and proven writable before the first simulated second: a run's minutes are not
+// lost to a directory it could not write at the end.
+absl::Status CheckOutDir(const std::string& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--out ", out, ": cannot create the directory: ", ec.message()));
+  }
+  if (!std::filesystem::is_directory(out, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat("--out ", out, ": not a directory"));
+  }
+  const std::string probe = absl::StrCat(out, "/.twinscale-write-check");
+  {
+    std::ofstream f(probe, std::ios::binary | std::ios::trunc);
+    f << "x";
+    f.flush();
+    if (!f) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--out ", out, ": cannot write files there (", std::strerror(errno), ")"));
+    }
+  }
+  std::filesystem::remove(probe, ec);
+  return absl::OkStatus();
+}
+
 absl::Status Run() {
+  TS_RETURN_IF_ERROR(CheckReplayFlags());
+  if (!absl::GetFlag(FLAGS_out).empty()) TS_RETURN_IF_ERROR(CheckOutDir(absl::GetFlag(FLAGS_out)));
   // Policies: manifests first (they set the deployment and the SLO), then baseline families.
   TS_ASSIGN_OR_RETURN(sim::ProfileRegistry profiles, sim::ProfileRegistry::LoadEmbedded());
   std::vector<std::string> policy_args;
+  const bool default_policies = absl::GetFlagReflectionHandle(FLAGS_policy).CurrentValue() ==
+                                absl::GetFlagReflectionHandle(FLAGS_policy).DefaultValue();
   for (absl::string_view p : absl::StrSplit(absl::GetFlag(FLAGS_policy), '\n', absl::SkipEmpty())) {
     policy_args.emplace_back(absl::StripAsciiWhitespace(p));
+    // The default manifest ships with twinscale: found wherever the binary runs from.
+    if (default_policies && absl::EndsWith(policy_args.back(), ".yaml")) {
+      TS_ASSIGN_OR_RETURN(policy_args.back(),
+                          FindShippedFile(policy_args.back(), ShippedDataRoots(), "policy"));
+    }
   }
   if (policy_args.empty()) return absl::InvalidArgumentError("--policy: give at least one policy");
   std::vector<std::optional<api::Mode>> modes;  // nullopt: the manifest's own
@@ -454,9 +520,11 @@ absl::Status Run() {
   }
 
   // Trace: a file, or synthesised from a Prometheus history.
-  std::string trace_path = absl::GetFlag(FLAGS_trace).empty()
-                               ? "tests/data/traces/AzureLLMInferenceTrace_conv.csv"
-                               : absl::GetFlag(FLAGS_trace);
+  std::string trace_path = absl::GetFlag(FLAGS_trace);
+  if (trace_path.empty() && absl::GetFlag(FLAGS_rate_curve).empty() &&
+      absl::GetFlag(FLAGS_from_prometheus).empty()) {
+    TS_ASSIGN_OR_RETURN(trace_path, FindShippedFile(kDefaultTrace, ShippedDataRoots(), "trace"));
+  }
   sim::Trace trace;
   sim::Trace history;  // what the pre-roll plays when the source knows what came before
   absl::Duration history_span = absl::ZeroDuration();
@@ -473,9 +541,26 @@ absl::Status Run() {
       }
     }
   }
+  // The run's size against its limits, before the traffic is made: the largest fleet any policy
+  // (or the oracle) may run, and the requests every policy replays.
+  int64_t max_fleet = absl::GetFlag(FLAGS_oracle) ? std::max(max_r, 256) : 0;
+  for (const PolicyEntry& p : policies) max_fleet = std::max<int64_t>(max_fleet, p.max_replicas);
+  const RunLimits limits = LimitsFromFlags();
+  const double pre_roll_s = absl::ToDoubleSeconds(absl::GetFlag(FLAGS_pre_roll));
+  const auto warn = [&deployment](const sim::Trace& t) {
+    for (const std::string& w : TraceWarnings(t, deployment)) {
+      std::cerr << "twinscale replay: warning: " << w << "\n";
+    }
+  };
+  const auto fits = [&](double requests, double span_seconds) {
+    return CheckFits(ReplayCost(deployment, max_fleet, requests, span_seconds + pre_roll_s,
+                                static_cast<int>(policies.size())),
+                     limits);
+  };
   if (rate_curve) {
     EarlierArrivals earlier;
-    TS_ASSIGN_OR_RETURN(trace, LoadRateCurveTrace(&trace_path, &history, &history_span, &earlier));
+    TS_ASSIGN_OR_RETURN(
+        trace, LoadRateCurveTrace(&trace_path, &history, &history_span, &earlier, fits, warn));
     for (PolicyEntry& p : policies) {
       if (p.twinscale == nullptr || earlier.arrivals.empty()) continue;
       p.twinscale->SeedArrivals(absl::UnixEpoch() + earlier.from, earlier.step, earlier.arrivals);
@@ -500,11 +585,15 @@ absl::Status Run() {
     TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
     ro.seed = absl::GetFlag(FLAGS_seed);
     TS_ASSIGN_OR_RETURN(trace, sim::ReadTraceFile(trace_path, ro));
+    warn(trace);
   }
   if (absl::GetFlag(FLAGS_time_scale) != 1.0 && !rate_curve) {  // a curve is played compressed
     TS_ASSIGN_OR_RETURN(trace, sim::ScaleTime(trace, absl::GetFlag(FLAGS_time_scale)));
   }
   TS_ASSIGN_OR_RETURN(const sim::RateScaleOptions rso, RateScaleOptionsFromFlags());
+  TS_RETURN_IF_ERROR(
+      fits(static_cast<double>(trace.requests.size()) * absl::GetFlag(FLAGS_rate_scale),
+           sim::Summarize(trace).span_seconds));
   if (absl::GetFlag(FLAGS_rate_scale) != 1.0) {
     TS_ASSIGN_OR_RETURN(trace, sim::ScaleRate(trace, absl::GetFlag(FLAGS_rate_scale),
                                               absl::GetFlag(FLAGS_seed), rso));
@@ -569,6 +658,7 @@ absl::Status Run() {
 
   std::vector<replay::ReplayResult> results;
   std::vector<replay::ReplaySummary> summaries;
+  const absl::Time replays_started = clock.Now();
   for (PolicyEntry& p : policies) {
     replay::ReplayConfig rc;
     rc.trace = shared_trace;
@@ -589,7 +679,10 @@ absl::Status Run() {
     rc.initial_replicas =
         std::clamp(initial, p.min_replicas, std::max(p.min_replicas, p.max_replicas));
     ProgressBar bar(clock, absl::StrCat("replay ", p.autoscaler->Name()),
-                    absl::Seconds(ts.span_seconds), mode);
+                    absl::Seconds(ts.span_seconds), mode,
+                    ProgressStage{.index = static_cast<int>(&p - policies.data()),
+                                  .count = static_cast<int>(policies.size()),
+                                  .started = replays_started});
     rc.progress = [&bar](absl::Duration d) { bar.Update(d); };
     absl::StatusOr<replay::ReplayResult> r = replay::RunReplay(rc, *p.autoscaler, &clock);
     bar.Finish();
@@ -655,7 +748,7 @@ int RunReplayCommand() {
   const absl::Status s = Run();
   if (!s.ok()) {
     std::cerr << "twinscale replay: " << s.message() << "\n";
-    return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    return ExitCodeFor(s);
   }
   return 0;
 }

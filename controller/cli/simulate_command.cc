@@ -2,7 +2,12 @@
 // table or JSON. See simulate_command.h.
 #include "controller/cli/simulate_command.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -14,8 +19,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "controller/cli/command_line.h"
 #include "controller/cli/common_flags.h"
 #include "controller/cli/deployment_json.h"
+#include "controller/cli/emitted_policy.h"
+#include "controller/cli/flag_checks.h"
+#include "controller/cli/run_budget.h"
+#include "controller/cli/trace_warnings.h"
 #include "controller/common/clock.h"
 #include "controller/common/progress.h"
 #include "controller/common/status_macros.h"
@@ -87,6 +97,15 @@ ABSL_FLAG(bool, report_wall_time, true,
 ABSL_FLAG(bool, find_replicas, false,
           "Find the smallest fleet whose TTFT meets --slo-ttft-ms at --slo-ttft-percentile.");
 ABSL_FLAG(int32_t, max_replicas, 512, "Upper bound of the --find-replicas search.");
+ABSL_FLAG(int32_t, seeds, 3,
+          "--find-replicas: search with this many seeds (--seed, --seed+1, ...) and answer the "
+          "fleet that meets the SLO under every one, with the spread of the single-seed answers.");
+ABSL_FLAG(double, headroom, 0,
+          "--find-replicas: the fleet must meet the SLO with this much more traffic than given "
+          "(0.2: 20% more requests per second, lengths unchanged).");
+ABSL_FLAG(std::string, emit_policy, "",
+          "--find-replicas: write an InferenceAutoscaler manifest for the answer to this file "
+          "(the profile and SLO asked, maxReplicas the answer, mode Recommend).");
 
 namespace twinscale::cli {
 
@@ -200,7 +219,10 @@ absl::StatusOr<sim::LengthDistribution> LengthFlags(std::string_view what, doubl
   return l;
 }
 
-absl::StatusOr<Workload> BuildWorkload() {
+// `fits(requests)` checks a workload of that many requests against the run's limits before it is
+// made (a trace before --rate-scale multiplies it).
+absl::StatusOr<Workload> BuildWorkload(const sim::DeploymentSpec& deployment,
+                                       const std::function<absl::Status(double)>& fits) {
   Workload w;
   const std::string trace_path = absl::GetFlag(FLAGS_trace);
   const double rate = absl::GetFlag(FLAGS_rate);
@@ -213,10 +235,15 @@ absl::StatusOr<Workload> BuildWorkload() {
     TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
     ro.seed = absl::GetFlag(FLAGS_seed);
     TS_ASSIGN_OR_RETURN(sim::Trace t, sim::ReadTraceFile(trace_path, ro));
+    for (const std::string& w : TraceWarnings(t, deployment)) {
+      std::cerr << "twinscale simulate: warning: " << w << "\n";
+    }
     if (absl::GetFlag(FLAGS_time_scale) != 1.0) {
       TS_ASSIGN_OR_RETURN(t, sim::ScaleTime(t, absl::GetFlag(FLAGS_time_scale)));
     }
     TS_ASSIGN_OR_RETURN(const sim::RateScaleOptions rso, RateScaleOptionsFromFlags());
+    TS_RETURN_IF_ERROR(
+        fits(static_cast<double>(t.requests.size()) * absl::GetFlag(FLAGS_rate_scale)));
     if (absl::GetFlag(FLAGS_rate_scale) != 1.0) {
       TS_ASSIGN_OR_RETURN(
           t, sim::ScaleRate(t, absl::GetFlag(FLAGS_rate_scale), absl::GetFlag(FLAGS_seed), rso));
@@ -263,6 +290,8 @@ absl::StatusOr<Workload> BuildWorkload() {
     return absl::InvalidArgumentError("--rate needs --num-requests N or --duration D to end");
   }
   TS_RETURN_IF_ERROR(sim::ValidateSyntheticWorkload(s));
+  TS_RETURN_IF_ERROR(
+      fits(s.num_requests > 0 ? static_cast<double>(s.num_requests) : rate * s.duration.seconds()));
   const double span =
       s.num_requests > 0 ? static_cast<double>(s.num_requests) / rate : s.duration.seconds();
   w.expected_span = absl::Seconds(span);
@@ -346,23 +375,205 @@ void PrintTable(const sim::RunSummary& s, const sim::DeploymentSpec& d, int32_t 
   std::printf("  GPU-hours              %.3f\n", s.gpu_hours);
 }
 
-absl::Status Run(int* exit_code) {
-  const std::string output = absl::GetFlag(FLAGS_output);
-  if (output != "table" && output != "json") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--output: unknown \"", output, "\" (want table|json)"));
+// The worst seed's figures of a fleet: the lowest attainment and the highest p90 TTFT.
+struct WorstSeed {
+  double attainment = 1;
+  double ttft_p90_ms = 0;
+};
+WorstSeed WorstOf(const std::vector<sim::RunSummary>& runs) {
+  WorstSeed w;
+  for (const sim::RunSummary& r : runs) {
+    w.attainment = std::min(w.attainment, r.slo_attainment);
+    w.ttft_p90_ms = std::max(w.ttft_p90_ms, r.ttft_ms.p90);
   }
+  return w;
+}
+
+nlohmann::ordered_json CapacityJson(const sim::SeededCapacityAnswer& a, const sim::TtftSlo& slo) {
+  nlohmann::ordered_json j;
+  j["replicas"] = a.replicas;
+  j["seeds"] = a.seeds;
+  nlohmann::ordered_json single = nlohmann::ordered_json::array();
+  for (const sim::CapacityAnswer& one : a.per_seed) single.push_back(one.replicas);
+  j["single_seed_replicas"] = single;
+  j["spread"] = {{"fewest", a.fewest}, {"most", a.replicas}};
+  j["headroom"] = absl::GetFlag(FLAGS_headroom);
+  const WorstSeed at = WorstOf(a.at_answer);
+  j["margin"] = {{"worst_attainment", Round(at.attainment, 6)},
+                 {"attainment_needed", Round(slo.percentile / 100, 6)},
+                 {"points_above_needed", Round((at.attainment - slo.percentile / 100) * 100, 3)},
+                 {"worst_ttft_p90_ms", Round(at.ttft_p90_ms)}};
+  if (!a.one_fewer.empty()) {
+    const WorstSeed below = WorstOf(a.one_fewer);
+    j["one_fewer"] = {{"replicas", a.replicas - 1},
+                      {"worst_attainment", Round(below.attainment, 6)},
+                      {"worst_ttft_p90_ms", Round(below.ttft_p90_ms)},
+                      {"meets_slo", below.attainment + 1e-12 >= slo.percentile / 100}};
+  }
+  nlohmann::ordered_json tried = nlohmann::ordered_json::array();
+  for (const sim::CapacityCandidate& c : a.per_seed.front().tried) {
+    tried.push_back({{"replicas", c.replicas},
+                     {"ttft_p90_ms", Round(c.summary.ttft_ms.p90)},
+                     {"slo_attainment", Round(c.summary.slo_attainment, 6)},
+                     {"meets_slo", c.meets_slo}});
+  }
+  j["tried"] = tried;  // the first seed's search
+  return j;
+}
+
+void PrintCapacity(const sim::SeededCapacityAnswer& a, const sim::TtftSlo& slo) {
+  const double needed = slo.percentile / 100;
+  std::printf("smallest fleet meeting TTFT p%g <= %.0f ms under %zu seed%s: %d replicas",
+              slo.percentile, slo.threshold.millis(), a.seeds.size(),
+              a.seeds.size() == 1 ? "" : "s", a.replicas);
+  if (a.seeds.size() > 1 && a.fewest < a.replicas) {
+    std::printf(" (one seed alone: %d-%d)", a.fewest, a.replicas);
+  } else if (a.seeds.size() > 1) {
+    std::printf(" (each seed alone: %d)", a.replicas);
+  }
+  std::printf("\n");
+  const WorstSeed at = WorstOf(a.at_answer);
+  std::printf(
+      "  at %d: %.2f%% of requests in time on the worst seed, %.2f points above the %g%% "
+      "needed; TTFT p90 up to %.0f ms\n",
+      a.replicas, at.attainment * 100, (at.attainment - needed) * 100, slo.percentile,
+      at.ttft_p90_ms);
+  if (!a.one_fewer.empty()) {
+    const WorstSeed below = WorstOf(a.one_fewer);
+    std::printf("  at %d: %.2f%% on the worst seed (TTFT p90 up to %.0f ms): %s\n", a.replicas - 1,
+                below.attainment * 100, below.ttft_p90_ms,
+                below.attainment + 1e-12 >= needed ? "meets it on every seed" : "short");
+  }
+  if (absl::GetFlag(FLAGS_headroom) > 0) {
+    std::printf("  sized for %g x the workload's request rate (--headroom %g)\n",
+                1 + absl::GetFlag(FLAGS_headroom), absl::GetFlag(FLAGS_headroom));
+  }
+  std::printf("\n");
+}
+
+// --emit-policy: the answer as an InferenceAutoscaler manifest (emitted_policy.h).
+absl::Status EmitPolicy(const std::string& path, const sim::SeededCapacityAnswer& answer,
+                        const sim::SimulateOptions& options, const std::string& workload,
+                        const sim::DeploymentSpec& deployment) {
+  EmittedPolicy p;
+  p.profile = absl::GetFlag(FLAGS_profile).empty() ? kDefaultProfile : absl::GetFlag(FLAGS_profile);
+  if (absl::GetFlag(FLAGS_tensor_parallel) > 0) p.tensor_parallel = deployment.tensor_parallel;
+  if (absl::GetFlag(FLAGS_max_num_seqs) > 0) p.max_num_seqs = deployment.engine.max_num_seqs;
+  if (absl::GetFlag(FLAGS_max_num_batched_tokens) > 0) {
+    p.max_num_batched_tokens = deployment.engine.max_num_batched_tokens;
+  }
+  if (absl::GetFlag(FLAGS_gpu_memory_utilization) > 0) {
+    p.gpu_memory_utilization = deployment.engine.gpu_memory_utilization;
+  }
+  if (absl::GetFlag(FLAGS_block_size) > 0) p.block_size = deployment.engine.block_size;
+  if (absl::GetFlag(FLAGS_max_model_len) > 0) p.max_model_len = deployment.engine.max_model_len;
+  p.router = options.fleet.router.kind;
+  p.max_replicas = answer.replicas;
+  p.ttft_threshold = options.slo.threshold.ToAbsl();
+  p.percentile = options.slo.percentile;
+  p.ttft_per_prompt_token = options.slo.per_prompt_token.ToAbsl();
+  p.comment = {
+      absl::StrFormat("Written by `twinscale simulate --find-replicas --emit-policy`: %d replicas "
+                      "meet TTFT p%g <= %s",
+                      answer.replicas, options.slo.percentile,
+                      absl::FormatDuration(options.slo.threshold.ToAbsl())),
+      absl::StrFormat(
+          "under %d seeds (single seeds: %d-%d) for %s%s.", answer.seeds.size(), answer.fewest,
+          answer.replicas, workload,
+          absl::GetFlag(FLAGS_headroom) > 0
+              ? absl::StrFormat(" with %g%% headroom", absl::GetFlag(FLAGS_headroom) * 100)
+              : ""),
+      "maxReplicas is that answer: raise it if the traffic can grow past the question's."};
+  TS_ASSIGN_OR_RETURN(const std::string yaml, EmittedPolicyYaml(p));
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << yaml;
+  f.flush();
+  if (!f) return absl::UnavailableError(absl::StrCat("--emit-policy ", path, ": write failed"));
+  return absl::OkStatus();
+}
+
+// Range checks of simulate's flags (flag_checks.h), before anything is read.
+absl::Status CheckSimulateFlags() {
+  TS_RETURN_IF_ERROR(CheckCommonFlags());
+  TS_RETURN_IF_ERROR(FirstError({
+      OneOf(FLAGS_output, {"table", "json"}),
+      AtLeast(FLAGS_tensor_parallel, 0, "0: the profile's"),
+      AtLeast(FLAGS_max_num_seqs, 0, "0: the profile's"),
+      AtLeast(FLAGS_max_num_batched_tokens, 0, "0: the profile's"),
+      AtLeast(FLAGS_max_model_len, 0, "0: the profile's"),
+      Within(FLAGS_gpu_memory_utilization, 0.0, 1.0, "0: the profile's"),
+      AtLeast(FLAGS_block_size, 0, "0: the profile's"),
+      AtLeast(FLAGS_kv_capacity_tokens, int64_t{0}, "0: computed"),
+      AtLeast(FLAGS_long_prefill_token_threshold, -1, "-1: the profile's"),
+      AtLeast(FLAGS_replicas, 1),
+      AtLeast(FLAGS_step_noise_cv, 0.0, "0: none"),
+      AtLeast(FLAGS_rate, 0.0),
+      AtLeast(FLAGS_num_requests, int64_t{0}),
+      AtLeast(FLAGS_duration, absl::ZeroDuration()),
+      Above(FLAGS_cv, 0.0),
+      AtLeast(FLAGS_input_tokens, 1.0),
+      AtLeast(FLAGS_output_tokens, 1.0),
+      AtLeast(FLAGS_input_stddev, 0.0, "0: constant"),
+      AtLeast(FLAGS_output_stddev, 0.0, "0: constant"),
+      AtLeast(FLAGS_min_tokens, 1),
+      AtLeast(FLAGS_max_tokens, absl::GetFlag(FLAGS_min_tokens), "at least --min-tokens"),
+      AtLeast(FLAGS_max_replicas, 1),
+      Within(FLAGS_seeds, 1, 20),
+      Within(FLAGS_headroom, 0.0, 10.0),
+  }));
+  const bool capacity = absl::GetFlag(FLAGS_find_replicas);
+  for (const absl::CommandLineFlag* flag :
+       {&absl::GetFlagReflectionHandle(FLAGS_seeds), &absl::GetFlagReflectionHandle(FLAGS_headroom),
+        &absl::GetFlagReflectionHandle(FLAGS_emit_policy)}) {
+    if (!capacity && flag->CurrentValue() != flag->DefaultValue()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", DashedName(flag->Name()), " needs --find-replicas"));
+    }
+  }
+  const std::string emit = absl::GetFlag(FLAGS_emit_policy);
+  if (!emit.empty()) {
+    // The manifest names a profile and the engine fields spec.model takes; nothing else.
+    for (const absl::CommandLineFlag* flag :
+         {&absl::GetFlagReflectionHandle(FLAGS_model), &absl::GetFlagReflectionHandle(FLAGS_gpu),
+          &absl::GetFlagReflectionHandle(FLAGS_latency_model),
+          &absl::GetFlagReflectionHandle(FLAGS_kv_capacity_tokens),
+          &absl::GetFlagReflectionHandle(FLAGS_prefix_caching),
+          &absl::GetFlagReflectionHandle(FLAGS_scheduler_reserve_full_isl),
+          &absl::GetFlagReflectionHandle(FLAGS_long_prefill_token_threshold),
+          &absl::GetFlagReflectionHandle(FLAGS_profile_dir)}) {
+      if (flag->CurrentValue() != flag->DefaultValue()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--emit-policy: an InferenceAutoscaler names a built-in --profile and cannot carry --",
+            DashedName(flag->Name()), "; ask the question of a profile as it ships"));
+      }
+    }
+    std::ofstream f(emit, std::ios::app);
+    if (!f) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--emit-policy ", emit, ": cannot write it (", std::strerror(errno), ")"));
+    }
+  }
+  // A synthetic workload's shape without its rate: say what is missing, not "no workload".
+  if (absl::GetFlag(FLAGS_rate) <= 0 && absl::GetFlag(FLAGS_trace).empty() &&
+      (absl::GetFlag(FLAGS_num_requests) > 0 ||
+       absl::GetFlag(FLAGS_duration) > absl::ZeroDuration())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--rate must be > 0 for a synthetic workload (--num-requests/--duration), got ",
+        absl::GetFlag(FLAGS_rate)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run(int* exit_code) {
+  TS_RETURN_IF_ERROR(CheckSimulateFlags());
+  const std::string output = absl::GetFlag(FLAGS_output);
   ProgressMode progress_mode = ProgressMode::kAuto;
   const std::string progress = absl::GetFlag(FLAGS_progress);
   if (progress == "always") {
     progress_mode = ProgressMode::kAlways;
   } else if (progress == "never") {
     progress_mode = ProgressMode::kNever;
-  } else if (progress != "auto") {
-    return absl::InvalidArgumentError("--progress: want auto|always|never");
   }
-  if (absl::GetFlag(FLAGS_replicas) < 1)
-    return absl::InvalidArgumentError("--replicas must be >= 1");
   const double slo_ms =
       absl::GetFlag(FLAGS_slo_ttft_ms) > 0 ? absl::GetFlag(FLAGS_slo_ttft_ms) : kDefaultTtftMs;
   const double pct = absl::GetFlag(FLAGS_slo_ttft_percentile);
@@ -371,7 +582,17 @@ absl::Status Run(int* exit_code) {
   }
 
   TS_ASSIGN_OR_RETURN(sim::DeploymentSpec deployment, ResolveDeployment());
-  TS_ASSIGN_OR_RETURN(Workload workload, BuildWorkload());
+  // The run's size against its limits, before anything is simulated: the largest fleet it builds,
+  // and a capacity search's runs (each seed doubles, then bisects, to --max-replicas at most).
+  const bool find = absl::GetFlag(FLAGS_find_replicas);
+  const int32_t largest = find ? absl::GetFlag(FLAGS_max_replicas) : absl::GetFlag(FLAGS_replicas);
+  const int runs = find ? absl::GetFlag(FLAGS_seeds) *
+                              (2 * static_cast<int>(std::ceil(std::log2(std::max(2, largest)))) + 2)
+                        : 1;
+  const RunLimits limits = LimitsFromFlags();
+  TS_ASSIGN_OR_RETURN(Workload workload, BuildWorkload(deployment, [&](double requests) {
+                        return CheckFits(SimulateCost(deployment, largest, requests, runs), limits);
+                      }));
 
   sim::SimulateOptions options;
   options.fleet.deployment = deployment;
@@ -389,17 +610,27 @@ absl::Status Run(int* exit_code) {
   sim::RunSummary summary;
   int64_t peak_in_flight = 0;
   int32_t replicas = options.fleet.initial_replicas;
-  std::optional<sim::CapacityAnswer> capacity;
+  std::optional<sim::SeededCapacityAnswer> capacity;
   if (absl::GetFlag(FLAGS_find_replicas)) {
+    // The load asked about: the workload with --headroom more requests per second.
+    const double load = 1 + absl::GetFlag(FLAGS_headroom);
+    Workload asked = workload;
+    if (load != 1) {
+      if (asked.trace) {
+        TS_ASSIGN_OR_RETURN(sim::Trace faster, sim::ScaleTime(*asked.trace, 1 / load));
+        asked.trace = std::make_shared<const sim::Trace>(std::move(faster));
+      } else {
+        asked.synthetic.rate.rate *= load;
+      }
+    }
+    std::vector<uint64_t> seeds;
+    for (int i = 0; i < absl::GetFlag(FLAGS_seeds); ++i) seeds.push_back(options.fleet.seed + i);
     sim::CapacityQuestion q;
     q.base = options;
-    q.make_source = [&workload] { return workload.MakeSource(); };
     q.min_replicas = 1;
     q.max_replicas = absl::GetFlag(FLAGS_max_replicas);
     ProgressBar bar(clock, "capacity search", absl::ZeroDuration(), progress_mode);
-    int tried = 0;
     q.on_candidate = [&](int32_t n, const sim::RunSummary& s) {
-      ++tried;
       bar.Update(absl::Seconds(s.simulated_seconds));
       if (progress_mode != ProgressMode::kNever && output == "table") {
         bar.Finish();
@@ -407,12 +638,22 @@ absl::Status Run(int* exit_code) {
                      s.ttft_ms.p90, s.slo_attainment * 100);
       }
     };
-    absl::StatusOr<sim::CapacityAnswer> answer = sim::FindReplicas(q);
+    absl::StatusOr<sim::SeededCapacityAnswer> answer =
+        sim::FindReplicasOverSeeds(q, seeds, [&asked](uint64_t seed) {
+          if (asked.trace) return sim::MakeTraceSource(asked.trace);
+          sim::SyntheticWorkloadSpec spec = asked.synthetic;
+          spec.seed = seed;
+          return sim::MakeSyntheticSource(spec);
+        });
     bar.Finish();
     if (!answer.ok()) return answer.status();
-    capacity = *answer;
-    summary = answer->summary;
-    replicas = answer->replicas;
+    capacity = *std::move(answer);
+    summary = capacity->at_answer.front();
+    replicas = capacity->replicas;
+    if (!absl::GetFlag(FLAGS_emit_policy).empty()) {
+      TS_RETURN_IF_ERROR(EmitPolicy(absl::GetFlag(FLAGS_emit_policy), *capacity, options,
+                                    workload.description, deployment));
+    }
   } else {
     ProgressBar bar(clock, "simulate", workload.expected_span, progress_mode);
     options.progress = [&bar](SimTime t) { bar.Update(absl::Nanoseconds(t.nanos())); };
@@ -429,14 +670,7 @@ absl::Status Run(int* exit_code) {
     nlohmann::ordered_json j = SummaryJson(summary);
     j["replicas"] = replicas;
     if (capacity.has_value()) {
-      nlohmann::ordered_json tried = nlohmann::ordered_json::array();
-      for (const sim::CapacityCandidate& c : capacity->tried) {
-        tried.push_back({{"replicas", c.replicas},
-                         {"ttft_p90_ms", Round(c.summary.ttft_ms.p90)},
-                         {"slo_attainment", Round(c.summary.slo_attainment, 6)},
-                         {"meets_slo", c.meets_slo}});
-      }
-      j["capacity_search"] = {{"replicas", capacity->replicas}, {"tried", tried}};
+      j["capacity_search"] = CapacityJson(*capacity, options.slo);
     } else {
       j["peak_in_flight_requests"] = peak_in_flight;
     }
@@ -460,10 +694,7 @@ absl::Status Run(int* exit_code) {
     j["config"] = config;
     std::cout << j.dump(2) << "\n";
   } else {
-    if (capacity.has_value()) {
-      std::printf("smallest fleet meeting TTFT p%g <= %.0f ms: %d replicas\n\n", pct,
-                  options.slo.threshold.millis(), capacity->replicas);
-    }
+    if (capacity.has_value()) PrintCapacity(*capacity, options.slo);
     PrintTable(summary, deployment, replicas, workload, options.slo);
     if (absl::GetFlag(FLAGS_report_wall_time)) {
       std::printf(
@@ -483,7 +714,7 @@ int RunSimulate() {
   const absl::Status s = Run(&code);
   if (!s.ok()) {
     std::cerr << "twinscale simulate: " << s.message() << "\n";
-    return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    return ExitCodeFor(s);
   }
   return code;
 }

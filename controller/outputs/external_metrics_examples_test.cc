@@ -113,7 +113,7 @@ TEST(ExternalMetricsExamplesTest, TheApiServiceReachesTheLeaderThroughTheService
   EXPECT_EQ(selector.at("app.kubernetes.io/component"), "controller");
 
   // The controller patch serves the Service's target port with the flags the server needs.
-  const YAML::Node patch = Load(std::string(kDir) + "controller-patch.yaml")[0];
+  const YAML::Node patch = Load("deploy/patches/external-metrics-server.yaml")[0];
   const YAML::Node pod = patch["spec"]["template"]["spec"];
   const YAML::Node container = pod["containers"][0];
   EXPECT_EQ(container["ports"][0]["name"].as<std::string>(),

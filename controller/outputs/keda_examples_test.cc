@@ -56,7 +56,8 @@ TEST(KedaExamplesTest, ScaledObjectsFollowTheInferenceAutoscalerAndKeepTheContra
   EXPECT_EQ(params, (std::set<std::string>{"caCert", "tlsClientCert", "tlsClientKey"}));
 
   std::set<std::string> trigger_types;
-  for (const char* file : {"scaledobject-external.yaml", "scaledobject-external-push.yaml"}) {
+  for (const char* file :
+       {"scaledobject-external.yaml", "alternatives/scaledobject-external-push.yaml"}) {
     SCOPED_TRACE(file);
     const YAML::Node so = Only(file);
     const YAML::Node spec = so["spec"];
@@ -94,7 +95,9 @@ TEST(KedaExamplesTest, ScaledObjectsFollowTheInferenceAutoscalerAndKeepTheContra
 
 TEST(KedaExamplesTest, TheControllerPatchServesWhatTheServiceTargets) {
   const YAML::Node service = Load("controller-grpc.yaml")[0];
-  const YAML::Node patch = Only("controller-grpc-patch.yaml");
+  const std::vector<YAML::Node> patches = YAML::LoadAllFromFile("deploy/patches/grpc-server.yaml");
+  ASSERT_EQ(patches.size(), 1u) << "deploy/patches/grpc-server.yaml";
+  const YAML::Node patch = patches[0];
   const YAML::Node container = patch["spec"]["template"]["spec"]["containers"][0];
   std::vector<std::string> args;
   for (const YAML::Node& a : container["args"]) args.push_back(a.as<std::string>());

@@ -26,16 +26,6 @@ namespace {
 using sim::SimDuration;
 using sim::SimTime;
 
-// The longest request the twin draws: the deployment's --max-model-len (by default the model's
-// context, Llama-3.1's 131,072 tokens), or the KV cache if smaller (a longer request is refused).
-// Long-context traffic lives in this tail: a third of the Mooncake conversation trace's prompt
-// tokens are in prompts over 32k, which a 32,768 cap would silently cut off. A short-context
-// deployment's limit matters as much the other way: the length samplers cut their buckets at it,
-// where vLLM's 1-2-5 buckets alone would have the twin draw prompts up to 10k on an 8k server.
-int32_t MaxRequestTokens(const sim::DeploymentSpec& d) {
-  return static_cast<int32_t>(std::min<int64_t>(d.engine.max_model_len, sim::KvCapacityTokens(d)));
-}
-
 // The lengths of the new requests one unit (one independent simulation) draws, in order. They
 // depend only on the unit's seed and the question's length distributions, not on the candidate
 // fleet (only how many of them a run uses does), so LengthCache keeps them between what-ifs.
@@ -267,7 +257,8 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   // run stops has waited longer than any target it could have, so it is a miss.
   const double slack_s =
       absl::ToDoubleSeconds(q.ttft_threshold) +
-      absl::ToDoubleSeconds(q.ttft_per_prompt_token) * MaxRequestTokens(options.deployment) + 1.0;
+      absl::ToDoubleSeconds(q.ttft_per_prompt_token) * sim::MaxRequestTokens(options.deployment) +
+      1.0;
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s));
   const int64_t waiting_at_horizon = fleet.waiting();
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s + slack_s));
@@ -505,7 +496,14 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   const bool full_fleet =
       first_sample <= 0 || candidate <= first_sample || ready_now == 0 || whole_fleet_affordable;
   const int32_t k = full_fleet ? candidate : first_sample;
-  const int32_t max_tokens = MaxRequestTokens(options_.deployment);
+  // The longest request the twin draws is sim::MaxRequestTokens: the deployment's --max-model-len
+  // (by default the model's context, Llama-3.1's 131,072 tokens), or the KV cache if smaller (a
+  // longer request is refused). Long-context traffic lives in this tail: a third of the Mooncake
+  // conversation trace's prompt tokens are in prompts over 32k, which a 32,768 cap would silently
+  // cut off. A short-context deployment's limit matters as much the other way: the length samplers
+  // cut their buckets at it, where vLLM's 1-2-5 buckets alone would have the twin draw prompts up
+  // to 10k on an 8k server.
+  const int32_t max_tokens = static_cast<int32_t>(sim::MaxRequestTokens(options_.deployment));
   const LengthSampler prompt_lengths(q.prompt_shape, q.prompt_tokens_mean, max_tokens);
   const LengthSampler output_lengths(q.output_shape, std::max(1.0, q.output_tokens_mean),
                                      max_tokens);

@@ -7,7 +7,9 @@
 //     Revision}, .Chart (Chart.yaml), .Files (the chart's other files: Get, GetBytes, Lines),
 //     .Template {Name, BasePath};
 //   - functions: sprig's TxtFuncMap without env and expandenv (Helm removes them), plus include,
-//     tpl, required, toYaml, fromYaml, toJson, fromJson, lookup (always empty, as in `helm template`);
+//     tpl, required, fail, toYaml, fromYaml, toJson, fromJson, lookup (always empty, as in
+//     `helm template`); a failed required or fail reads as Helm prints it, "execution error at
+//     (<template>:<line>:<column>): <message>";
 //   - missingkey=zero, and "<no value>" removed from the output, as Helm does when not --strict.
 // Not implemented (a chart using them fails to parse: "function not defined"): .Capabilities,
 // .Subcharts, toToml, fromYamlArray, fromJsonArray, .Files.Glob / AsConfig / AsSecrets, subcharts.
@@ -17,9 +19,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"text/template"
@@ -100,15 +104,43 @@ func fromJSON(s string) map[string]interface{} {
 	return m
 }
 
+// A message of `required` or `fail` travels inside these markers (Helm's warnWrap), so that
+// cleanupExecError can find it in text/template's error chain and print it alone.
+var warnRegex = regexp.MustCompile(`HELM\[(.*)\]HELM`)
+
+func warnWrap(warn string) string { return "HELM[" + warn + "]HELM" }
+
 // required fails the render with `warn` when val is nil or an empty string (Helm's required).
 func required(warn string, val interface{}) (interface{}, error) {
 	if val == nil {
-		return val, fmt.Errorf("%s", warn)
+		return val, errors.New(warnWrap(warn))
 	}
 	if s, ok := val.(string); ok && s == "" {
-		return val, fmt.Errorf("%s", warn)
+		return val, errors.New(warnWrap(warn))
 	}
 	return val, nil
+}
+
+// fail fails the render with msg (Helm replaces sprig's fail with this one).
+func fail(msg string) (string, error) { return "", errors.New(warnWrap(msg)) }
+
+// cleanupExecError turns the error of a failed `required` or `fail` into Helm's message,
+// "execution error at (<template>:<line>:<column>): <message>", instead of text/template's chain
+// of every include on the way, which quotes the call's source and so repeats the message. Other
+// errors are returned as they are (Helm's cleanupExecError).
+func cleanupExecError(err error) error {
+	var exec template.ExecError
+	if !errors.As(err, &exec) {
+		return err
+	}
+	tokens := strings.SplitN(err.Error(), ": ", 3)
+	if len(tokens) != 3 {
+		return err
+	}
+	if parts := warnRegex.FindStringSubmatch(tokens[2]); len(parts) >= 2 {
+		return fmt.Errorf("execution error at (%s): %s", tokens[1], parts[1])
+	}
+	return err
 }
 
 // NewEngine reads chartDir (Chart.yaml, templates/ and every other file as .Files) and prepares
@@ -185,6 +217,7 @@ func NewEngine(chartDir string, meta *ChartMetadata, values map[string]interface
 		return strings.ReplaceAll(buf.String(), "<no value>", ""), nil
 	}
 	funcs["required"] = required
+	funcs["fail"] = fail
 	funcs["toYaml"] = toYAML
 	funcs["fromYaml"] = fromYAML
 	funcs["toJson"] = toJSON
@@ -232,7 +265,7 @@ func (e *Engine) render(name string) (string, error) {
 	}
 	var buf bytes.Buffer
 	if err := e.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
-		return "", err
+		return "", cleanupExecError(err)
 	}
 	return strings.ReplaceAll(buf.String(), "<no value>", ""), nil
 }

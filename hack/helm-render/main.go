@@ -4,7 +4,13 @@
 // a replacement for Helm (no hooks, no subcharts, no values schema, no cluster access).
 //
 //	helm-render [--name twinscale] [--namespace twinscale-system] [-f values.yaml ...]
-//	            [--output-dir DIR | --notes] CHART_DIR
+//	            [--set key.path=value ...] [--output-dir DIR | --notes] CHART_DIR
+//
+// Values as Helm combines them: the chart's values.yaml, then each -f file left to right, then each
+// --set (which wins over every file, whatever the order on the command line). A --set value is
+// typed as Helm types it: true and false are booleans, null deletes the key, an integer (without a
+// leading zero) is a number, anything else a string. Only one key=value per --set, and no lists:
+// Helm's commas, [index] and escapes are refused rather than read differently.
 //
 // Output: without --output-dir, every non-empty template as `helm template` prints it
 // ("---\n# Source: <chart>/templates/<path>\n<content>"), in path order (Helm orders by kind);
@@ -34,9 +40,11 @@ func main() {
 	notes := flag.Bool("notes", false, "print the rendered NOTES.txt instead of the manifests")
 	flag.Var(&files, "f", "values file, repeatable; later files win (as helm -f)")
 	flag.Var(&files, "values", "same as -f")
+	var sets valueFiles
+	flag.Var(&sets, "set", "key.path=value, repeatable; wins over every -f file (as helm --set)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: helm-render [--name N] [--namespace NS] [-f values.yaml]... "+
-			"[--output-dir DIR | --notes] CHART_DIR\n")
+			"[--set key=value]... [--output-dir DIR | --notes] CHART_DIR\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -44,13 +52,14 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *name, *namespace, files, *outputDir, *notes); err != nil {
+	if err := run(flag.Arg(0), *name, *namespace, files, sets, *outputDir, *notes); err != nil {
 		fmt.Fprintf(os.Stderr, "helm-render: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(chartDir, name, namespace string, files []string, outputDir string, notes bool) error {
+func run(chartDir, name, namespace string, files, sets []string, outputDir string,
+	notes bool) error {
 	meta, err := readChartMetadata(filepath.Join(chartDir, "Chart.yaml"))
 	if err != nil {
 		return err
@@ -62,6 +71,13 @@ func run(chartDir, name, namespace string, files []string, outputDir string, not
 	user := map[string]interface{}{}
 	for _, f := range files {
 		v, err := readValues(f)
+		if err != nil {
+			return err
+		}
+		user = mergeMaps(user, v)
+	}
+	for _, s := range sets {
+		v, err := parseSet(s)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -57,6 +59,46 @@ func readValues(path string) (map[string]interface{}, error) {
 		vals = map[string]interface{}{}
 	}
 	return vals, nil
+}
+
+// parseSet reads one --set argument, "a.b.c=value", into the nested map {a: {b: {c: value}}},
+// typing the value as Helm's strvals does: true/false a bool, null a nil (which deletes the key),
+// an integer without a leading zero an int64, anything else a string. Helm's commas (several keys), [index] (lists) and
+// backslash escapes are refused, so no argument is read differently from Helm.
+func parseSet(arg string) (map[string]interface{}, error) {
+	eq := strings.IndexByte(arg, '=')
+	if eq <= 0 {
+		return nil, fmt.Errorf("--set %q: want key.path=value", arg)
+	}
+	key, text := arg[:eq], arg[eq+1:]
+	if strings.ContainsAny(arg, ",[]\\") {
+		return nil, fmt.Errorf("--set %q: commas, [index] and escapes are not supported here "+
+			"(one key=value per --set, or a -f file)", arg)
+	}
+	var value interface{} = text
+	switch {
+	case strings.EqualFold(text, "true") || strings.EqualFold(text, "false"):
+		value = strings.EqualFold(text, "true")
+	case strings.EqualFold(text, "null"):
+		value = nil
+	case text == "0":
+		value = int64(0)
+	case text != "" && text[0] != '0': // "0123" stays a string, as in Helm
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			value = n
+		}
+	}
+	parts := strings.Split(key, ".")
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("--set %q: empty part in key %q", arg, key)
+		}
+	}
+	out := map[string]interface{}{parts[len(parts)-1]: value}
+	for i := len(parts) - 2; i >= 0; i-- {
+		out = map[string]interface{}{parts[i]: out}
+	}
+	return out, nil
 }
 
 // mergeMaps merges b into a copy of a, b winning; nested maps merge (Helm's mergeMaps, used to

@@ -6,6 +6,7 @@
 #ifndef TWINSCALE_SIMULATOR_MODEL_DEPLOYMENT_H_
 #define TWINSCALE_SIMULATOR_MODEL_DEPLOYMENT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -122,6 +123,11 @@ double WeightBytesPerGpu(const DeploymentSpec& d);
 // Tokens of KV the replica holds: (device memory x gpu_memory_utilization - weights - workspace) /
 // bytes per token, rounded down to whole blocks; or the override when set.
 int64_t KvCapacityTokens(const DeploymentSpec& d);
+// The longest request (prompt + output tokens) one replica ever serves: vLLM refuses one longer
+// than max_model_len, and one that cannot fit the whole KV cache could never run.
+inline int64_t MaxRequestTokens(const DeploymentSpec& d) {
+  return std::min<int64_t>(d.engine.max_model_len, KvCapacityTokens(d));
+}
 inline int64_t KvCapacityBlocks(const DeploymentSpec& d) {
   return KvCapacityTokens(d) / d.engine.block_size;
 }

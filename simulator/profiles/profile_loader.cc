@@ -650,7 +650,11 @@ absl::StatusOr<DeploymentSpec> ProfileRegistry::Resolve(std::string_view deploym
   if (dep != nullptr) {
     for (const Edit& edit : dep->edits) edit(d);
   }
-  // Flags last.
+  // Flags last. A deployment whose model, GPU or tensor parallelism a flag changed is no longer
+  // the profile it started from, and is named for what it is.
+  const bool hardware_changed =
+      dep != nullptr && ((o.model && *o.model != dep->model) || (o.gpu && *o.gpu != dep->gpu) ||
+                         (o.tensor_parallel && *o.tensor_parallel != d.tensor_parallel));
   if (o.tensor_parallel) d.tensor_parallel = *o.tensor_parallel;
   if (o.max_num_seqs) d.engine.max_num_seqs = *o.max_num_seqs;
   if (o.max_num_batched_tokens) d.engine.max_num_batched_tokens = *o.max_num_batched_tokens;
@@ -664,8 +668,9 @@ absl::StatusOr<DeploymentSpec> ProfileRegistry::Resolve(std::string_view deploym
   if (o.long_prefill_token_threshold) {
     d.engine.long_prefill_token_threshold = *o.long_prefill_token_threshold;
   }
-  d.name = dep != nullptr ? std::string(deployment)
-                          : Cat(d.model.name, "-", d.gpu.name, "-tp", d.tensor_parallel);
+  d.name = dep != nullptr && !hardware_changed
+               ? std::string(deployment)
+               : Cat(d.model.name, "-", d.gpu.name, "-tp", d.tensor_parallel);
   if (absl::Status s = ValidateDeployment(d); !s.ok()) {
     return absl::InvalidArgumentError(Cat("deployment ", d.name, ": ", s.message()));
   }

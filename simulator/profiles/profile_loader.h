@@ -87,9 +87,10 @@ class ProfileRegistry {
 
   // The typed, validated deployment. Precedence: overrides > deployment profile > model/gpu
   // profiles > built-in defaults. An empty deployment name means built-in defaults plus the
-  // model/gpu profiles named by the overrides (the spec is then named
-  // "<model>-<gpu>-tp<N>"). InvalidArgument for unknown names (listing the known ones) and
-  // for a result that fails ValidateDeployment.
+  // model/gpu profiles named by the overrides. The spec is named "<model>-<gpu>-tp<N>" then, and
+  // also when an override changes the deployment profile's model, GPU or tensor parallelism (it
+  // is no longer that profile); otherwise it keeps the deployment profile's name. InvalidArgument
+  // for unknown names (listing the known ones) and for a result that fails ValidateDeployment.
   absl::StatusOr<DeploymentSpec> Resolve(std::string_view deployment,
                                          const DeploymentOverrides& overrides) const;
 

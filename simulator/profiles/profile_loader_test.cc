@@ -317,6 +317,35 @@ TEST(Resolve, EmptyDeploymentIsBuiltInDefaultsPlusNamedProfiles) {
   EXPECT_EQ(big.lifecycle.loading.median, LifecycleSpec{}.loading.median);
 }
 
+// A deployment profile whose hardware a flag changes is named for what was simulated; engine
+// limits and a same-valued override leave the profile's name.
+TEST(Resolve, AnOverrideOfModelGpuOrTpRenamesTheDeployment) {
+  const ProfileRegistry r = Embedded();
+  const struct {
+    const char* name;
+    DeploymentOverrides o;
+    const char* want;
+  } cases[] = {
+      {"no override", {}, "llama-3.1-8b-h100-sxm-tp1"},
+      {"another GPU", {.gpu = "h200"}, "llama-3.1-8b-h200-tp1"},
+      {"another model", {.model = "llama-2-7b"}, "llama-2-7b-h100-sxm-tp1"},
+      {"another TP", {.tensor_parallel = 2}, "llama-3.1-8b-h100-sxm-tp2"},
+      {"the profile's own GPU and TP",
+       {.gpu = "h100-sxm", .tensor_parallel = 1},
+       "llama-3.1-8b-h100-sxm-tp1"},
+      {"an engine limit", {.max_num_seqs = 64}, "llama-3.1-8b-h100-sxm-tp1"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(MustResolve(r, "llama-3.1-8b-h100-sxm-tp1", c.o).name, c.want);
+  }
+  // The H200 override is the H200 hardware: the same KV capacity as the H200 profile.
+  DeploymentOverrides h200;
+  h200.gpu = "h200";
+  EXPECT_EQ(KvCapacityTokens(MustResolve(r, "llama-3.1-8b-h100-sxm-tp1", h200)),
+            KvCapacityTokens(MustResolve(r, "llama-3.1-8b-h200-tp1")));
+}
+
 TEST(Resolve, UnknownNamesListTheKnownOnes) {
   const ProfileRegistry r = Embedded();
   absl::StatusOr<DeploymentSpec> d = r.Resolve("llama-9-8b", {});

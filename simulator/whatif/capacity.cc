@@ -60,4 +60,56 @@ absl::StatusOr<CapacityAnswer> FindReplicas(const CapacityQuestion& q) {
   return answer;
 }
 
+absl::StatusOr<SeededCapacityAnswer> FindReplicasOverSeeds(
+    const CapacityQuestion& question, const std::vector<uint64_t>& seeds,
+    const std::function<std::unique_ptr<RequestSource>(uint64_t seed)>& make_source) {
+  if (seeds.empty()) return absl::InvalidArgumentError("the capacity search needs a seed");
+  SeededCapacityAnswer a;
+  a.seeds = seeds;
+  auto seeded = [&](uint64_t seed) {
+    CapacityQuestion q = question;
+    q.base.fleet.seed = seed;
+    q.make_source = [&make_source, seed] { return make_source(seed); };
+    return q;
+  };
+  for (uint64_t seed : seeds) {
+    absl::StatusOr<CapacityAnswer> one = FindReplicas(seeded(seed));
+    if (!one.ok()) return one.status();
+    a.fewest = a.per_seed.empty() ? one->replicas : std::min(a.fewest, one->replicas);
+    a.replicas = std::max(a.replicas, one->replicas);
+    a.per_seed.push_back(*std::move(one));
+  }
+  // Each seed's run at n: from its own search where it ran n, else run now.
+  auto run_at = [&](size_t i, int32_t n) {
+    for (const CapacityCandidate& c : a.per_seed[i].tried) {
+      if (c.replicas == n) return c.summary;
+    }
+    CapacityQuestion q = seeded(seeds[i]);
+    SimulateOptions o = q.base;
+    o.fleet.initial_replicas = n;
+    std::unique_ptr<RequestSource> source = q.make_source();
+    RunSummary s = Simulate(o, *source).summary;
+    if (q.on_candidate) q.on_candidate(n, s);
+    return s;
+  };
+  for (;;) {
+    a.at_answer.clear();
+    bool all_meet = true;
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      a.at_answer.push_back(run_at(i, a.replicas));
+      all_meet = all_meet && MeetsTtftSlo(a.at_answer.back(), question.base.slo);
+    }
+    if (all_meet) break;
+    if (a.replicas >= question.max_replicas) {
+      return absl::NotFoundError(absl::StrCat("no fleet up to ", question.max_replicas,
+                                              " replicas meets the TTFT SLO under every seed"));
+    }
+    ++a.replicas;
+  }
+  if (a.replicas > question.min_replicas) {
+    for (size_t i = 0; i < seeds.size(); ++i) a.one_fewer.push_back(run_at(i, a.replicas - 1));
+  }
+  return a;
+}
+
 }  // namespace twinscale::sim

@@ -43,6 +43,25 @@ bool MeetsTtftSlo(const RunSummary& s, const TtftSlo& slo);
 // NotFound when even max_replicas misses the SLO (the answer then lists what was tried).
 absl::StatusOr<CapacityAnswer> FindReplicas(const CapacityQuestion& question);
 
+// The question under several seeds, because one seed's answer can sit on a cliff (10 replicas
+// meeting the SLO under one draw of arrivals and missing it under the next).
+struct SeededCapacityAnswer {
+  int32_t replicas = 0;  // the smallest fleet meeting the SLO under every seed
+  int32_t fewest = 0;    // the smallest single-seed answer (the spread is fewest..replicas)
+  std::vector<uint64_t> seeds;
+  std::vector<CapacityAnswer> per_seed;  // each seed's own search
+  std::vector<RunSummary> at_answer;     // each seed's run at `replicas`
+  std::vector<RunSummary> one_fewer;     // each seed's run at `replicas - 1` (empty at the minimum)
+};
+
+// Runs FindReplicas once per seed (`make_source(seed)` and the fleet's seed both set from it),
+// then the largest single-seed answer under every seed, one replica more while any seed misses
+// there (the SLO is monotone in the fleet for one seed, not guaranteed across the draws of
+// step noise). NotFound as FindReplicas; InvalidArgument for no seeds.
+absl::StatusOr<SeededCapacityAnswer> FindReplicasOverSeeds(
+    const CapacityQuestion& question, const std::vector<uint64_t>& seeds,
+    const std::function<std::unique_ptr<RequestSource>(uint64_t seed)>& make_source);
+
 }  // namespace twinscale::sim
 
 #endif  // TWINSCALE_SIMULATOR_WHATIF_CAPACITY_H_

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -218,6 +219,42 @@ TEST(FindReplicasTest, NotFoundWhenEvenTheLargestFleetMisses) {
   EXPECT_EQ(a.status().code(), absl::StatusCode::kNotFound) << a.status();
   EXPECT_NE(a.status().message().find("even 4 replicas miss"), std::string::npos) << a.status();
   EXPECT_NE(a.status().message().find("attainment 0.8"), std::string::npos) << a.status();
+}
+
+// Under several seeds: the seed sets the burst's size (seed 1: 10 requests, 2: 6, 3: 8; 100 ms
+// steps, TTFT within 250 ms, so each replica serves two in time). Alone, seed 1 needs 5 replicas,
+// seed 2 needs 3 (2, 2, 2; with 2 replicas 3 + 3 leaves 4 of 6 in time) and seed 3 needs 4 (with 3:
+// 3, 3, 2, six of 8). Under every seed: 5, the spread 3..5. One fewer (4): seed 1 has 8 of 10 in
+// time, seeds 2 and 3 all.
+TEST(FindReplicasOverSeedsTest, TheFleetMeetingEverySeedWithTheSpreadAndOneFewer) {
+  CapacityQuestion q = Question(kBurst, 1, 512);
+  const std::map<uint64_t, int> burst = {{1, 10}, {2, 6}, {3, 8}};
+  const absl::StatusOr<SeededCapacityAnswer> a =
+      FindReplicasOverSeeds(q, {1, 2, 3}, [&](uint64_t seed) {
+        return std::make_unique<testing::VectorSource>(Evenly(burst.at(seed), 0));
+      });
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->replicas, 5);
+  EXPECT_EQ(a->fewest, 3);
+  ASSERT_EQ(a->per_seed.size(), 3u);
+  EXPECT_EQ(a->per_seed[0].replicas, 5);
+  EXPECT_EQ(a->per_seed[1].replicas, 3);
+  EXPECT_EQ(a->per_seed[2].replicas, 4);
+  ASSERT_EQ(a->at_answer.size(), 3u);
+  for (const RunSummary& s : a->at_answer) EXPECT_DOUBLE_EQ(s.slo_attainment, 1.0);
+  EXPECT_EQ(a->at_answer[1].injected, 6);
+  ASSERT_EQ(a->one_fewer.size(), 3u);
+  EXPECT_NEAR(a->one_fewer[0].slo_attainment, 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(a->one_fewer[1].slo_attainment, 1.0);
+  EXPECT_DOUBLE_EQ(a->one_fewer[2].slo_attainment, 1.0);
+}
+
+TEST(FindReplicasOverSeedsTest, NoSeedsIsInvalidAndASeedWithoutAnAnswerIsNotFound) {
+  CapacityQuestion q = Question(kBurst, 1, 4);
+  auto source = [](uint64_t) { return std::make_unique<testing::VectorSource>(Evenly(10, 0)); };
+  EXPECT_EQ(FindReplicasOverSeeds(q, {}, source).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FindReplicasOverSeeds(q, {1, 2}, source).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

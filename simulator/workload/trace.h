@@ -25,6 +25,10 @@ namespace twinscale::sim {
 struct Trace {
   std::string source;  // where it came from (a file name), for reports
   std::vector<RequestSpec> requests;
+  // As read from a file (0 otherwise): rows timestamped earlier than the row before them, which
+  // the reader puts in time order, and the 1-based line of the first; for a warning.
+  int64_t rows_out_of_order = 0;
+  int64_t first_out_of_order_line = 0;
 };
 
 // Establishes the invariants above: stable sort by arrival, shift so the first arrival is 0,

@@ -314,7 +314,14 @@ absl::Status ForEachCsvTraceRow(absl::string_view text, absl::string_view name,
   return absl::OkStatus();
 }
 
-void AddRequest(Trace& trace, SimTime arrival, int64_t prompt, int64_t output) {
+// Notes a row (at file line `line`) earlier than the row before it.
+void NoteOrder(Trace& trace, SimTime arrival, int64_t line) {
+  if (trace.requests.empty() || arrival >= trace.requests.back().arrival) return;
+  if (trace.rows_out_of_order++ == 0) trace.first_out_of_order_line = line;
+}
+
+void AddRequest(Trace& trace, SimTime arrival, int64_t prompt, int64_t output, int64_t line) {
+  NoteOrder(trace, arrival, line);
   RequestSpec r;
   r.arrival = arrival;
   r.prompt_tokens = AtLeastOne(prompt);
@@ -335,7 +342,7 @@ absl::StatusOr<Trace> ParseAzureImpl(absl::string_view text, absl::string_view n
                                absl::StrCat("bad TIMESTAMP ", Quote(r.time), ": ", why));
             }
             // Absolute for now; NormalizeTrace makes it relative.
-            AddRequest(trace, SimTime::FromNanos(ns), r.prompt, r.output);
+            AddRequest(trace, SimTime::FromNanos(ns), r.prompt, r.output, r.line);
             return absl::OkStatus();
           });
       !s.ok())
@@ -364,7 +371,7 @@ absl::StatusOr<Trace> ParseBurstGptImpl(absl::string_view text, absl::string_vie
             }
             if (r.output == 0 && !options.include_failed)
               return absl::OkStatus();  // a failed request
-            AddRequest(trace, SimTime::FromSecondsF(seconds), r.prompt, r.output);
+            AddRequest(trace, SimTime::FromSecondsF(seconds), r.prompt, r.output, r.line);
             return absl::OkStatus();
           });
       !s.ok())
@@ -493,6 +500,7 @@ absl::StatusOr<Trace> ParseMooncakeImpl(absl::string_view text, absl::string_vie
   while (lines.Next(line, number)) {
     RequestSpec r;
     if (absl::Status s = ParseMooncakeLine(line, name, number, r); !s.ok()) return s;
+    NoteOrder(trace, r.arrival, number);
     trace.requests.push_back(std::move(r));
   }
   if (trace.requests.empty()) return NoRequests(name);

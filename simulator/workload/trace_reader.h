@@ -5,7 +5,8 @@
 // a Trace (or a curve).
 //
 // Every parser returns a normalised Trace (trace.h: stably sorted by arrival, ids 0..n-1, first
-// arrival at t = 0; rows need not be in time order) or InvalidArgument whose message reads
+// arrival at t = 0; rows need not be in time order, and Trace::rows_out_of_order counts those that
+// are not) or InvalidArgument whose message reads
 // "<name>:<line>: <what is wrong>" with a 1-based line number ("<name>: no requests" when a
 // well-formed file holds none). Files may use LF or CRLF line ends and start with a UTF-8 BOM;
 // blank lines are skipped. No exceptions escape (nlohmann's are caught here). Thread-safe: no

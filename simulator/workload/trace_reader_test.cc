@@ -153,6 +153,49 @@ TEST(AzureCsv, ZeroTokensClampToOneAndRowsAreSortedStably) {
   EXPECT_EQ(t->requests[0].output_tokens, 1);
   EXPECT_EQ(t->requests[1].prompt_tokens, 30);
   EXPECT_EQ(t->requests[2].prompt_tokens, 40);
+  // One row (line 3, after the BOM'd header on line 1) is earlier than the row before it.
+  EXPECT_EQ(t->rows_out_of_order, 1);
+  EXPECT_EQ(t->first_out_of_order_line, 3);
+}
+
+TEST(TraceOrder, RowsEarlierThanTheRowBeforeThemAreCountedWithTheFirstLine) {
+  // Lines 4 and 6 go back in time (line 5 ties line 4's predecessor: not backwards); equal
+  // timestamps are in order.
+  absl::StatusOr<Trace> t = ParseAzureCsv(
+      "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+      "2024-05-10 00:00:05,1,1\n"
+      "2024-05-10 00:00:05,1,1\n"
+      "2024-05-10 00:00:01,1,1\n"
+      "2024-05-10 00:00:03,1,1\n"
+      "2024-05-10 00:00:02,1,1\n",
+      "t");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->rows_out_of_order, 2);
+  EXPECT_EQ(t->first_out_of_order_line, 4);
+  absl::StatusOr<Trace> b = ParseBurstGptCsv(
+      "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+      "1.0,m,5,5,10,x\n"
+      "2.0,m,5,5,10,x\n"
+      "0.5,m,5,5,10,x\n",
+      "b", {});
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->rows_out_of_order, 1);
+  EXPECT_EQ(b->first_out_of_order_line, 4);
+  absl::StatusOr<Trace> m = ParseMooncakeJsonl(
+      "{\"timestamp\": 10, \"input_length\": 1, \"output_length\": 1}\n"
+      "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n",
+      "m", NoJitter());
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->rows_out_of_order, 1);
+  EXPECT_EQ(m->first_out_of_order_line, 2);
+  // In order: nothing to say.
+  absl::StatusOr<Trace> sorted = ParseAzureCsv(
+      "TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:01,1,1\n"
+      "2024-05-10 00:00:01,1,1\n2024-05-10 00:00:02,1,1\n",
+      "s");
+  ASSERT_TRUE(sorted.ok());
+  EXPECT_EQ(sorted->rows_out_of_order, 0);
+  EXPECT_EQ(sorted->first_out_of_order_line, 0);
 }
 
 TEST(AzureCsv, BadInputsNameTheLine) {

@@ -3,7 +3,6 @@
 
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -11,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "tests/util/shell.h"
 
 namespace twinscale::fake_apiserver::testing {
 namespace {
@@ -156,15 +156,8 @@ std::string WatchReader::ErrorBody() {
 // ---- Commands and files -------------------------------------------------------------------------
 
 CommandResult Run(const std::string& command) {
-  CommandResult r;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  twinscale::testutil::ShellResult r = twinscale::testutil::RunShell(command);
+  return {r.exit_code, std::move(r.out)};
 }
 
 bool HaveProgram(const std::string& program) {

@@ -9,29 +9,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
+#include "tests/util/shell.h"
 #include "tests/util/temp_dir.h"
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;  // stdout and stderr
-};
+using Result = twinscale::testutil::ShellResult;
 
 Result RunTwinscale(const std::string& args) {
-  const std::string cmd = std::string(TWINSCALE_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return twinscale::testutil::RunShell(std::string(TWINSCALE_BINARY) + " " + args);
 }
 
 nlohmann::json Json(const std::string& args) {
@@ -98,13 +90,89 @@ TEST(SimulateCliTest, FindReplicasReturnsTheSmallestFleetMeetingTheSlo) {
   const std::string workload =
       "simulate --rate 60 --duration 2m --input-tokens 1000 --output-tokens 200 --seed 3 "
       "--router least-requests --slo-ttft-ms 300";
-  const nlohmann::json j = Json(workload + " --find-replicas");
+  const nlohmann::json j = Json(workload + " --find-replicas --seeds 1");
   const int n = j["replicas"].get<int>();
   ASSERT_GT(n, 1);
   const nlohmann::json at_n = Json(workload + " --replicas " + std::to_string(n));
   const nlohmann::json below = Json(workload + " --replicas " + std::to_string(n - 1));
   EXPECT_GE(at_n["slo_attainment"].get<double>(), 0.9);
   EXPECT_LT(below["slo_attainment"].get<double>(), 0.9);
+}
+
+// Under several seeds the answer is the fleet every seed's own search needs, with the spread of
+// the single-seed answers; the margin is the worst seed's at that fleet, and one replica fewer
+// misses on some seed.
+TEST(SimulateCliTest, FindReplicasOverSeedsAnswersTheMostAnySeedNeedsWithTheSpread) {
+  const std::string workload =
+      "simulate --rate 60 --duration 2m --input-tokens 1000 --output-tokens 200 "
+      "--router least-requests --slo-ttft-ms 300 --find-replicas";
+  std::vector<int> single;
+  for (int seed : {3, 4, 5}) {
+    single.push_back(
+        Json(workload + " --seeds 1 --seed " + std::to_string(seed))["replicas"].get<int>());
+  }
+  const nlohmann::json j = Json(workload + " --seeds 3 --seed 3");
+  const nlohmann::json& c = j["capacity_search"];
+  const int most = *std::max_element(single.begin(), single.end());
+  const int fewest = *std::min_element(single.begin(), single.end());
+  EXPECT_EQ(j["replicas"].get<int>(), most);
+  EXPECT_EQ(c["replicas"].get<int>(), most);
+  EXPECT_EQ(c["single_seed_replicas"].get<std::vector<int>>(), single);
+  EXPECT_EQ(c["spread"]["fewest"].get<int>(), fewest);
+  EXPECT_EQ(c["seeds"].get<std::vector<int>>(), (std::vector<int>{3, 4, 5}));
+  EXPECT_GE(c["margin"]["worst_attainment"].get<double>(), 0.9);
+  EXPECT_NEAR(c["margin"]["points_above_needed"].get<double>(),
+              (c["margin"]["worst_attainment"].get<double>() - 0.9) * 100, 1e-3);
+  EXPECT_EQ(c["one_fewer"]["replicas"].get<int>(), most - 1);
+  EXPECT_FALSE(c["one_fewer"]["meets_slo"].get<bool>());
+  EXPECT_LT(c["one_fewer"]["worst_attainment"].get<double>(), 0.9);
+}
+
+// --headroom H sizes the fleet for (1 + H) x the rate: the same answer as asking at that rate.
+TEST(SimulateCliTest, HeadroomSizesForThatMuchMoreTraffic) {
+  const std::string rest =
+      " --duration 2m --input-tokens 1000 --output-tokens 200 --router least-requests "
+      "--slo-ttft-ms 300 --find-replicas --seeds 1";
+  const int with_headroom = Json("simulate --rate 40" + rest + " --headroom 0.5")["replicas"];
+  const int at_sixty = Json("simulate --rate 60" + rest)["replicas"];
+  const int at_forty = Json("simulate --rate 40" + rest)["replicas"];
+  EXPECT_EQ(with_headroom, at_sixty);
+  EXPECT_GT(with_headroom, at_forty);
+}
+
+// --emit-policy writes a manifest replay accepts, with the answer as maxReplicas and the SLO asked.
+TEST(SimulateCliTest, EmitPolicyWritesAManifestReplayAccepts) {
+  const twinscale::testutil::TempDir scratch("twinscale_emit_policy");
+  const std::string path = scratch.File("policy.yaml");
+  const nlohmann::json j = Json(
+      "simulate --rate 30 --duration 1m --input-tokens 1000 --output-tokens 200 --slo-ttft-ms 400 "
+      "--find-replicas --seeds 1 --max-num-seqs 128 --emit-policy " +
+      path);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string yaml = text.str();
+  EXPECT_NE(yaml.find("maxReplicas: " + std::to_string(j["replicas"].get<int>())),
+            std::string::npos)
+      << yaml;
+  EXPECT_NE(yaml.find("profile: llama-3.1-8b-h100-sxm-tp1"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("maxNumSeqs: 128"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("threshold: 400ms"), std::string::npos) << yaml;
+  // Replay reads it as a policy: its SLO is what the run judges.
+  const Result r =
+      RunTwinscale("replay --policy " + path +
+                   " --policy static:2 --oracle=false --pre-roll 0s --progress never "
+                   "--trace tests/data/traces/AzureLLMInferenceTrace_code.csv --time-scale 0.02");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("twinscale:llama-3-1-8b-h100-sxm-tp1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("400 ms"), std::string::npos) << r.out;
+}
+
+// A profile with another GPU is named for the hardware simulated, not the profile it came from.
+TEST(SimulateCliTest, AGpuOverrideNamesTheDeploymentSimulated) {
+  const nlohmann::json j = Json("simulate --rate 5 --num-requests 20 --gpu h200");
+  EXPECT_EQ(j["config"]["deployment"]["name"], "llama-3.1-8b-h200-tp1");
+  EXPECT_EQ(j["config"]["deployment"]["gpu"]["name"], "h200");
 }
 
 TEST(SimulateCliTest, TraceWorkloadRunsAndRateScaleMultipliesTheRequests) {
@@ -146,7 +214,7 @@ TEST(SimulateCliTest, BadInputGetsAClearErrorNamingWhatIsWrong) {
        "simulate --rate 1 --num-requests 1 --max-num-seqs 512 --max-num-batched-tokens 256", 2,
        "max_num_batched_tokens"},
       {"trace with a bad number names file and line", trace_args.c_str(), 2, ":3"},
-      {"missing trace file", "simulate --trace /nonexistent.csv", 1, "/nonexistent.csv"},
+      {"missing trace file", "simulate --trace /nonexistent.csv", 2, "/nonexistent.csv"},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.name);

@@ -98,8 +98,10 @@ class RealControllerTest : public ::testing::Test {
   void InstallChart(const std::string& values_yaml = "") {
     ExpectOk(RunCommand(absl::StrCat("hack/helm-render/build.sh ", ShellQuote(TS_HELM_RENDER_BIN))),
              "build hack/helm-render");
+    // The chart has no default image; the controller under test runs out of cluster anyway.
     std::string cmd = absl::StrCat(ShellQuote(TS_HELM_RENDER_BIN),
-                                   " --name twinscale --namespace twinscale-system");
+                                   " --name twinscale --namespace twinscale-system"
+                                   " --set image.repository=twinscale --set image.tag=dev");
     if (!values_yaml.empty()) {
       const std::string values = cp_->dir() + "/values.yaml";
       std::ofstream(values) << values_yaml;

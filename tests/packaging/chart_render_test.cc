@@ -1,7 +1,11 @@
 // Renders the Helm chart (charts/twinscale) with hack/helm-render, Go's text/template and sprig
 // from Debian with the Helm built-ins the chart uses (Helm itself is not packaged here), and
 // checks:
-//   - the default render is exactly what deploy/ ships (hack/generate-deploy.sh writes it);
+//   - the chart has no default image (none is published): without one it refuses to render, with
+//     one message saying how to build the image and which values name it, and following that
+//     message renders; every `helm install` the docs show names the image they build;
+//   - the default render (with the image twinscale:dev) is exactly what deploy/ ships
+//     (hack/generate-deploy.sh writes it);
 //   - every render (defaults, each documented option in charts/twinscale/ci/, another release
 //     name and namespace) keeps the invariants: non-root, read-only root filesystem, no
 //     privilege escalation, every capability dropped, probes on a declared port, CPU and memory
@@ -142,16 +146,14 @@ struct Render {
   }
 };
 
-Render RenderChart(const std::vector<std::string>& values, const std::string& name = "twinscale",
-                   const std::string& ns = "twinscale-system") {
+// Renders the chart with the renderer's arguments `args` (values, release; the output directory
+// and the chart are added).
+Render RenderWithArgs(const std::string& args) {
   Render r;
   const testutil::TempDir tmp("twinscale-chart");
   const std::string dir = tmp.path();
-  std::string cmd = absl::StrCat(Quote(kRenderer), " --name ", Quote(name), " --namespace ",
-                                 Quote(ns), " --output-dir ", Quote(dir));
-  for (const std::string& v : values) absl::StrAppend(&cmd, " -f ", Quote(v));
-  absl::StrAppend(&cmd, " ", kChart);
-  r.command = RunShell(cmd);
+  r.command = RunShell(
+      absl::StrCat(Quote(kRenderer), " ", args, " --output-dir ", Quote(dir), " ", kChart));
   if (r.ok()) {
     for (const auto& entry : fs::recursive_directory_iterator(dir)) {
       if (!entry.is_regular_file()) continue;
@@ -165,6 +167,23 @@ Render RenderChart(const std::vector<std::string>& values, const std::string& na
     }
   }
   return r;
+}
+
+// The image hack/generate-deploy.sh renders deploy/ with (what `docker build -t twinscale:dev .`
+// makes): the chart has no default, so every render below names it unless a test says otherwise,
+// as a values file before the test's own, which win (pod-values.yaml's image).
+constexpr char kLocalImageValues[] = "image:\n  repository: twinscale\n  tag: dev\n";
+constexpr char kLocalImage[] = "twinscale:dev";
+
+Render RenderChart(const std::vector<std::string>& values, const std::string& name = "twinscale",
+                   const std::string& ns = "twinscale-system") {
+  const testutil::TempDir tmp("twinscale-chart-values");
+  const std::string image_values = tmp.path() + "/image-values.yaml";
+  WriteFile(image_values, kLocalImageValues);
+  std::string args =
+      absl::StrCat("--name ", Quote(name), " --namespace ", Quote(ns), " -f ", Quote(image_values));
+  for (const std::string& v : values) absl::StrAppend(&args, " -f ", Quote(v));
+  return RenderWithArgs(args);
 }
 
 std::vector<std::string> CiValuesFiles() {
@@ -415,10 +434,57 @@ TEST_F(ChartRenderTest, TheDefaultRenderIsWhatDeployShips) {
   }
   EXPECT_EQ(r.Deployment()["spec"]["replicas"].as<int>(), 2);
   EXPECT_EQ(r.Flag("leader-elect"), "true");
+  // deploy/ runs the image `docker build -t twinscale:dev .` makes.
+  EXPECT_EQ(r.Container()["image"].Scalar(), kLocalImage);
   // No output is on by default; the external metrics API never is (one provider per cluster).
   EXPECT_EQ(r.Find("APIService", "v1beta1.external.metrics.k8s.io"), nullptr);
   EXPECT_FALSE(r.Flag("keda-addr").has_value());
   EXPECT_FALSE(r.Flag("admission-addr").has_value());
+}
+
+// No image is published, so the chart has no default one. Without one (or with half of one) the
+// render fails with one message that says how to build the image from the repository's
+// Dockerfile and which values name it; following it renders the image it built.
+TEST_F(ChartRenderTest, WithoutAnImageTheChartRefusesToRenderAndSaysHowToBuildOne) {
+  struct Case {
+    std::string why;
+    std::string args;
+  };
+  const std::vector<Case> cases = {
+      {"the defaults name no image", ""},
+      {"a repository without a tag or a digest", "--set image.repository=twinscale"},
+      {"a tag without a repository", "--set image.tag=dev"},
+      {"a digest without a repository", "--set image.digest=sha256:0123"},
+  };
+  std::string message;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    const Render r = RenderWithArgs(c.args);
+    EXPECT_NE(r.command.exit, 0);
+    EXPECT_THAT(r.command.err, HasSubstr("image.repository and image.tag are required"));
+    EXPECT_THAT(r.command.err, HasSubstr("docker build -t twinscale:dev ."));
+    // One message, as Helm prints a failed `fail`: not text/template's chain of includes, which
+    // quotes the call's source and so says everything twice.
+    EXPECT_THAT(r.command.err,
+                ::testing::StartsWith("helm-render: execution error at (twinscale/templates/"));
+    const std::vector<std::string> builds = absl::StrSplit(r.command.err, "docker build");
+    EXPECT_EQ(builds.size(), 2u) << "the message once: " << r.command.err;
+    message = r.command.err;
+  }
+  // Doing what it says: the image it builds, named by the --set flags it gives.
+  std::smatch built, named;
+  ASSERT_TRUE(std::regex_search(message, built, std::regex(R"(docker build -t (\S+) \.)")));
+  ASSERT_TRUE(std::regex_search(
+      message, named, std::regex(R"((--set image\.repository=\S+ --set image\.tag=\S+))")));
+  const Render r = RenderWithArgs(named[1]);
+  ASSERT_TRUE(r.ok()) << r.command.err;
+  EXPECT_EQ(r.Container()["image"].Scalar(), built[1]);
+  // A digest instead of a tag.
+  const Render digest = RenderWithArgs(
+      "--set image.repository=registry.example.com/twinscale "
+      "--set image.digest=sha256:0123");
+  ASSERT_TRUE(digest.ok()) << digest.command.err;
+  EXPECT_EQ(digest.Container()["image"].Scalar(), "registry.example.com/twinscale@sha256:0123");
 }
 
 TEST_F(ChartRenderTest, TheGeneratorScriptAgrees) {
@@ -767,6 +833,45 @@ TEST(Dashboard, EveryQueryParsesAsPromql) {
   const Command c = RunShell("promtool check rules " + Quote(dir + "/rules.yaml"));
   EXPECT_EQ(c.exit, 0) << c.out << c.err << "(promtool comes with Debian's prometheus package)";
   EXPECT_THAT(c.out, HasSubstr(absl::StrCat("SUCCESS: ", exprs.size(), " rules found")));
+}
+
+// ---- The docs install what they build ---------------------------------------------------------
+
+// Every `helm install` (and `helm upgrade`, which resets values it is not given) in the docs names
+// the image, since the chart has none: by --set image.repository and image.tag, which a
+// `docker build -t <repository>:<tag> .` in the same file builds; an upgrade may keep the
+// install's with --reuse-values instead.
+TEST(ChartDocs, EveryHelmInstallNamesTheImageTheDocsBuild) {
+  std::vector<std::string> files = {"README.md", "charts/twinscale/README.md",
+                                    "charts/twinscale/templates/NOTES.txt",
+                                    "deploy/samples/README.md", "deploy/patches/README.md"};
+  for (const auto& e : fs::directory_iterator("docs")) {
+    if (e.path().extension() == ".md") files.push_back(e.path().generic_string());
+  }
+  const std::regex repository(R"(image\.repository=([^\s`]+))");
+  const std::regex tag(R"(image\.tag=([^\s`]+))");
+  int installs = 0;
+  for (const std::string& file : files) {
+    // Commands with their continuation lines (a backslash at the end) joined, as a shell reads.
+    const std::string text =
+        std::regex_replace(ReadFile(file).value_or(""), std::regex(R"(\\\n\s*)"), " ");
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      const std::string l(line);
+      const bool install = absl::StrContains(l, "helm install ");
+      const bool upgrade = absl::StrContains(l, "helm upgrade ");
+      if (!install && !upgrade) continue;
+      SCOPED_TRACE(absl::StrCat(file, ": ", l));
+      std::smatch repo, t;
+      if (upgrade && absl::StrContains(l, "--reuse-values")) continue;
+      ++installs;
+      ASSERT_TRUE(std::regex_search(l, repo, repository)) << "no image.repository";
+      ASSERT_TRUE(std::regex_search(l, t, tag)) << "no image.tag";
+      EXPECT_THAT(text, HasSubstr(absl::StrCat("docker build -t ", std::string(repo[1]), ":",
+                                               std::string(t[1]), " .")))
+          << "the file does not build the image it installs";
+    }
+  }
+  EXPECT_GE(installs, 3) << "docs/operations.md's two and the chart README's";
 }
 
 // ---- values.yaml and the templates agree (no rendering needed) --------------------------------

@@ -1,26 +1,20 @@
 // The test PKI: see test_pki.h.
 #include "tests/util/test_pki.h"
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <fstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "tests/util/shell.h"
 
 namespace twinscale::testutil {
 namespace {
 
 // Runs `script` through /bin/sh; returns its exit code and puts stdout and stderr in *output.
 int RunShell(const std::string& script, std::string* output) {
-  FILE* p = popen((script + " 2>&1").c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  ShellResult r = testutil::RunShell(script);
+  output->append(r.out);
+  return r.exit_code;
 }
 
 }  // namespace

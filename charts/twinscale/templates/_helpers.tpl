@@ -50,11 +50,19 @@ app.kubernetes.io/component: controller
 {{- default (printf "%s-controller" (include "twinscale.fullname" .)) .Values.leaderElection.leaseName -}}
 {{- end -}}
 
+{{/*
+The controller image: repository with its digest, else with its tag. No default: no twinscale image
+is published, so a render without one fails saying how to build it (the Dockerfile at the
+repository root) and which values name it.
+*/}}
 {{- define "twinscale.image" -}}
+{{- if or (not .Values.image.repository) (not (or .Values.image.tag .Values.image.digest)) -}}
+{{- fail `image.repository and image.tag are required: no twinscale image is published. Build it from the repository root with "docker build -t twinscale:dev .", push it where the cluster pulls from (kind: "kind load docker-image twinscale:dev"), and name it: --set image.repository=twinscale --set image.tag=dev (or your registry's name and tag; image.digest pins a digest instead of a tag)` -}}
+{{- end -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
 {{- end -}}
 {{- end -}}
 

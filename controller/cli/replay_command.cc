@@ -286,6 +286,7 @@ absl::StatusOr<sim::Trace> LoadRateCurveTrace(
   sim::TraceReadOptions ro;
   TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
   ro.seed = absl::GetFlag(FLAGS_seed);
+  TS_RETURN_IF_ERROR(CheckFits(TraceFileCost(lengths_path), LimitsFromFlags()));
   absl::StatusOr<sim::Trace> lengths = sim::ReadTraceFile(lengths_path, ro);
   TS_RETURN_IF_ERROR(AsFlagInput(lengths.status(), "lengths-from"));
   warn(*lengths);
@@ -584,6 +585,7 @@ absl::Status Run() {
     sim::TraceReadOptions ro;
     TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
     ro.seed = absl::GetFlag(FLAGS_seed);
+    TS_RETURN_IF_ERROR(CheckFits(TraceFileCost(trace_path), limits));
     TS_ASSIGN_OR_RETURN(trace, sim::ReadTraceFile(trace_path, ro));
     warn(trace);
   }

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -22,6 +24,7 @@ constexpr double kSimulateBytesPerRequest = 40;
 constexpr double kReplayTraceBytesPerRequest = 128;
 constexpr double kReplayResultBytesPerRequest = 256;
 constexpr double kProcessBytes = 64 * 1024 * 1024;  // the binary, profiles, buffers
+constexpr double kTraceFileFactor = 3;
 constexpr double kSimulateCpuPerRequest = 1e-6;
 constexpr double kReplayCpuPerRequest = 4e-6;
 constexpr double kReplayCpuPerReplicaSecond = 7e-6;
@@ -59,6 +62,17 @@ RunCost ReplayCost(const sim::DeploymentSpec& d, int64_t max_fleet, double reque
       "up to %d replicas x %.1f MiB of KV block table, %.3g requests over %.0f s, %d polic%s",
       max_fleet, replica_bytes / 1024 / 1024, requests, span_seconds, policies,
       policies == 1 ? "y" : "ies");
+  return c;
+}
+
+RunCost TraceFileCost(const std::string& path) {
+  RunCost c;
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return c;
+  c.bytes = kProcessBytes + kTraceFileFactor * static_cast<double>(size);
+  c.what = absl::StrFormat("reading %s, %.1f MiB of text, and its requests", path,
+                           static_cast<double>(size) / 1024 / 1024);
   return c;
 }
 

@@ -5,6 +5,7 @@
 //     block (1.04 MiB for Llama-3.1-8B on an H100, 2.1 MiB on an H200), plus its fixed state;
 //   - a request kept for the run's percentiles, about 40 bytes in `simulate`; in `replay` about
 //     128 bytes for the trace plus 256 per policy for its results;
+//   - a trace file read whole, about three times its size;
 //   - CPU: about 1 us per simulated request in `simulate`, 4 us per request and 7 us per
 //     replica-second per policy in `replay` (measured on the shipped traces).
 // A run over a limit is refused with ResourceExhausted naming the flag that raises it.
@@ -42,6 +43,11 @@ RunCost SimulateCost(const sim::DeploymentSpec& d, int64_t replicas, double requ
 // any of them (or the oracle) may run being `max_fleet`.
 RunCost ReplayCost(const sim::DeploymentSpec& d, int64_t max_fleet, double requests,
                    double span_seconds, int policies);
+
+// Reading the trace file at `path`: its text and the requests parsed from it, about three times
+// its size (a CSV row of ~40 bytes becomes a ~60-byte request beside the text). Zero bytes if the
+// file cannot be examined (the reader then says why).
+RunCost TraceFileCost(const std::string& path);
 
 // The memory of this machine (its cgroup's limit where lower), in bytes; 0 if unknown.
 double MachineMemoryBytes();

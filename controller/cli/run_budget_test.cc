@@ -7,6 +7,7 @@
 #include <string>
 
 #include "simulator/model/deployment.h"
+#include "tests/util/temp_dir.h"
 
 namespace twinscale::cli {
 namespace {
@@ -68,6 +69,15 @@ TEST(RunBudgetTest, OverTheTimeLimitIsRefusedNamingTheFlag) {
   EXPECT_NE(slow.message().find("--time-limit"), std::string::npos) << slow.message();
   EXPECT_NE(slow.message().find("16m40s"), std::string::npos) << slow.message();
   EXPECT_TRUE(CheckFits(SimulateCost(d, 1, 1e8, 1), limits).ok());
+}
+
+TEST(RunBudgetTest, ATraceFileIsThreeTimesItsSize) {
+  const testutil::TempDir dir("run-budget");
+  const std::string path = dir.Write("t.csv", std::string(1000, 'x'));
+  const RunCost c = TraceFileCost(path);
+  EXPECT_DOUBLE_EQ(c.bytes, 64 * kMiB + 3000);
+  EXPECT_NE(c.what.find(path), std::string::npos) << c.what;
+  EXPECT_EQ(TraceFileCost(dir.File("missing.csv")).bytes, 0);  // the reader says why
 }
 
 TEST(RunBudgetTest, TheMachineHasMemory) { EXPECT_GT(MachineMemoryBytes(), 256 * kMiB); }

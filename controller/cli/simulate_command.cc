@@ -234,6 +234,7 @@ absl::StatusOr<Workload> BuildWorkload(const sim::DeploymentSpec& deployment,
     sim::TraceReadOptions ro;
     TS_ASSIGN_OR_RETURN(ro.format, sim::ParseTraceFormat(absl::GetFlag(FLAGS_trace_format)));
     ro.seed = absl::GetFlag(FLAGS_seed);
+    TS_RETURN_IF_ERROR(CheckFits(TraceFileCost(trace_path), LimitsFromFlags()));
     TS_ASSIGN_OR_RETURN(sim::Trace t, sim::ReadTraceFile(trace_path, ro));
     for (const std::string& w : TraceWarnings(t, deployment)) {
       std::cerr << "twinscale simulate: warning: " << w << "\n";

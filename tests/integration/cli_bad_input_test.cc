@@ -35,6 +35,9 @@ TEST(CliBadInputTest, EveryBadInputExitsTwoWithOneLineNamingIt) {
                     "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
                     "2023-11-16 18:15:47.0000000,100,10\n");
   const std::string a_file = scratch.Write("a_file", "x");
+  // 2 GiB of nothing (a sparse file): refused by its size, before a byte is read.
+  const std::string huge = scratch.File("huge.csv");
+  std::filesystem::resize_file(scratch.Write("huge.csv", ""), 2ull << 30);
   const std::string on_tiny = " --trace " + tiny;
   const struct {
     std::string name, args, want;
@@ -107,6 +110,9 @@ TEST(CliBadInputTest, EveryBadInputExitsTwoWithOneLineNamingIt) {
       {"a thousand years", "simulate --rate 10 --duration 8760000h", "--memory-limit-gib"},
       {"a trace scaled a million times", "replay --policy static:4 --rate-scale 1000000",
        "--memory-limit-gib"},
+      {"a trace file larger than the memory allows",
+       "simulate --trace " + huge + " --memory-limit-gib 1",
+       "reading " + huge + ", 2048.0 MiB of text"},
       {"a run longer than its time limit",
        "simulate --rate 1000 --num-requests 100000000 --memory-limit-gib 1000 --time-limit 10s",
        "--time-limit"},

@@ -12,6 +12,7 @@ namespace {
 
 // Holds the SLO at every rate up to `capacity`; remembers what it was asked.
 struct Threshold {
+  explicit Threshold(double c) : capacity(c) {}
   double capacity;
   std::vector<double> asked;
   bool operator()(double rate) {

@@ -666,7 +666,9 @@ TEST(ArrivalHistoryStepsTest, RestorableArrivalsTable) {
     SCOPED_TRACE(c.name);
     const absl::StatusOr<state::ArrivalBuckets> got = RestorableArrivals(c.saved, week, kNow);
     EXPECT_EQ(got.status().code(), c.want) << got.status();
-    if (got.ok()) EXPECT_EQ(got->arrivals, one.arrivals);
+    if (got.ok()) {
+      EXPECT_EQ(got->arrivals, one.arrivals);
+    }
   }
 }
 

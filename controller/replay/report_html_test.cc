@@ -144,7 +144,7 @@ TEST(ReportHtmlTest, PageNamesEveryPolicyInTheTableAndTheHeader) {
 
 TEST(ReportHtmlTest, PageNamesTheShareOracleReachedOrNot) {
   Fixture f = Sample();
-  f.oracle.for_share = ShareOracle{0.95, true, 0.9504, 6.1, 9};
+  f.oracle.for_share = ShareOracle{0.95, true, 0.9504, 6.1, 9, std::nullopt};
   std::string page = Page(f, &f.oracle);
   for (const char* want : {"95% of all requests within the SLO): <b>6.100 GPU-h</b>, at most 9",
                            "<dt>oracle for the target</dt>"}) {
@@ -158,7 +158,7 @@ TEST(ReportHtmlTest, PageNamesTheShareOracleReachedOrNot) {
   f.oracle.for_share->late = LateFollower{2, false, 8, 9.9, 0.93, 0.9};
   page = Page(f, &f.oracle);
   EXPECT_NE(page.find("misses the target even with 8 replicas more"), std::string::npos);
-  f.oracle.for_share = ShareOracle{0.95, false, 0.6868, 0, 48};
+  f.oracle.for_share = ShareOracle{0.95, false, 0.6868, 0, 48, std::nullopt};
   page = Page(f, &f.oracle);
   EXPECT_NE(page.find("out of reach, 48 replicas every minute bring 68.68% of requests"),
             std::string::npos);

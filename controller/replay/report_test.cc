@@ -79,7 +79,7 @@ TEST(ReportTest, TableShowsEveryPolicyTheFamiliesAndTheOracle) {
   EXPECT_EQ(table.find("oracle for the target"), std::string::npos);  // not asked
 
   // The share oracle, reached and out of reach.
-  oracle.for_share = ShareOracle{0.95, true, 0.9503, 7.5, 11};
+  oracle.for_share = ShareOracle{0.95, true, 0.9503, 7.5, 11, std::nullopt};
   std::string with_share = FormatTable(h, Sample(), &oracle);
   EXPECT_NE(with_share.find("zero-lag oracle for the target (every minute at p90, 95% of "
                             "requests): 7.500 GPU-h, at most 11 replicas, 95.03% of requests"),
@@ -99,7 +99,7 @@ TEST(ReportTest, TableShowsEveryPolicyTheFamiliesAndTheOracle) {
                             "of requests, 93.1% of minutes)"),
             std::string::npos)
       << with_share;
-  oracle.for_share = ShareOracle{0.95, false, 0.687, 0, 48};
+  oracle.for_share = ShareOracle{0.95, false, 0.687, 0, 48, std::nullopt};
   with_share = FormatTable(h, Sample(), &oracle);
   EXPECT_NE(with_share.find("zero-lag oracle for the target: out of reach, 48 replicas every "
                             "minute bring 68.70% of requests within the SLO (95% asked)"),
@@ -142,7 +142,7 @@ TEST(ReportTest, SummaryJsonIsOrderedAndRounded) {
   EXPECT_EQ(o["replicas_by_minute"], nlohmann::json::array({3, 5, 1}));
   EXPECT_FALSE(o.contains("for_target"));
   // With the share oracle: its totals and each minute's fleet in its allocation.
-  oracle.for_share = ShareOracle{0.95, true, 0.95012, 0.1666666, 6};
+  oracle.for_share = ShareOracle{0.95, true, 0.95012, 0.1666666, 6, std::nullopt};
   oracle.minutes[0].share_replicas = 4;
   oracle.minutes[1].share_replicas = 6;
   oracle.minutes[2].share_replicas = 1;

@@ -281,7 +281,9 @@ TEST(CalibrationTest, PrefillAndDecodeFactorsAreFoundApart) {
     EXPECT_NEAR(s.speed.prefill, c.truth.prefill, 0.02 * c.truth.prefill);
     EXPECT_NEAR(s.speed.decode, c.truth.decode, 0.02 * c.truth.decode);
     EXPECT_EQ(s.last_observed_prefill_ratio.has_value(), c.apart);
-    if (!c.apart) EXPECT_EQ(s.speed.prefill, s.speed.decode);
+    if (!c.apart) {
+      EXPECT_EQ(s.speed.prefill, s.speed.decode);
+    }
   }
 }
 
@@ -370,8 +372,12 @@ TEST(CalibrationTest, TheRandomShareOfABalancingGatewayIsFoundFromTheQueues) {
         fitted.CalibrationLatencies(q, calibrator.state().speed).queue_mean_seconds;
     EXPECT_NEAR(fitted_queue, shown.queue_mean_seconds,
                 std::max(0.02, 0.25 * shown.queue_mean_seconds) + 0.1 * shown.queue_mean_seconds);
-    if (truth == 0.0) EXPECT_LT(calibrator.state().router_random_share, 0.25);
-    if (truth == 1.0) EXPECT_GT(calibrator.state().router_random_share, 0.6);
+    if (truth == 0.0) {
+      EXPECT_LT(calibrator.state().router_random_share, 0.25);
+    }
+    if (truth == 1.0) {
+      EXPECT_GT(calibrator.state().router_random_share, 0.6);
+    }
     EXPECT_NEAR(calibrator.state().speed.decode, 1.0, 0.08);
     EXPECT_NEAR(calibrator.state().speed.prefill, 1.0, 0.08);
   }

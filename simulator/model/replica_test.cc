@@ -213,8 +213,16 @@ TEST(ReplicaTest, RefusesARequestLongerThanMaxModelLenAsVllmsApiServerDoes) {
 TEST(ReplicaTest, TtftSloIsLengthAware) {
   // 1 ms steps + 10 us per prefill token. Prompt 1000: TTFT = 1000 + 10000 us = 11 ms.
   // Threshold 5 ms alone misses; with 10 us per prompt token the target is 15 ms and it meets.
-  TtftSlo plain{SimDuration::Millis(5), SimDuration::Zero(), 90};
-  TtftSlo aware{SimDuration::Millis(5), SimDuration::Micros(10), 90};
+  TtftSlo plain{.threshold = SimDuration::Millis(5),
+                .per_prompt_token = SimDuration::Zero(),
+                .percentile = 90,
+                .slack_share = 1,
+                .unloaded = {}};
+  TtftSlo aware{.threshold = SimDuration::Millis(5),
+                .per_prompt_token = SimDuration::Micros(10),
+                .percentile = 90,
+                .slack_share = 1,
+                .unloaded = {}};
   Harness h1(HandDeployment(256, 2048, 100000, 1000, 10), 1, plain);
   h1.Run({Req(1, 0, 1000, 1)});
   Harness h2(HandDeployment(256, 2048, 100000, 1000, 10), 1, aware);

@@ -514,7 +514,9 @@ TEST_F(ChartRenderTest, AnotherReleaseNameAndNamespaceNameEverything) {
     SCOPED_TRACE(o.kind() + " " + o.name());
     if (o.kind() == "CustomResourceDefinition") continue;
     EXPECT_TRUE(absl::StartsWith(o.name(), "prod-twinscale-"));
-    if (!o.ns().empty()) EXPECT_EQ(o.ns(), "ops");
+    if (!o.ns().empty()) {
+      EXPECT_EQ(o.ns(), "ops");
+    }
     EXPECT_EQ(o.node["metadata"]["labels"]["app.kubernetes.io/instance"].Scalar(), "prod");
   }
   EXPECT_EQ(r.Flag("lease-namespace"), "ops");
@@ -790,8 +792,9 @@ TEST_F(ChartRenderTest, NotesRenderForEveryOption) {
       EXPECT_THAT(c.out, HasSubstr("scalerAddress: twinscale-grpc.twinscale-system.svc:9443"));
       EXPECT_THAT(c.out, HasSubstr("tlsClientCert"));
     }
-    if (absl::StrContains(f, "plaintext"))
+    if (absl::StrContains(f, "plaintext")) {
       EXPECT_THAT(c.out, HasSubstr("WARNING: grpc.tls.mode is plaintext"));
+    }
     if (absl::StrContains(f, "external-metrics")) {
       EXPECT_THAT(
           c.out, HasSubstr("metric twinscale-desired-replicas, selector twinscale.io/autoscaler="));

@@ -599,7 +599,9 @@ TEST(SampleTargets, EachTargetRunsTheEngineItsInferenceAutoscalerSimulatesAndSer
     } else {
       ASSERT_TRUE(spec.metrics.prometheus.has_value());
       const auto& matchers = spec.metrics.prometheus->label_matchers;
-      if (matchers.count("namespace")) EXPECT_EQ(matchers.at("namespace"), ns);
+      if (matchers.count("namespace")) {
+        EXPECT_EQ(matchers.at("namespace"), ns);
+      }
       if (matchers.count("job")) {
         bool found = false;
         for (const Found& s : services) {

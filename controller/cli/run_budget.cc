@@ -18,7 +18,7 @@ namespace twinscale::cli {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kBytesPerKvBlock = 40;
+constexpr double kBytesPerKvBlock = 60;
 constexpr double kReplicaFixedBytes = 64 * 1024;
 constexpr double kSimulateBytesPerRequest = 40;
 constexpr double kReplayTraceBytesPerRequest = 128;

@@ -1,8 +1,9 @@
 // What a simulate or replay run will take, estimated before it starts, and the limits it must fit
 // in: nothing a user types (static:100000, --num-requests 1e12, --rate-scale 1e9) may take the
 // machine. The estimate is the twin's measured costs, rounded up:
-//   - a simulated replica holds its KV block table and prefix-cache index, about 40 bytes per KV
-//     block (1.04 MiB for Llama-3.1-8B on an H100, 2.1 MiB on an H200), plus its fixed state;
+//   - a simulated replica holds its KV block table and prefix-cache index, about 60 bytes of heap
+//     per KV block (1.7 MiB for Llama-3.1-8B on an H100, 3.3 MiB on an H200: tests/bench/
+//     sim_bench.cc, BM_HeapPerReplica), plus its fixed state;
 //   - a request kept for the run's percentiles, about 40 bytes in `simulate`; in `replay` about
 //     128 bytes for the trace plus 256 per policy for its results;
 //   - a trace file read whole, about three times its size;
@@ -56,7 +57,7 @@ double MachineMemoryBytes();
 // quarter of the machine's memory when it is 0.
 RunLimits LimitsFromFlags();
 
-// Ok, or ResourceExhausted: "<subcommand's run> needs about 11.2 GiB (...), over the limit of
+// Ok, or ResourceExhausted: "this run needs about 16.5 GiB (...), over the limit of
 // 6.0 GiB (...; raise it with --memory-limit-gib)", likewise for time.
 absl::Status CheckFits(const RunCost& cost, const RunLimits& limits);
 

@@ -20,22 +20,22 @@ constexpr double kGiB = 1024.0 * kMiB;
 TEST(RunBudgetTest, AReplicaIsItsBlockTableAndItsFixedState) {
   const sim::DeploymentSpec d;
   ASSERT_EQ(sim::KvCapacityBlocks(d), 28275);
-  EXPECT_DOUBLE_EQ(ReplicaBytes(d), 28275 * 40.0 + 64 * 1024.0);  // 1.14 MiB
+  EXPECT_DOUBLE_EQ(ReplicaBytes(d), 28275 * 60.0 + 64 * 1024.0);  // 1.68 MiB
   sim::DeploymentSpec pinned = d;
   pinned.engine.kv_capacity_tokens_override = 16 * 1000;  // 1,000 blocks
-  EXPECT_DOUBLE_EQ(ReplicaBytes(pinned), 1000 * 40.0 + 64 * 1024.0);
+  EXPECT_DOUBLE_EQ(ReplicaBytes(pinned), 1000 * 60.0 + 64 * 1024.0);
 }
 
 TEST(RunBudgetTest, SimulateAndReplayCostsByHand) {
   sim::DeploymentSpec d;
-  d.engine.kv_capacity_tokens_override = 16 * 1000;  // 105,536 bytes a replica
+  d.engine.kv_capacity_tokens_override = 16 * 1000;  // 125,536 bytes a replica
   const RunCost s = SimulateCost(d, 10, 1e6, 3);
-  EXPECT_DOUBLE_EQ(s.bytes, 64 * kMiB + 10 * 105536.0 + 1e6 * 40);
+  EXPECT_DOUBLE_EQ(s.bytes, 64 * kMiB + 10 * 125536.0 + 1e6 * 40);
   EXPECT_EQ(s.cpu, absl::Seconds(3));  // 3 runs x 1e6 requests x 1 us
   EXPECT_NE(s.what.find("10 replicas"), std::string::npos) << s.what;
   EXPECT_NE(s.what.find("3 runs"), std::string::npos) << s.what;
   const RunCost r = ReplayCost(d, 100, 1e5, 3600, 2);
-  EXPECT_DOUBLE_EQ(r.bytes, 64 * kMiB + 100 * 105536.0 + 1e5 * (128 + 256 * 2));
+  EXPECT_DOUBLE_EQ(r.bytes, 64 * kMiB + 100 * 125536.0 + 1e5 * (128 + 256 * 2));
   // 2 x (1e5 x 4 us + 100 x 3600 x 7 us) = 2 x (0.4 + 2.52) s
   EXPECT_LT(absl::AbsDuration(r.cpu - absl::Seconds(5.84)), absl::Milliseconds(1));
   EXPECT_NE(r.what.find("2 policies"), std::string::npos) << r.what;
@@ -47,15 +47,15 @@ TEST(RunBudgetTest, OverTheMemoryLimitIsRefusedNamingTheFlag) {
   limits.memory_source = "a quarter of this machine's memory";
   limits.cpu = absl::Hours(2);
   const sim::DeploymentSpec d;
-  // static:10000 on a two-request trace: 10,000 x 1.14 MiB.
+  // static:10000 on a two-request trace: 64 MiB + 10,000 x 1,762,036 bytes = 16.47 GiB.
   const absl::Status big = CheckFits(ReplayCost(d, 10000, 2, 1200, 1), limits);
   ASSERT_EQ(big.code(), absl::StatusCode::kResourceExhausted);
   const std::string m(big.message());
-  EXPECT_NE(m.find("about 11.2 GiB"), std::string::npos) << m;
+  EXPECT_NE(m.find("about 16.5 GiB"), std::string::npos) << m;
   EXPECT_NE(m.find("6.0 GiB"), std::string::npos) << m;
   EXPECT_NE(m.find("--memory-limit-gib"), std::string::npos) << m;
   EXPECT_NE(m.find("10000 replicas"), std::string::npos) << m;
-  EXPECT_TRUE(CheckFits(ReplayCost(d, 1000, 2, 1200, 1), limits).ok());
+  EXPECT_TRUE(CheckFits(ReplayCost(d, 3000, 2, 1200, 1), limits).ok());  // 5.0 GiB
 }
 
 TEST(RunBudgetTest, OverTheTimeLimitIsRefusedNamingTheFlag) {

@@ -2,7 +2,7 @@
 // llama-3.1-8b on h100-sxm (roofline, the default deployment profile) at 70% of the twin's own
 // saturation rate, 512/512 tokens, Poisson arrivals. Target: at least 50,000 simulated requests per
 // wall second on one core. Prints requests/s and sequence-steps/s as counters, plus bytes of heap
-// per in-flight request from a separate burst run.
+// per in-flight request from a separate burst run, and per replica with nothing in flight.
 //
 // The saturation rate is measured, not assumed: one replica under a backlog far beyond its
 // capacity, throughput over the second half of the run.
@@ -147,6 +147,38 @@ void BM_MemoryPerInFlightRequest(benchmark::State& state) {
   state.counters["heap_bytes_per_in_flight_request"] = bytes_per_request;
 }
 BENCHMARK(BM_MemoryPerInFlightRequest)->Arg(200000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// Heap bytes a simulated replica holds with nothing in flight, per replica and per KV block: the
+// figure the CLI's run limits estimate from (controller/cli/run_budget.h: 40 bytes a block plus
+// 64 KiB). Argument: 0 for Llama-3.1-8B on an H100 (28,275 blocks), 1 on an H200.
+void BM_HeapPerReplica(benchmark::State& state) {
+  DeploymentSpec d = DefaultDeployment();
+  if (state.range(0) == 1) {
+    auto reg = ProfileRegistry::LoadEmbedded();
+    auto h200 = reg.ok() ? reg->Resolve("llama-3.1-8b-h200-tp1", {}) : reg.status();
+    if (!h200.ok()) std::abort();
+    d = *h200;
+  }
+  constexpr int32_t kReplicas = 200;
+  double per_replica = 0;
+  for (auto _ : state) {
+    Simulation sim;
+    RunStats stats({});
+    FleetOptions o;
+    o.deployment = d;
+    o.initial_replicas = kReplicas;
+    // In-use heap: arena chunks plus mmap'd ones (a replica's large tables are mmap'd).
+    const auto heap = [] { return mallinfo2().uordblks + mallinfo2().hblkhd; };
+    const size_t before = heap();
+    Fleet fleet(sim, o, &stats);
+    per_replica = static_cast<double>(heap() - before) / kReplicas;
+  }
+  state.counters["heap_bytes_per_replica"] = per_replica;
+  state.counters["kv_blocks"] = static_cast<double>(KvCapacityBlocks(d));
+  state.counters["heap_bytes_per_kv_block"] =
+      per_replica / static_cast<double>(KvCapacityBlocks(d));
+}
+BENCHMARK(BM_HeapPerReplica)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // Cost of one engine step against the batch size (docs/architecture.md "The twin": it must not
 // grow with the batch). One replica kept full at max_num_seqs sequences (a backlog of short-prompt,

@@ -101,8 +101,8 @@ TEST(CliBadInputTest, EveryBadInputExitsTwoWithOneLineNamingIt) {
       {"an unknown profile", "profiles --show nope", "unknown deployment profile \"nope\""},
       // Runs too large for the machine, refused before they start, with the flag that raises
       // the limit.
-      {"ten thousand replicas on two requests", "replay --policy static:10000" + on_tiny,
-       "--memory-limit-gib"},
+      {"ten thousand replicas on two requests",
+       "replay --policy static:10000 --memory-limit-gib 6" + on_tiny, "--memory-limit-gib"},
       {"a hundred thousand replicas", "replay --policy static:100000" + on_tiny,
        "--memory-limit-gib"},
       {"a trillion requests", "simulate --rate 10 --num-requests 1000000000000",

@@ -4,6 +4,7 @@
 //   twinscale controller [flags] the Kubernetes operator (watch, decide, scale, status)
 //   twinscale simulate [flags]   run the fleet simulator (the twin); capacity search
 //   twinscale replay [flags]     dry run of policies against a trace (cost, SLO attainment)
+//   twinscale plan [flags]       a capacity review: scenarios x profiles on the twin
 //   twinscale profiles [flags]   list the deployment profiles, or print one
 //   twinscale version            print the version (also --version)
 //   twinscale help <subcommand>  its flags (also twinscale <subcommand> --help)
@@ -20,9 +21,11 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "controller/cli/command_line.h"
 #include "controller/cli/common_flags.h"
 #include "controller/cli/controller_command.h"
+#include "controller/cli/plan_command.h"
 #include "controller/cli/profiles_command.h"
 #include "controller/cli/replay_command.h"
 #include "controller/cli/simulate_command.h"
@@ -38,6 +41,8 @@ struct Subcommand {
   const char* flags_file;  // source file defining its flags ("" for none)
   bool common_flags;       // also takes the shared flags of common_flags.cc
   int (*run)();
+  // Flags defined in other subcommands' files that it takes too, space-separated ("" for none).
+  const char* borrowed_flags;
 };
 
 int RunVersion() {
@@ -48,20 +53,25 @@ int RunVersion() {
 const Subcommand kSubcommands[] = {
     {"controller", "the Kubernetes operator: watch InferenceAutoscalers, decide, scale, report",
      twinscale::cli::kControllerUsage, twinscale::cli::kControllerFlagsFile, false,
-     twinscale::cli::RunControllerCommand},
+     twinscale::cli::RunControllerCommand, ""},
     {"simulate", "run the fleet simulator (the twin); --find-replicas for capacity questions",
      twinscale::cli::kSimulateUsage, twinscale::cli::kSimulateFlagsFile, true,
-     twinscale::cli::RunSimulate},
+     twinscale::cli::RunSimulate, ""},
     {"replay", "dry run: replay a trace against policies and baselines; cost and SLO attainment",
      twinscale::cli::kReplayUsage, twinscale::cli::kReplayFlagsFile, true,
-     twinscale::cli::RunReplayCommand},
+     twinscale::cli::RunReplayCommand, ""},
+    {"plan",
+     "a launch-week capacity review: scenarios x deployment profiles on the twin; replicas, "
+     "cost, warm reserve, headroom per resource",
+     twinscale::cli::kPlanUsage, twinscale::cli::kPlanFlagsFile, false,
+     twinscale::cli::RunPlanCommand, twinscale::cli::kPlanBorrowedFlags},
     {"profiles",
      "list the deployment profiles (model, GPU, engine limits, warm-up) and the YAML "
      "of one",
      twinscale::cli::kProfilesUsage, twinscale::cli::kProfilesFlagsFile, false,
-     twinscale::cli::RunProfilesCommand},
+     twinscale::cli::RunProfilesCommand, ""},
     {"version", "print the version", "twinscale version: print the version.\n", "", false,
-     RunVersion},
+     RunVersion, ""},
 };
 
 void PrintTopUsage() {
@@ -84,6 +94,9 @@ const Subcommand* FindSubcommand(std::string_view name) {
 // A subcommand's flags: those defined in its own file, plus the shared ones (common_flags.cc)
 // where it takes them.
 bool FlagBelongsTo(const absl::CommandLineFlag& flag, const Subcommand& sub) {
+  for (absl::string_view borrowed : absl::StrSplit(sub.borrowed_flags, ' ', absl::SkipEmpty())) {
+    if (flag.Name() == borrowed) return true;
+  }
   if (sub.flags_file[0] == '\0') return false;
   return absl::EndsWith(flag.Filename(), sub.flags_file) ||
          (sub.common_flags && absl::EndsWith(flag.Filename(), twinscale::cli::kCommonFlagsFile));

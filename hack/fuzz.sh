@@ -25,10 +25,10 @@ fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz rate_curve_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
   spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz \
   scaler_target_fuzz external_metrics_request_fuzz engine_args_fuzz arrival_history_codec_fuzz \
-  command_line_fuzz
+  command_line_fuzz review_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine,arrivals,argv}
+mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine,arrivals,argv,review}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 for f in tests/data/traces/servegen_*.csv; do head -c 4000 "$f" >"$work/curves/$(basename "$f")"; done
@@ -135,4 +135,32 @@ printf -- '--f-int=3\000--f-rate\0002.5\000--no-f-bool\000--f-window=5m' >"$work
 printf -- '--f-policy\000a.yaml\000--f-policy=static:2\000--f-list=a,b' >"$work/argv/repeated"
 printf -- '--f-rate=nan\000--f-int=abc\000stray' >"$work/argv/mistakes"
 run command_line_fuzz "$work/argv"
+# Capacity reviews: the shipped sample, and a review with every other baseline kind and every
+# scenario change.
+cp deploy/samples/plan/capacity-review.yaml "$work/review/"
+cat >"$work/review/every_key.yaml" <<'REVIEW'
+kind: CapacityReview
+baseline:
+  synthetic: {rate: 40, duration: 10m, arrivalCv: 1.5,
+              prompt: {mean: 1000, stddev: 300, distribution: gaussian, min: 1, max: 131072},
+              output: {mean: 200, distribution: exponential}}
+slo: {ttft: 500ms, percentile: 90, perPromptToken: 0.05ms, itl: 50ms, itlPercentile: 95}
+profiles:
+  - {profile: llama-3.1-8b-h100-sxm-tp1, gpuHourPrice: 2.5}
+  - {profile: llama-3.1-8b-h100-sxm-tp1, gpu: a100-80g, tensorParallel: 2, gpuHourPrice: 1.6, name: a100}
+scenarios:
+  - {name: all, rate: 2, promptLength: 1.5, outputLength: 1.5, prefixCacheMiss: true,
+     longContext: {share: 0.05, promptTokens: 32000},
+     retrySpike: {share: 0.2, timeout: 30s, start: 0s, span: 0s},
+     burst: {peakToMean: 3, window: 2m, at: 5m}}
+plannedReplicas: 4
+seeds: 3
+seed: 7
+maxReplicas: 256
+router: least-requests
+emitProfile: a100
+REVIEW
+printf '%s\n' 'kind: CapacityReview' 'baseline: {rateCurve: {path: c.csv, lengthsFrom: t.csv, start: 72h, span: 1h, timeScale: 1, peakRate: 0}}' 'profiles: [{profile: p, gpuHourPrice: 1}]' >"$work/review/rate_curve.yaml"
+printf '%s\n' 'kind: CapacityReview' "baseline: {prometheus: {url: 'http://prom:9090', selector: '{job=\"vllm\"}', range: 1h, step: 15s, end: '2025-06-01T12:00:00Z'}}" 'profiles: [{profile: p, gpuHourPrice: 1}]' >"$work/review/prometheus.yaml"
+run review_fuzz "$work/review"
 fuzz_report

@@ -72,7 +72,14 @@ void ExpectRules(const ScalingRules& got, const ScalingRules& want) {
 
 TEST(SpecLoaderSamples, EverySampleLoads) {
   int files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(kSamplesDir)) {
+  for (auto it = std::filesystem::recursive_directory_iterator(kSamplesDir);
+       it != std::filesystem::recursive_directory_iterator(); ++it) {
+    const std::filesystem::directory_entry& entry = *it;
+    // plan/ holds `twinscale plan`'s review files, not manifests (manifests_test reads them).
+    if (entry.is_directory() && entry.path().filename() == "plan") {
+      it.disable_recursion_pending();
+      continue;
+    }
     const std::string path = entry.path().string();
     if (entry.path().extension() != ".yaml" && entry.path().extension() != ".yml") continue;
     SCOPED_TRACE(path);

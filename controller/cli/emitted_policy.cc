@@ -60,7 +60,7 @@ absl::StatusOr<std::string> EmittedPolicyYaml(const EmittedPolicy& p) {
   y << YAML::Key << "kind" << YAML::Value << "Deployment";
   y << YAML::Key << "name" << YAML::Value << absl::StrCat("vllm-", name) << YAML::EndMap;
   y << YAML::Key << "mode" << YAML::Value << "Recommend";
-  y << YAML::Key << "minReplicas" << YAML::Value << 1;
+  y << YAML::Key << "minReplicas" << YAML::Value << p.min_replicas;
   y << YAML::Key << "maxReplicas" << YAML::Value << p.max_replicas;
   y << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "profile" << YAML::Value << p.profile;
@@ -83,7 +83,14 @@ absl::StatusOr<std::string> EmittedPolicyYaml(const EmittedPolicy& p) {
     y << YAML::Key << "perPromptToken" << YAML::Value << Ms(p.ttft_per_prompt_token);
   }
   y << YAML::Key << "percentile" << YAML::Value << p.percentile;
-  y << YAML::EndMap << YAML::EndMap;
+  y << YAML::EndMap;
+  if (p.itl_threshold > absl::ZeroDuration()) {
+    y << YAML::Key << "itl" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "threshold" << YAML::Value << Ms(p.itl_threshold);
+    y << YAML::Key << "percentile" << YAML::Value << p.itl_percentile;
+    y << YAML::EndMap;
+  }
+  y << YAML::EndMap;
   y << YAML::EndMap << YAML::EndMap;
   if (!y.good()) return absl::InternalError(absl::StrCat("emitting YAML: ", y.GetLastError()));
   std::string out;

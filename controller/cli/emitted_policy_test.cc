@@ -39,6 +39,26 @@ TEST(EmittedPolicyTest, LoadsAndCarriesTheQuestion) {
   EXPECT_EQ(ias->spec.slo.ttft.threshold, absl::Milliseconds(300));
   EXPECT_EQ(ias->spec.slo.ttft.percentile, 95);
   EXPECT_EQ(ias->spec.slo.ttft.per_prompt_token, absl::Microseconds(100));
+  EXPECT_FALSE(ias->spec.slo.itl.has_value());  // no threshold, no ITL objective
+}
+
+TEST(EmittedPolicyTest, AFloorAndAnItlObjectiveWhenGiven) {
+  EmittedPolicy p;
+  p.profile = "llama-3.1-8b-h100-sxm-tp1";
+  p.min_replicas = 4;
+  p.max_replicas = 20;
+  p.itl_threshold = absl::Milliseconds(60);
+  p.itl_percentile = 95;
+  const absl::StatusOr<std::string> yaml = EmittedPolicyYaml(p);
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  const absl::StatusOr<api::InferenceAutoscaler> ias =
+      api::ParseInferenceAutoscaler(*yaml, "emitted.yaml");
+  ASSERT_TRUE(ias.ok()) << ias.status() << "\n" << *yaml;
+  EXPECT_EQ(ias->spec.min_replicas, 4);
+  EXPECT_EQ(ias->spec.max_replicas, 20);
+  ASSERT_TRUE(ias->spec.slo.itl.has_value());
+  EXPECT_EQ(ias->spec.slo.itl->threshold, absl::Milliseconds(60));
+  EXPECT_EQ(ias->spec.slo.itl->percentile, 95);
 }
 
 TEST(EmittedPolicyTest, ANameTheCrdCannotSayIsRefused) {

@@ -34,6 +34,7 @@
 #include "controller/cli/command_line.h"
 #include "controller/cli/common_flags.h"
 #include "controller/cli/flag_checks.h"
+#include "controller/cli/output_dir.h"
 #include "controller/cli/run_budget.h"
 #include "controller/cli/shipped_data.h"
 #include "controller/cli/trace_warnings.h"
@@ -83,8 +84,9 @@ ABSL_FLAG(bool, admission_effect, true,
           "limits enforced at the gateway (a \"+admission\" row, rejected requests counted as "
           "misses), beside the comparison, which admits everything.");
 ABSL_FLAG(std::string, out, "",
-          "Directory for summary.json, timeline.csv, report.html and (for twinscale's policies) "
-          "decisions.jsonl, every decision with its reasons (created).");
+          "Directory for the run's files (created). replay: summary.json, timeline.csv, "
+          "report.html and (for twinscale's policies) decisions.jsonl, every decision with its "
+          "reasons; plan: plan.json and report.html.");
 ABSL_FLAG(std::string, chartjs, "",
           "Chart.js (UMD build) to inline into report.html (empty: $TWINSCALE_CHARTJS, else "
           "/usr/share/javascript/chart.js/chart.min.js from Debian's libjs-chart.js).");
@@ -358,32 +360,6 @@ absl::Status CheckReplayFlags() {
       Above(FLAGS_range, absl::ZeroDuration()),
       Above(FLAGS_step, absl::ZeroDuration()),
   });
-}
-
-// --out, made and proven writable before the first simulated second: a run's minutes are not
-// lost to a directory it could not write at the end.
-absl::Status CheckOutDir(const std::string& out) {
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--out ", out, ": cannot create the directory: ", ec.message()));
-  }
-  if (!std::filesystem::is_directory(out, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat("--out ", out, ": not a directory"));
-  }
-  const std::string probe = absl::StrCat(out, "/.twinscale-write-check");
-  {
-    std::ofstream f(probe, std::ios::binary | std::ios::trunc);
-    f << "x";
-    f.flush();
-    if (!f) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--out ", out, ": cannot write files there (", std::strerror(errno), ")"));
-    }
-  }
-  std::filesystem::remove(probe, ec);
-  return absl::OkStatus();
 }
 
 absl::Status Run() {

@@ -49,6 +49,21 @@ RunCost SimulateCost(const sim::DeploymentSpec& d, int64_t replicas, double requ
   return c;
 }
 
+RunCost PlanCost(double replica_bytes, int64_t max_replicas, int threads, double trace_requests,
+                 int runs_per_trace) {
+  RunCost c;
+  c.bytes = kProcessBytes +
+            static_cast<double>(threads) * static_cast<double>(max_replicas) * replica_bytes +
+            trace_requests * (kReplayTraceBytesPerRequest + kSimulateBytesPerRequest);
+  c.cpu = absl::Seconds(trace_requests * kSimulateCpuPerRequest * runs_per_trace);
+  c.what = absl::StrFormat(
+      "%.3g requests over every scenario and seed, each trace run about %d times; %d thread%s "
+      "of up to %d replicas x %.1f MiB of KV block table",
+      trace_requests, runs_per_trace, threads, threads == 1 ? "" : "s", max_replicas,
+      replica_bytes / 1024 / 1024);
+  return c;
+}
+
 RunCost ReplayCost(const sim::DeploymentSpec& d, int64_t max_fleet, double requests,
                    double span_seconds, int policies) {
   RunCost c;

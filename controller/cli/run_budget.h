@@ -45,6 +45,12 @@ RunCost SimulateCost(const sim::DeploymentSpec& d, int64_t replicas, double requ
 RunCost ReplayCost(const sim::DeploymentSpec& d, int64_t max_fleet, double requests,
                    double span_seconds, int policies);
 
+// A capacity review (`twinscale plan`): traces of `trace_requests` requests in all (every scenario
+// and seed) held at once; `threads` simulations at a time of up to `max_replicas` replicas of the
+// largest profile (`replica_bytes` each); each trace run about `runs_per_trace` times.
+RunCost PlanCost(double replica_bytes, int64_t max_replicas, int threads, double trace_requests,
+                 int runs_per_trace);
+
 // Reading the trace file at `path`: its text and the requests parsed from it, about three times
 // its size (a CSV row of ~40 bytes becomes a ~60-byte request beside the text). Zero bytes if the
 // file cannot be examined (the reader then says why).

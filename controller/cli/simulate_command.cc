@@ -104,8 +104,9 @@ ABSL_FLAG(double, headroom, 0,
           "--find-replicas: the fleet must meet the SLO with this much more traffic than given "
           "(0.2: 20% more requests per second, lengths unchanged).");
 ABSL_FLAG(std::string, emit_policy, "",
-          "--find-replicas: write an InferenceAutoscaler manifest for the answer to this file "
-          "(the profile and SLO asked, maxReplicas the answer, mode Recommend).");
+          "Write an InferenceAutoscaler manifest for the answer to this file, mode Recommend "
+          "(simulate's capacity search: the profile and SLO asked, maxReplicas the answer; plan: "
+          "the chosen profile, minReplicas the warm reserve, maxReplicas the largest fleet).");
 
 namespace twinscale::cli {
 

@@ -1,9 +1,9 @@
-// report.html: see report_html.h. The page's fixed parts (style and script) are the raw strings
-// kStyle and kScript below; the C++ writes the header, the table and the configuration as HTML
-// (escaped) and the numbers the charts need as one JSON document. File I/O is at the bottom.
+// report.html: see report_html.h. The page's own fixed parts (the picker's style and the charts'
+// script) are the raw strings kStyle and kBuild below, the frame shared with plan's page is
+// report_page.h's; the C++ writes the header, the table and the configuration as HTML (escaped)
+// and the numbers the charts need as one JSON document. File I/O is at the bottom.
 #include "controller/replay/report_html.h"
 
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/replay/report_page.h"
 #include "controller/replay/truth.h"
 #include "nlohmann/json.hpp"
 
@@ -21,74 +22,6 @@ namespace twinscale::replay {
 namespace {
 
 using nlohmann::ordered_json;
-
-std::string Html(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// JSON for a <script type="application/json"> element: '<' only occurs inside JSON strings, where
-// \u003c means the same character, so "</script" and "<!--" can't appear in the element's text.
-// Invalid UTF-8 (a policy name from a file) becomes U+FFFD rather than an exception.
-std::string ScriptJson(const ordered_json& j) {
-  const std::string text = j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '<') {
-      out += "\\u003c";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-bool StartsWithNoCase(std::string_view s, size_t pos, std::string_view prefix) {
-  if (s.size() - pos < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[pos + i])) != prefix[i]) return false;
-  }
-  return true;
-}
-
-// A script inlined in a <script> element: "</script" (any case) would end the element and "<!--"
-// changes how the parser looks for the end, so both get a backslash after the '<'; inside a
-// JavaScript string or comment (the only places they occur in library code) that means the same.
-std::string InlineScript(std::string_view js) {
-  std::string out;
-  out.reserve(js.size() + 16);
-  for (size_t i = 0; i < js.size(); ++i) {
-    out += js[i];
-    if (js[i] == '<' &&
-        (StartsWithNoCase(js, i + 1, "/script") || StartsWithNoCase(js, i + 1, "!--"))) {
-      out += '\\';
-    }
-  }
-  return out;
-}
 
 std::string SloText(const sim::TtftSlo& slo) {
   std::string s = absl::StrFormat("TTFT p%g &le; %g ms", slo.percentile, slo.threshold.millis());
@@ -240,7 +173,7 @@ std::string SummaryTable(const ReportHeader& h, const std::vector<ReplaySummary>
         "<td>%.3f</td><td>%d</td><td>%d</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
         "<td>%.2f%%</td><td>%d/%d %.1f%%</td><td>%d</td><td>%d</td><td>%.2f</td>"
         "<td><span class=\"badge %s\">%s</span></td></tr>\n",
-        i, Html(s.policy), s.gpu_hours, s.served, s.rejected, s.ttft_p50_ms, s.ttft_p90_ms,
+        i, HtmlEscape(s.policy), s.gpu_hours, s.served, s.rejected, s.ttft_p50_ms, s.ttft_p90_ms,
         s.ttft_p99_ms, s.attainment * 100, s.minutes_meeting_slo, s.minutes_with_traffic,
         s.minute_share * 100, s.scale_events, s.max_replicas, s.wall_seconds,
         met ? "met" : "missed", met ? "met" : "missed");
@@ -249,10 +182,10 @@ std::string SummaryTable(const ReportHeader& h, const std::vector<ReplaySummary>
       "</tbody></table></div>\n<h3>Cheapest member of each family meeting the target</h3>\n<ul>\n";
   for (const FamilyBest& f : CheapestPerFamily(summaries, h.target)) {
     if (f.any_meets) {
-      absl::StrAppendFormat(&out, "<li><b>%s</b>: %s, %.3f GPU-h</li>\n", Html(f.family),
-                            Html(f.policy), f.gpu_hours);
+      absl::StrAppendFormat(&out, "<li><b>%s</b>: %s, %.3f GPU-h</li>\n", HtmlEscape(f.family),
+                            HtmlEscape(f.policy), f.gpu_hours);
     } else {
-      absl::StrAppendFormat(&out, "<li><b>%s</b>: none of %d meets it</li>\n", Html(f.family),
+      absl::StrAppendFormat(&out, "<li><b>%s</b>: none of %d meets it</li>\n", HtmlEscape(f.family),
                             f.members);
     }
   }
@@ -302,24 +235,24 @@ std::string ConfigSection(const ReportHeader& h, const OracleResult* oracle,
   auto row = [&out](const char* key, const std::string& value_html) {
     absl::StrAppend(&out, "<tr><th>", key, "</th><td>", value_html, "</td></tr>\n");
   };
-  row("trace", Html(h.trace));
+  row("trace", HtmlEscape(h.trace));
   row("requests",
       absl::StrFormat("%d over %.0f s (first to last arrival)", h.requests, h.span_seconds));
-  row("deployment", Html(h.deployment));
+  row("deployment", HtmlEscape(h.deployment));
   row("SLO", SloText(h.slo));
   row("target", absl::StrFormat("&ge; %g%% of requests within the SLO and &ge; %g%% of minutes "
                                 "with traffic meeting it",
                                 h.target.requests * 100, h.target.minutes * 100));
-  row("truth", Html(h.truth));
+  row("truth", HtmlEscape(h.truth));
   row("seed", absl::StrCat(h.seed));
-  row("start", Html(PreRollText(h.pre_roll, h.pre_roll_from_history)));
+  row("start", HtmlEscape(PreRollText(h.pre_roll, h.pre_roll_from_history)));
   row("policies", absl::StrCat(summaries.size()));
   row("oracle", oracle != nullptr ? absl::StrFormat("computed (%d minutes)", oracle->minutes.size())
                                   : std::string("not computed"));
   out += "</table>\n<h3>Truth perturbations</h3>\n";
   absl::StatusOr<Truth> truth = ParseTruth(h.truth);
   if (!truth.ok()) {
-    absl::StrAppend(&out, "<p>", Html(h.truth), "</p>\n");
+    absl::StrAppend(&out, "<p>", HtmlEscape(h.truth), "</p>\n");
     return out;
   }
   struct Item {
@@ -347,7 +280,7 @@ std::string ConfigSection(const ReportHeader& h, const OracleResult* oracle,
   for (const Item& it : items) {
     absl::StrAppendFormat(
         &out, "<tr><th>%s</th><td><span class=\"badge %s\">%s</span></td><td>%s</td></tr>\n",
-        it.name, it.on ? "on" : "off", it.on ? "on" : "off", Html(it.what));
+        it.name, it.on ? "on" : "off", it.on ? "on" : "off", HtmlEscape(it.what));
   }
   out += "</table>\n";
   if (!truth->any()) {
@@ -356,43 +289,9 @@ std::string ConfigSection(const ReportHeader& h, const OracleResult* oracle,
   return out;
 }
 
-constexpr char kStyle[] = R"css(
-:root { --fg:#1d2430; --muted:#5b6577; --line:#d9dee7; --bg:#f6f7f9; --card:#fff; --accent:#2b6cb0; }
-* { box-sizing:border-box; }
-body { margin:0; font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
-       color:var(--fg); background:var(--bg); }
-header { background:#1f2a3c; color:#fff; padding:18px 28px 14px; }
-header h1 { margin:0 0 4px; font-size:22px; font-weight:600; }
-header .sub { color:#c7d0de; margin:0 0 10px; }
-header dl { display:flex; flex-wrap:wrap; gap:6px 28px; margin:0; }
-header dl div { display:flex; gap:6px; }
-header dt { color:#9fb0c8; } header dd { margin:0; font-weight:500; }
-main { max-width:1500px; margin:0 auto; padding:8px 28px 28px; }
-section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:14px 20px 18px;
-          margin:18px 0; }
-h2 { font-size:18px; margin:0 0 4px; } h3 { font-size:15px; margin:18px 0 6px; }
-p.note, .caption { color:var(--muted); margin:2px 0 10px; font-size:13px; }
-.caption { min-height:2.9em; margin:0 0 4px; }
-.grid { display:grid; grid-template-columns:repeat(auto-fit,minmax(560px,1fr)); gap:16px 24px; }
-.chart { position:relative; height:300px; }
-.chart.tall { height:500px; }
-figure { margin:0; } figcaption { font-weight:600; margin:0 0 2px; }
-.scroll { overflow-x:auto; }
-table { border-collapse:collapse; font-variant-numeric:tabular-nums; }
-table.summary { width:100%; font-size:13px; }
-table.summary th, table.summary td { padding:4px 8px; border-bottom:1px solid var(--line); text-align:right;
-                                     white-space:nowrap; }
-table.summary th:first-child, table.summary td:first-child { text-align:left; }
-table.summary thead th { background:#eef1f5; font-weight:600; }
-table.summary tbody tr:hover { background:#f3f7fc; }
-table.kv th { text-align:left; padding:3px 18px 3px 0; font-weight:600; vertical-align:top; white-space:nowrap; }
-table.kv td { padding:3px 14px 3px 0; }
-.badge { display:inline-block; padding:0 7px; border-radius:9px; font-size:12px; font-weight:600; }
-.badge.met, .badge.on { background:#dcf3e3; color:#17663a; }
-.badge.missed { background:#fbe3e3; color:#a12626; }
-.badge.off { background:#eceef2; color:#6b7485; }
-.swatch { display:inline-block; width:11px; height:11px; border-radius:2px; margin-right:7px; vertical-align:-1px; }
-#picker { display:flex; flex-wrap:wrap; gap:6px 8px; align-items:center; margin:6px 0 14px; }
+// The picker's rules, after the shared ones (report_page.h).
+constexpr char kStyle[] =
+    R"css(#picker { display:flex; flex-wrap:wrap; gap:6px 8px; align-items:center; margin:6px 0 14px; }
 #picker button { font:inherit; font-size:12px; padding:3px 10px; border:1px solid var(--line); background:#f3f5f8;
                  border-radius:5px; cursor:pointer; }
 #picker button:hover { background:#e6ebf2; }
@@ -401,54 +300,10 @@ table.kv td { padding:3px 14px 3px 0; }
         border-radius:14px; font-size:12px; cursor:pointer; user-select:none; background:#fff; }
 .chip input { margin:0 5px 0 0; }
 .chip.off { color:#9aa3b2; } .chip.off .swatch { opacity:.35; }
-footer { color:var(--muted); font-size:12px; max-width:1500px; margin:0 auto; padding:0 28px 24px; }
-code { font-size:12px; background:#eef1f5; padding:0 4px; border-radius:3px; }
 )css";
 
-constexpr char kScript[] = R"js(
-(function () {
-  'use strict';
-  const errors = [];
-  window.addEventListener('error', (e) => errors.push(String(e.message || e)));
-  window.addEventListener('unhandledrejection', (e) => errors.push('unhandled rejection: ' + String(e.reason)));
-  const consoleError = console.error;
-  console.error = function (...args) { errors.push(args.map(String).join(' ')); consoleError.apply(console, args); };
-  const statusEl = document.getElementById('render-status');
-  function setStatus(text, ok) { statusEl.textContent = text; statusEl.dataset.ok = ok ? 'true' : 'false'; }
-  const charts = [];
-
-  function checkRendered() {
-    if (errors.length) { setStatus('error: ' + errors[0], false); return; }
-    let blank = 0;
-    for (const c of charts) {
-      const cv = c.canvas;
-      const px = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
-      let painted = false;
-      for (let i = 3; i < px.length; i += 4) { if (px[i] !== 0) { painted = true; break; } }
-      if (!painted) blank++;
-    }
-    if (blank) setStatus('blank charts: ' + blank + ' of ' + charts.length, false);
-    else setStatus('rendered ' + charts.length + ' charts', true);
-  }
-
-  try {
-    if (typeof Chart === 'undefined') throw new Error('Chart.js is missing from the page');
-    const data = JSON.parse(document.getElementById('report-data').textContent);
-    build(data);
-  } catch (e) {
-    errors.push(String(e && e.stack || e));
-  }
-  setTimeout(checkRendered, 50);
-
-  function build(data) {
-    Chart.defaults.font.family = 'system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif';
-    Chart.defaults.font.size = 12;
-    Chart.defaults.color = '#3a4454';
-    Chart.defaults.animation = false;
-    Chart.defaults.maintainAspectRatio = false;
-    Chart.defaults.elements.point.radius = 0;
-    Chart.defaults.elements.line.borderWidth = 1.6;
-
+// The body of the page's build(data) (report_page.h's script calls it and checks the charts).
+constexpr char kBuild[] = R"js(
     const policies = data.policies;
     const cfg = data.config;
     // Colours: a hue per family, members of a family from dark to light, so ~15 policies in a few
@@ -800,8 +655,6 @@ constexpr char kScript[] = R"js(
       touched.forEach((c) => c.update());
     }
     pick('suggested');
-  }
-})();
 )js";
 
 }  // namespace
@@ -809,27 +662,23 @@ constexpr char kScript[] = R"js(
 std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySummary>& summaries,
                        const OracleResult* oracle, const std::vector<ReplayResult>& results,
                        std::string_view chartjs) {
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  absl::StrAppend(&out, "<title>twinscale replay: ", Html(header.trace), "</title>\n<style>",
-                  kStyle, "</style>\n</head>\n<body>\n");
-
   // Header.
+  std::string out;
   absl::StrAppend(
-      &out, "<header>\n<h1>twinscale replay report</h1>\n<p class=\"sub\">", Html(header.trace),
+      &out, "<header>\n<h1>twinscale replay report</h1>\n<p class=\"sub\">",
+      HtmlEscape(header.trace),
       absl::StrFormat(" &middot; %d requests over %.0f s", header.requests, header.span_seconds),
       "</p>\n<dl>\n");
   auto fact = [&out](const char* key, const std::string& value_html) {
     absl::StrAppend(&out, "<div><dt>", key, "</dt><dd>", value_html, "</dd></div>\n");
   };
-  fact("deployment", Html(header.deployment));
+  fact("deployment", HtmlEscape(header.deployment));
   fact("SLO", SloText(header.slo));
   fact("target", absl::StrFormat("&ge; %g%% of requests, &ge; %g%% of minutes",
                                  header.target.requests * 100, header.target.minutes * 100));
-  fact("truth", Html(header.truth));
+  fact("truth", HtmlEscape(header.truth));
   fact("seed", absl::StrCat(header.seed));
-  fact("start", Html(PreRollText(header.pre_roll, header.pre_roll_from_history)));
+  fact("start", HtmlEscape(PreRollText(header.pre_roll, header.pre_roll_from_history)));
   if (oracle != nullptr) fact("oracle", absl::StrFormat("%.3f GPU-h", oracle->gpu_hours));
   if (oracle != nullptr && oracle->for_share && oracle->for_share->reached) {
     fact("oracle for the target", absl::StrFormat("%.3f GPU-h", oracle->for_share->gpu_hours));
@@ -908,15 +757,16 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
   out += ConfigSection(header, oracle, summaries);
   out += "</section>\n</main>\n";
 
-  out +=
-      "<footer>Written by <code>twinscale replay --out</code>; the same numbers are in "
-      "summary.json and timeline.csv. Charts: Chart.js, inlined. Render check: "
-      "<span id=\"render-status\" data-ok=\"false\">not run</span></footer>\n";
-  absl::StrAppend(&out, "<script type=\"application/json\" id=\"report-data\">",
-                  ScriptJson(ChartData(header, summaries, oracle, results)), "</script>\n");
-  absl::StrAppend(&out, "<script>\n", InlineScript(chartjs), "\n</script>\n");
-  absl::StrAppend(&out, "<script>", kScript, "</script>\n</body>\n</html>\n");
-  return out;
+  return ChartPageHtml({
+      .title = absl::StrCat("twinscale replay: ", HtmlEscape(header.trace)),
+      .style = kStyle,
+      .body = std::move(out),
+      .footer = "Written by <code>twinscale replay --out</code>; the same numbers are in "
+                "summary.json and timeline.csv. Charts: Chart.js, inlined.",
+      .data = ChartData(header, summaries, oracle, results),
+      .chartjs = chartjs,
+      .build = kBuild,
+  });
 }
 
 absl::StatusOr<std::string> ReadChartJs(const std::string& path) {

@@ -22,6 +22,7 @@ enum class Stream : uint64_t {
   kRateScale = 7,
   kStepNoise = 8,
   kRateCurve = 9,
+  kPlanScenario = 10,  // twinscale plan's scenarios (controller/plan/scenario.h)
 };
 
 // SplitMix64 finalizer: a bijective mix used to derive independent seeds.

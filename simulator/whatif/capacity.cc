@@ -1,6 +1,7 @@
 // Capacity search: see capacity.h.
 #include "simulator/whatif/capacity.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/status/status.h"
@@ -10,6 +11,14 @@ namespace twinscale::sim {
 
 bool MeetsTtftSlo(const RunSummary& s, const TtftSlo& slo) {
   return s.slo_attainment + 1e-12 >= slo.percentile / 100.0;
+}
+
+bool MeetsObjective(const RunSummary& s, const CapacityQuestion& q) {
+  if (!MeetsTtftSlo(s, q.base.slo)) return false;
+  if (q.itl_percentile <= 0 || s.judged_itl_tokens == 0) return true;
+  const double within =
+      1.0 - static_cast<double>(s.judged_itl_over) / static_cast<double>(s.judged_itl_tokens);
+  return within + 1e-12 >= q.itl_percentile / 100.0;
 }
 
 absl::StatusOr<CapacityAnswer> FindReplicas(const CapacityQuestion& q) {
@@ -26,7 +35,7 @@ absl::StatusOr<CapacityAnswer> FindReplicas(const CapacityQuestion& q) {
     o.fleet.initial_replicas = n;
     std::unique_ptr<RequestSource> source = q.make_source();
     SimulateResult r = Simulate(o, *source);
-    answer.tried.push_back(CapacityCandidate{n, r.summary, MeetsTtftSlo(r.summary, q.base.slo)});
+    answer.tried.push_back(CapacityCandidate{n, r.summary, MeetsObjective(r.summary, q)});
     by_n[n] = answer.tried.size() - 1;
     if (q.on_candidate) q.on_candidate(n, r.summary);
     return answer.tried.back();
@@ -34,13 +43,28 @@ absl::StatusOr<CapacityAnswer> FindReplicas(const CapacityQuestion& q) {
 
   int32_t lo = q.min_replicas - 1;  // largest known to miss (or below range)
   int32_t hi = -1;                  // smallest known to meet
-  for (int32_t n = q.min_replicas;; n = std::min(q.max_replicas, n * 2)) {
-    if (run(n).meets_slo) {
+  const int32_t start = q.start_replicas > 0
+                            ? std::clamp(q.start_replicas, q.min_replicas, q.max_replicas)
+                            : q.min_replicas;
+  if (start > q.min_replicas && run(start).meets_slo) {
+    hi = start;
+    for (int32_t n = std::max(q.min_replicas, start / 2);; n = std::max(q.min_replicas, n / 2)) {
+      if (!run(n).meets_slo) {
+        lo = n;
+        break;
+      }
       hi = n;
-      break;
+      if (n == q.min_replicas) break;
     }
-    lo = n;
-    if (n == q.max_replicas) break;
+  } else {
+    for (int32_t n = start;; n = std::min(q.max_replicas, n * 2)) {
+      if (run(n).meets_slo) {
+        hi = n;
+        break;
+      }
+      lo = n;
+      if (n == q.max_replicas) break;
+    }
   }
   if (hi < 0) {
     return absl::NotFoundError(absl::StrCat("even ", q.max_replicas,
@@ -97,7 +121,7 @@ absl::StatusOr<SeededCapacityAnswer> FindReplicasOverSeeds(
     bool all_meet = true;
     for (size_t i = 0; i < seeds.size(); ++i) {
       a.at_answer.push_back(run_at(i, a.replicas));
-      all_meet = all_meet && MeetsTtftSlo(a.at_answer.back(), question.base.slo);
+      all_meet = all_meet && MeetsObjective(a.at_answer.back(), question);
     }
     if (all_meet) break;
     if (a.replicas >= question.max_replicas) {

@@ -1,8 +1,9 @@
 // The capacity question: "how many replicas does this workload need so that the TTFT SLO holds at
-// its percentile?" Each candidate fleet runs the same arrivals and lengths (common random numbers:
-// the source factory is called afresh with the same seed for each), fully ready from the start
-// (steady-state capacity; warm-up lag is the policy's business). The answer is monotone in N, so
-// the search doubles from `min_replicas` until a fleet meets the SLO, then bisects.
+// its percentile?" (and, when asked, the inter-token latency objective). Each candidate fleet runs
+// the same arrivals and lengths (common random numbers: the source factory is called afresh with
+// the same seed for each), fully ready from the start (steady-state capacity; warm-up lag is the
+// policy's business). The answer is monotone in N, so the search doubles from `min_replicas` (or
+// halves from a start that meets) until it brackets the answer, then bisects.
 #ifndef TWINSCALE_SIMULATOR_WHATIF_CAPACITY_H_
 #define TWINSCALE_SIMULATOR_WHATIF_CAPACITY_H_
 
@@ -20,6 +21,14 @@ struct CapacityQuestion {
   std::function<std::unique_ptr<RequestSource>()> make_source;
   int32_t min_replicas = 1;
   int32_t max_replicas = 512;
+  // Where the search begins (0: min_replicas): a fleet there that meets the SLO is followed by
+  // halving down to a miss, one that misses by doubling up, then bisection. A good guess (the
+  // arithmetic capacity, an earlier answer) saves the runs of tiny, hopelessly overloaded fleets,
+  // which cost the most: their backlogs take longest to drain.
+  int32_t start_replicas = 0;
+  // An inter-token latency objective besides the TTFT SLO: at least this percentage of output
+  // tokens (0: none) come within base.itl_threshold of the token before.
+  double itl_percentile = 0;
   // Called after each candidate ran (for progress output).
   std::function<void(int32_t replicas, const RunSummary&)> on_candidate;
 };
@@ -39,6 +48,9 @@ struct CapacityAnswer {
 // Meets the SLO: at least percentile% of all requests (rejected ones count as misses) have TTFT
 // within their target.
 bool MeetsTtftSlo(const RunSummary& s, const TtftSlo& slo);
+// The question's objective: the TTFT SLO and, with itl_percentile > 0, the ITL objective (a run
+// that produced no output token meets it).
+bool MeetsObjective(const RunSummary& s, const CapacityQuestion& q);
 
 // NotFound when even max_replicas misses the SLO (the answer then lists what was tried).
 absl::StatusOr<CapacityAnswer> FindReplicas(const CapacityQuestion& question);

@@ -213,6 +213,91 @@ TEST(FindReplicasTest, FindsTheSmallestFleetInTheHandWorkedOrder) {
   }
 }
 
+TEST(MeetsObjectiveTest, TheItlObjectiveBesideTheTtftSlo) {
+  struct Case {
+    std::string name;
+    double ttft_attainment;
+    int64_t itl_tokens, itl_over;
+    double itl_percentile;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {"no ITL objective: the TTFT SLO alone", 0.95, 100, 100, 0, true},
+      {"85 of 100 tokens in time misses 90%", 0.95, 100, 15, 90, false},
+      {"90 of 100 meets 90%", 0.95, 100, 10, 90, true},
+      {"85 of 100 meets 80%", 0.95, 100, 15, 80, true},
+      {"no token produced meets it", 0.95, 0, 0, 90, true},
+      {"a TTFT miss fails whatever the tokens do", 0.85, 100, 0, 90, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunSummary s;
+    s.slo_attainment = c.ttft_attainment;
+    s.judged_itl_tokens = c.itl_tokens;
+    s.judged_itl_over = c.itl_over;
+    CapacityQuestion q;
+    q.base.slo.percentile = 90;
+    q.itl_percentile = c.itl_percentile;
+    EXPECT_EQ(MeetsObjective(s, q), c.want);
+  }
+}
+
+// From a start: a start that meets halves down to a miss, one that misses doubles up; then the
+// bisection. The burst at 100% needs 5 (kBurst: 1 0.2, 2 0.4, 3 0.6, 4 0.8, 5 and more 1.0).
+TEST(FindReplicasTest, FromAStartHalvingOrDoubling) {
+  struct Case {
+    std::string name;
+    int32_t min_replicas, start;
+    int32_t want;
+    std::vector<int32_t> want_tried;
+  };
+  const std::vector<Case> cases = {
+      // 8 meets, 4 misses; bisecting (4, 8]: 6, 5 meet.
+      {"a start above the answer", 1, 8, 5, {8, 4, 6, 5}},
+      {"further above", 1, 16, 5, {16, 8, 4, 6, 5}},
+      // 5 meets, 2 misses; bisecting (2, 5]: 3 and 4 miss.
+      {"the answer itself", 1, 5, 5, {5, 2, 3, 4}},
+      // 3 misses, 6 meets; bisecting (3, 6]: 4 misses, 5 meets.
+      {"a start below the answer", 1, 3, 5, {3, 6, 4, 5}},
+      {"a start at min_replicas is the plain search", 1, 1, 5, {1, 2, 4, 8, 6, 5}},
+      // 9 meets, halving stops at min_replicas 6, which meets: nothing smaller is in range.
+      {"halving stops at min_replicas", 6, 9, 6, {9, 6}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CapacityQuestion q = Question(kBurst, c.min_replicas, 512);
+    q.start_replicas = c.start;
+    const absl::StatusOr<CapacityAnswer> a = FindReplicas(q);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(a->replicas, c.want);
+    std::vector<int32_t> tried;
+    for (const CapacityCandidate& t : a->tried) tried.push_back(t.replicas);
+    EXPECT_EQ(tried, c.want_tried);
+  }
+}
+
+// Ten requests at once of one prefill step and one decode step each (100 ms steps, one sequence
+// at a time): a replica's j-th request has its first token at (2j + 1) x 100 ms and its second
+// 100 ms later. Within 250 ms only each replica's first is in time, so 100% needs ten replicas.
+// Every second token comes 100 ms after the first: an ITL threshold of 150 ms passes them all,
+// one of 50 ms none, and no fleet meets an ITL objective then.
+TEST(FindReplicasTest, AnItlObjectiveOnTopOfTheTtftSlo) {
+  CapacityQuestion q = Question(kBurst, 1, 16);
+  std::vector<RequestSpec> two_tokens = Evenly(10, 0);
+  for (RequestSpec& r : two_tokens) r.output_tokens = 2;
+  q.make_source = [two_tokens] { return std::make_unique<testing::VectorSource>(two_tokens); };
+  q.itl_percentile = 90;
+  q.base.itl_threshold = SimDuration::Millis(150);
+  const absl::StatusOr<CapacityAnswer> within = FindReplicas(q);
+  ASSERT_TRUE(within.ok()) << within.status();
+  EXPECT_EQ(within->replicas, 10);
+  EXPECT_EQ(within->summary.judged_itl_tokens, 10);
+  EXPECT_EQ(within->summary.judged_itl_over, 0);
+  q.base.itl_threshold = SimDuration::Millis(50);
+  const absl::StatusOr<CapacityAnswer> over = FindReplicas(q);
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kNotFound) << over.status();
+}
+
 TEST(FindReplicasTest, NotFoundWhenEvenTheLargestFleetMisses) {
   // The burst at 100% needs 5; up to 4 the search tries 1, 2 and 4, every one short.
   const absl::StatusOr<CapacityAnswer> a = FindReplicas(Question(kBurst, 1, 4));

@@ -11,6 +11,7 @@ SimulateResult Simulate(const SimulateOptions& options, RequestSource& source) {
   Simulation sim;
   RunStats stats(options.slo);
   if (options.record_sink) stats.set_record_sink(options.record_sink);
+  if (options.itl_threshold > SimDuration::Zero()) stats.set_itl_threshold(options.itl_threshold);
   Fleet fleet(sim, options.fleet, &stats);
   fleet.AttachSource(&source);
 

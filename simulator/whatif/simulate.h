@@ -18,6 +18,9 @@ namespace twinscale::sim {
 struct SimulateOptions {
   FleetOptions fleet;
   TtftSlo slo;
+  // > 0: count the output tokens that come more than this after the token before
+  // (RunSummary::judged_itl_over), for an inter-token latency objective.
+  SimDuration itl_threshold = SimDuration::Zero();
   // Stop here even if work remains (what is left is reported as queued/running). Max = drain all.
   SimTime hard_stop = SimTime::Max();
   // Called about every `progress_every` of simulated time with the current simulated time.

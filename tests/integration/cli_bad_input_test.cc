@@ -39,6 +39,17 @@ TEST(CliBadInputTest, EveryBadInputExitsTwoWithOneLineNamingIt) {
   const std::string huge = scratch.File("huge.csv");
   std::filesystem::resize_file(scratch.Write("huge.csv", ""), 2ull << 30);
   const std::string on_tiny = " --trace " + tiny;
+  // A review whose fourth line is out of range, and one whose baseline is far too large.
+  const std::string bad_review = scratch.Write(
+      "bad_review.yaml",
+      "kind: CapacityReview\nbaseline:\n  synthetic:\n    rate: -3\n    duration: 1m\n"
+      "    prompt: {mean: 100}\n    output: {mean: 10}\nprofiles:\n"
+      "  - {profile: llama-3.1-8b-h100-sxm-tp1, gpuHourPrice: 2}\n");
+  const std::string huge_review = scratch.Write(
+      "huge_review.yaml",
+      "kind: CapacityReview\nbaseline:\n  synthetic:\n    rate: 100000\n    duration: 10h\n"
+      "    prompt: {mean: 100}\n    output: {mean: 10}\nprofiles:\n"
+      "  - {profile: llama-3.1-8b-h100-sxm-tp1, gpuHourPrice: 2}\n");
   const struct {
     std::string name, args, want;
   } cases[] = {
@@ -99,6 +110,20 @@ TEST(CliBadInputTest, EveryBadInputExitsTwoWithOneLineNamingIt) {
        "/nonexistent.csv"},
       {"a missing manifest", "replay --policy /nonexistent.yaml" + on_tiny, "/nonexistent.yaml"},
       {"an unknown profile", "profiles --show nope", "unknown deployment profile \"nope\""},
+      // The capacity review.
+      {"a review not given", "plan", "--review FILE is required"},
+      {"a missing review", "plan --review /nonexistent.yaml", "/nonexistent.yaml"},
+      {"a review value out of range", "plan --review " + bad_review,
+       bad_review + ":4: baseline.synthetic.rate: must be"},
+      {"a review's baseline too large", "plan --review " + huge_review, "more than a review runs"},
+      {"an unknown plan output", "plan --review " + bad_review + " --output xml",
+       "--output: want table or json"},
+      {"plan threads below zero", "plan --review " + bad_review + " --threads=-1",
+       "--threads must be >= 0"},
+      {"plan --out under a missing root", "plan --review " + bad_review + " --out /proc/nope/out",
+       "--out /proc/nope/out: cannot create the directory"},
+      {"a simulate flag given to plan", "plan --review " + bad_review + " --rate 3",
+       "unknown flag --rate"},
       // Runs too large for the machine, refused before they start, with the flag that raises
       // the limit.
       {"ten thousand replicas on two requests",
@@ -195,6 +220,68 @@ TEST(CliEdgesTest, EachSubcommandsHelpListsItsOwnFlagsOnly) {
   const Result replay = RunTwinscale("replay --help");
   EXPECT_NE(replay.out.find("--policy"), std::string::npos);
   EXPECT_EQ(replay.out.find("--find-replicas"), std::string::npos);
+  // plan: its own flags and the output flags it shares with simulate and replay, no others.
+  const Result plan = RunTwinscale("plan --help");
+  for (const char* own : {"--review", "--threads", "--output", "--out ", "--emit-policy",
+                          "--chartjs", "--memory-limit-gib"}) {
+    EXPECT_NE(plan.out.find(own), std::string::npos) << own;
+  }
+  for (const char* other :
+       {"--trace", "--rate-scale", "--policy", "--find-replicas", "--workers"}) {
+    EXPECT_EQ(plan.out.find(other), std::string::npos) << other;
+  }
+}
+
+TEST(PlanCliTest, TheShippedReviewRunsEndToEnd) {
+  // The documented example (deploy/samples/plan/capacity-review.yaml: seven scenarios, two
+  // profiles, three seeds) through the binary, from the repository root: plan.json, report.html and
+  // the InferenceAutoscaler, which replay then loads as a policy (the loader every manifest meets).
+  const twinscale::testutil::TempDir scratch("twinscale_plan_cli");
+  const std::string out = scratch.File("out"), policy = scratch.File("policy.yaml");
+  const Result r =
+      Sh("cd " + std::string(TWINSCALE_SOURCE_DIR) + " && " + std::string(TWINSCALE_BINARY) +
+         " plan --review deploy/samples/plan/capacity-review.yaml --output json --out " + out +
+         " --emit-policy " + policy + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["scenarios"].size(), 8u);  // the baseline and seven
+  ASSERT_EQ(j["profiles"].size(), 3u);
+  ASSERT_EQ(j["cells"].size(), 24u);
+  for (const nlohmann::json& c : j["cells"]) {
+    EXPECT_EQ(c["headroom"]["resources"].size(), 5u);
+    // Every fleet found meets the SLO under every seed; on the A100 the longer prompts and the
+    // long-context cohort are out of reach within maxReplicas.
+    if (c["found"].get<bool>()) {
+      EXPECT_GE(c["attainment"]["min"].get<double>(), 0.9) << c.dump();
+    } else {
+      EXPECT_EQ(c["profile"], "llama-3.1-8b-a100-80g-tp1") << c.dump();
+    }
+  }
+  // Twice the traffic needs more replicas than the baseline on each profile; a cache miss on a
+  // trace without prefix ids needs the same.
+  auto cell = [&](const std::string& scenario, const std::string& profile) {
+    for (const nlohmann::json& c : j["cells"]) {
+      if (c["scenario"] == scenario && c["profile"] == profile) return c;
+    }
+    return nlohmann::json();
+  };
+  for (const nlohmann::json& p : j["profiles"]) {
+    const std::string name = p["name"];
+    ASSERT_TRUE(cell("baseline", name)["found"].get<bool>()) << name;
+    EXPECT_GT(cell("launch-traffic", name)["replicas"].get<int>(),
+              cell("baseline", name)["replicas"].get<int>());
+    EXPECT_EQ(cell("cache-miss", name)["replicas"], cell("baseline", name)["replicas"]);
+    EXPECT_GT(cell("launch-burst", name)["warm_reserve"].get<int>(),
+              cell("baseline", name)["warm_reserve"].get<int>());
+  }
+  EXPECT_TRUE(std::filesystem::exists(out + "/plan.json"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/report.html") ||
+              !std::filesystem::exists("/usr/share/javascript/chart.js/chart.min.js"));
+  const Result loaded =
+      RunTwinscale("replay --policy " + policy + " --trace " + std::string(TWINSCALE_SOURCE_DIR) +
+                   "/tests/data/traces/AzureLLMInferenceTrace_conv.csv "
+                   "--rate-scale 0.05 --oracle=false --progress never");
+  EXPECT_EQ(loaded.exit_code, 0) << loaded.out;
 }
 
 TEST(CliEdgesTest, ReplayFindsItsDefaultTraceFromAnotherDirectory) {

@@ -10,6 +10,8 @@
 // drove the fleet: the per-5-minute rate, the mean lengths, the length-bucket shares and the
 // burstiness.
 //
+// The same history is then a `twinscale plan` baseline (controller/plan/capacity_plan.h).
+//
 // Live scrape: Prometheus scrapes two cpprestsdk http_listeners serving a simulated fleet's
 // /metrics in real time for about 20 s, and the arrivals it recorded are read back the same way.
 //
@@ -35,6 +37,7 @@
 #include "absl/time/time.h"
 #include "controller/metrics/prometheus_client.h"
 #include "controller/metrics/prometheus_text.h"
+#include "controller/plan/capacity_plan.h"
 #include "controller/replay/history_trace.h"
 #include "controller/replay/simulated_cluster.h"
 #include "controller/state/fleet_snapshot.h"
@@ -273,6 +276,38 @@ TEST_F(PrometheusHistoryTest, BackfilledHourSynthesisesTheTraceThatDroveTheFleet
       orig_t.size(), synth->observed_requests, 100 * count_err, 100 * worst_rate, Mean(synth_p),
       Mean(orig_p), 100 * prompt_err, Mean(synth_o), Mean(orig_o), 100 * output_err,
       100 * worst_share, d_orig, synth->dispersion, d_synth, synth->cv, backfill_s, total_s);
+
+  // `twinscale plan` with this history as its baseline (its last 15 minutes), read through the
+  // same queries: the baseline holds the requests the fleet served in that span (within 5%), and
+  // a review of it sizes a fleet and twice it.
+  plan::Review review;
+  review.source = "prometheus-review.yaml";
+  review.baseline.kind = plan::Baseline::Kind::kPrometheus;
+  review.baseline.prometheus.url = prom.url();
+  review.baseline.prometheus.selector = q.selector;
+  review.baseline.prometheus.range = absl::Minutes(15);
+  review.baseline.prometheus.step = step;
+  review.baseline.prometheus.end = absl::FormatTime(absl::RFC3339_full, q.end, absl::UTCTimeZone());
+  plan::ProfileChoice profile;
+  profile.name = "h100";
+  profile.profile = "llama-3.1-8b-h100-sxm-tp1";
+  profile.gpu_hour_price = 2.5;
+  review.profiles = {profile};
+  plan::Scenario twice;
+  twice.name = "twice";
+  twice.rate = 2;
+  review.scenarios = {twice};
+  review.seeds = 1;
+  review.max_replicas = 32;
+  absl::StatusOr<plan::PlanResult> result = plan::RunPlan(review, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  double served = 0;
+  for (double t : orig_t) served += t > 15.0 * full - 900 && t <= 15.0 * full;
+  EXPECT_NEAR(static_cast<double>(result->scenarios[0].requests), served, 0.05 * served);
+  EXPECT_NEAR(static_cast<double>(result->scenarios[1].requests), 2 * served, 0.1 * served);
+  ASSERT_TRUE(result->at(0, 0).found);
+  ASSERT_TRUE(result->at(1, 0).found);
+  EXPECT_GT(result->at(1, 0).replicas, result->at(0, 0).replicas);
 }
 
 TEST_F(PrometheusHistoryTest, ErrorsNameThePrometheusUrlAndItsMessage) {

@@ -34,6 +34,7 @@
 #include "absl/strings/str_split.h"
 #include "controller/api/openapi_schema.h"
 #include "controller/api/spec_loader.h"
+#include "controller/plan/review.h"
 #include "controller/state/engine_args.h"
 #include "controller/twin/resolve.h"
 #include "gmock/gmock.h"
@@ -55,12 +56,18 @@ constexpr char kChartCrdPath[] =
 // the one folder of deploy/ that `kubectl apply -f` must not be given.
 constexpr char kPatchesDir[] = "deploy/patches";
 
-// Every plain manifest file: deploy/ but its patches, and the chart's non-template files
-// (templates/ holds Go template text, checked after rendering by chart_render_test; ci/ holds
-// values files).
+// `twinscale plan`'s review files: inputs to the CLI, not objects for the API server (a
+// `kubectl apply -f deploy/samples/` does not descend into the folder).
+constexpr char kReviewsDir[] = "deploy/samples/plan";
+
+// Every plain manifest file: deploy/ but its patches and the review files, and the chart's
+// non-template files (templates/ holds Go template text, checked after rendering by
+// chart_render_test; ci/ holds values files).
 std::vector<std::string> ManifestFiles() {
   std::vector<std::string> files;
-  for (const std::string& f : YamlFilesUnder("deploy", {"patches"})) files.push_back(f);
+  for (const std::string& f : YamlFilesUnder("deploy", {"patches", "samples/plan"})) {
+    files.push_back(f);
+  }
   for (const std::string& f : YamlFilesUnder("charts", {"twinscale/templates", "twinscale/ci"})) {
     if (f == "charts/twinscale/Chart.yaml" || f == "charts/twinscale/values.yaml") continue;
     files.push_back(f);
@@ -142,6 +149,20 @@ TEST(Manifests, EveryDocumentIsAnObjectWithKindAndName) {
 // `kubectl apply -f FOLDER` (not recursive) applies at most one scaler a workload: KEDA refuses a
 // second ScaledObject on a Deployment, and two HPAs would fight over its replicas. Alternatives
 // live in a subfolder.
+// The review files beside the samples are what `twinscale plan` reads, and no more: each parses
+// as a CapacityReview, whose profiles the binary ships.
+TEST(Manifests, EveryReviewFileIsACapacityReview) {
+  const std::vector<std::string> reviews = YamlFilesUnder(kReviewsDir);
+  EXPECT_GE(reviews.size(), 1u);
+  for (const std::string& file : reviews) {
+    SCOPED_TRACE(file);
+    absl::StatusOr<plan::Review> review = plan::LoadReviewFile(file);
+    ASSERT_TRUE(review.ok()) << review.status();
+    EXPECT_GE(review->profiles.size(), 2u) << "a review compares profiles";
+    EXPECT_GE(review->scenarios.size(), 6u) << "the documented example has six scenarios or more";
+  }
+}
+
 TEST(Manifests, AFolderAppliedWholeScalesEachWorkloadOnce) {
   std::map<std::string, std::string> scaler_of;  // "<folder> <namespace>/<kind>/<name>" -> where
   for (const Found& f : AllDocuments()) {

@@ -27,6 +27,7 @@
 #include "controller/api/openapi_schema.h"
 #include "controller/api/scaling_rules.h"
 #include "controller/api/spec.h"
+#include "controller/api/yaml_documents.h"
 #include "yaml-cpp/yaml.h"
 
 namespace twinscale::api {
@@ -121,39 +122,7 @@ std::string Where(const Source& source, const YAML::Mark& mark) {
   return absl::StrCat(Sv(source.name), ":", source.first_line + mark.line + 1, ": ");
 }
 
-// Splits a multi-document stream before each line that starts with the document marker "---" and
-// after each line that starts with "..." (followed by whitespace or nothing), as kubectl's YAML
-// reader does; YAML forbids both markers at the start of a line inside any scalar, so this never
-// cuts a value. Each piece is then parsed with YAML::Load: yaml-cpp 0.7's LoadAll can loop forever,
-// allocating, on some malformed input (fixed upstream after 0.7, jbeder/yaml-cpp#1319).
-struct Piece {
-  std::string text;
-  int first_line = 0;
-};
-std::vector<Piece> SplitDocuments(std::string_view text) {
-  const auto is_marker = [](std::string_view line, std::string_view marker) {
-    if (line.substr(0, 3) != marker) return false;
-    return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r';
-  };
-  std::vector<Piece> pieces(1);
-  int line_number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    end = end == std::string_view::npos ? text.size() : end + 1;
-    const std::string_view line = text.substr(start, end - start);
-    const std::string_view bare = line.substr(0, line.find_first_of("\r\n"));
-    if (is_marker(bare, "---") && !pieces.back().text.empty()) {
-      pieces.push_back(Piece{"", line_number});
-    }
-    if (pieces.back().text.empty()) pieces.back().first_line = line_number;
-    pieces.back().text.append(line);
-    if (is_marker(bare, "...")) pieces.push_back(Piece{"", line_number + 1});
-    ++line_number;
-    start = end;
-  }
-  return pieces;
-}
+using Piece = api::YamlPiece;
 
 // Problems found in one object, each with its place in the input.
 class Problems {
@@ -594,7 +563,7 @@ absl::StatusOr<std::vector<InferenceAutoscaler>> ParseInferenceAutoscalers(
                                             schemas.status().message()));
   }
   std::vector<InferenceAutoscaler> out;
-  for (const Piece& piece : SplitDocuments(yaml)) {
+  for (const Piece& piece : api::SplitYamlStream(yaml)) {
     const Source source{source_name, piece.first_line};
     YAML::Node doc;
     try {
@@ -706,7 +675,7 @@ absl::StatusOr<nlohmann::json> InferenceAutoscalerObject(std::string_view yaml,
   }
   std::vector<nlohmann::json> objects;
   try {
-    for (const Piece& piece : SplitDocuments(yaml))
+    for (const Piece& piece : api::SplitYamlStream(yaml))
       CollectObjects(YAML::Load(piece.text), false, objects);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(Sv(source_name), ": ", e.what()));

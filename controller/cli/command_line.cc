@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <map>
 #include <optional>
 
@@ -135,6 +136,12 @@ int ExitCodeFor(const absl::Status& status) {
     default:
       return 1;
   }
+}
+
+int Finish(absl::string_view subcommand, const absl::Status& status) {
+  if (status.ok()) return 0;
+  std::cerr << "twinscale " << subcommand << ": " << status.message() << "\n";
+  return ExitCodeFor(status);
 }
 
 }  // namespace twinscale::cli

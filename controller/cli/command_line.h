@@ -38,6 +38,10 @@ absl::Status ParseSubcommandFlags(const std::vector<std::string>& args,
 // profile named that is not there; ResourceExhausted, a run refused as too large), else 1.
 int ExitCodeFor(const absl::Status& status);
 
+// A subcommand's run ended with `status`: 0 when it is OK; else its message on stderr as one line,
+// "twinscale <subcommand>: <message>", and ExitCodeFor's code.
+int Finish(absl::string_view subcommand, const absl::Status& status);
+
 }  // namespace twinscale::cli
 
 #endif  // TWINSCALE_CONTROLLER_CLI_COMMAND_LINE_H_

@@ -223,13 +223,6 @@ absl::Status Run() {
 
 }  // namespace
 
-int RunPlanCommand() {
-  const absl::Status s = Run();
-  if (!s.ok()) {
-    std::cerr << "twinscale plan: " << s.message() << "\n";
-    return ExitCodeFor(s);
-  }
-  return 0;
-}
+int RunPlanCommand() { return Finish("plan", Run()); }
 
 }  // namespace twinscale::cli

@@ -59,13 +59,6 @@ absl::Status Run() {
 
 }  // namespace
 
-int RunProfilesCommand() {
-  const absl::Status s = Run();
-  if (!s.ok()) {
-    std::cerr << "twinscale profiles: " << s.message() << "\n";
-    return ExitCodeFor(s);
-  }
-  return 0;
-}
+int RunProfilesCommand() { return Finish("profiles", Run()); }
 
 }  // namespace twinscale::cli

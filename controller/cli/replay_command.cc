@@ -722,13 +722,6 @@ absl::Status Run() {
 
 }  // namespace
 
-int RunReplayCommand() {
-  const absl::Status s = Run();
-  if (!s.ok()) {
-    std::cerr << "twinscale replay: " << s.message() << "\n";
-    return ExitCodeFor(s);
-  }
-  return 0;
-}
+int RunReplayCommand() { return Finish("replay", Run()); }
 
 }  // namespace twinscale::cli

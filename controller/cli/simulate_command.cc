@@ -714,11 +714,7 @@ absl::Status Run(int* exit_code) {
 int RunSimulate() {
   int code = 1;
   const absl::Status s = Run(&code);
-  if (!s.ok()) {
-    std::cerr << "twinscale simulate: " << s.message() << "\n";
-    return ExitCodeFor(s);
-  }
-  return code;
+  return s.ok() ? code : Finish("simulate", s);
 }
 
 }  // namespace twinscale::cli

@@ -31,8 +31,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "controller/api/edit_distance.h"
+#include "controller/api/yaml_documents.h"
 #include "simulator/model/router.h"
 #include "simulator/workload/generators.h"
+#include "simulator/workload/trace_reader.h"
 #include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
@@ -46,65 +49,7 @@ absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.
 // (292 years at most) and adds them up, so a typo such as "1000000h" is refused here.
 constexpr absl::Duration kMaxDuration = absl::Hours(24 * 365);
 
-// The trace formats sim::ParseTraceFormat accepts (any case), kept as written. They are listed here
-// rather than parsed with it because sim::ParseTraceFormat lives in ts_sim_trace_io, which reads
-// files and which ts_plan_review does not link; the run parses the format again when it reads the
-// trace. A format added there is added here too.
-constexpr std::string_view kTraceFormats[] = {"auto", "azure", "mooncake", "burstgpt"};
-
-// One YAML document of the input: where it starts, so that messages give the input's own lines
-// (yaml-cpp's marks are 0-based and count from the document's first line).
-struct Piece {
-  std::string text;
-  int first_line = 0;  // 0-based line of the input where the piece starts
-};
-
-// Splits a stream before each line that starts with the document marker "---" and after each line
-// that starts with "..." (followed by whitespace or nothing); YAML forbids both at the start of a
-// line inside a scalar, so this never cuts a value. Each piece is then loaded with YAML::Load:
-// yaml-cpp 0.7's LoadAll can loop forever on some malformed input (jbeder/yaml-cpp#1319).
-std::vector<Piece> SplitDocuments(std::string_view text) {
-  const auto is_marker = [](std::string_view line, std::string_view marker) {
-    if (line.substr(0, 3) != marker) return false;
-    return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r';
-  };
-  std::vector<Piece> pieces(1);
-  int line_number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    end = end == std::string_view::npos ? text.size() : end + 1;
-    const std::string_view line = text.substr(start, end - start);
-    const std::string_view bare = line.substr(0, line.find_first_of("\r\n"));
-    if (is_marker(bare, "---") && !pieces.back().text.empty()) {
-      pieces.push_back(Piece{"", line_number});
-    }
-    if (pieces.back().text.empty()) pieces.back().first_line = line_number;
-    pieces.back().text.append(line);
-    if (is_marker(bare, "...")) pieces.push_back(Piece{"", line_number + 1});
-    ++line_number;
-    start = end;
-  }
-  return pieces;
-}
-
-// The number of single-character edits between a and b (for "did you mean" on unknown keys).
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      const bool same = absl::ascii_tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        absl::ascii_tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
+using Piece = api::YamlPiece;
 
 // A key as messages show it: escaped, and cut short when long.
 std::string Clip(std::string_view text) {
@@ -252,7 +197,7 @@ class Reader {
       // Suggest a name one edit away, or two for names of five letters or more ("sedes").
       size_t best = 3;
       for (std::string_view name : allowed) {
-        const size_t d = EditDistance(key, name);
+        const size_t d = api::EditDistance(key, name);
         if (d < best && (d <= 1 || name.size() >= 5) && d < name.size()) {
           best = d;
           hint = absl::StrCat(" (did you mean \"", Sv(name), "\"?)");
@@ -514,14 +459,10 @@ void ReadTrace(Reader& r, const Map& m, TraceBaseline* out) {
   if (!r.Require(m, "path", "the trace file")) return;
   r.String(m, "path", true, &out->path);
   r.String(m, "format", true, &out->format);
-  if (r.ok()) {
-    const std::string lower = absl::AsciiStrToLower(Sv(out->format));
-    if (std::find(std::begin(kTraceFormats), std::end(kTraceFormats), lower) ==
-        std::end(kTraceFormats)) {
-      r.Fail(m.Get("format").mark, m.PathOf("format"),
-             absl::StrCat("unknown trace format ", Quote(out->format),
-                          " (want auto, azure, mooncake or burstgpt)"));
-    }
+  if (r.ok() && !sim::ParseTraceFormat(out->format).ok()) {
+    r.Fail(m.Get("format").mark, m.PathOf("format"),
+           absl::StrCat("unknown trace format ", Quote(out->format),
+                        " (want auto, azure, mooncake or burstgpt)"));
   }
   r.Number(m, "rateScale", AboveUpTo(0, 1000), &out->rate_scale);
   r.Number(m, "timeScale", Above(0), &out->time_scale);
@@ -840,7 +781,7 @@ absl::StatusOr<Review> ParseReview(std::string_view yaml, std::string_view sourc
   try {
     // The one document of the file; empty pieces (comments, markers) are skipped.
     std::optional<YAML::Node> doc;
-    for (const Piece& piece : SplitDocuments(yaml)) {
+    for (const Piece& piece : api::SplitYamlStream(yaml)) {
       YAML::Node node;
       try {
         node = YAML::Load(piece.text);

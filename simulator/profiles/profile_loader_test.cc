@@ -323,21 +323,29 @@ TEST(Resolve, AnOverrideOfModelGpuOrTpRenamesTheDeployment) {
   const ProfileRegistry r = Embedded();
   const struct {
     const char* name;
-    DeploymentOverrides o;
+    void (*set)(DeploymentOverrides&);  // the overrides (the others left unset)
     const char* want;
   } cases[] = {
-      {"no override", {}, "llama-3.1-8b-h100-sxm-tp1"},
-      {"another GPU", {.gpu = "h200"}, "llama-3.1-8b-h200-tp1"},
-      {"another model", {.model = "llama-2-7b"}, "llama-2-7b-h100-sxm-tp1"},
-      {"another TP", {.tensor_parallel = 2}, "llama-3.1-8b-h100-sxm-tp2"},
+      {"no override", [](DeploymentOverrides&) {}, "llama-3.1-8b-h100-sxm-tp1"},
+      {"another GPU", [](DeploymentOverrides& o) { o.gpu = "h200"; }, "llama-3.1-8b-h200-tp1"},
+      {"another model", [](DeploymentOverrides& o) { o.model = "llama-2-7b"; },
+       "llama-2-7b-h100-sxm-tp1"},
+      {"another TP", [](DeploymentOverrides& o) { o.tensor_parallel = 2; },
+       "llama-3.1-8b-h100-sxm-tp2"},
       {"the profile's own GPU and TP",
-       {.gpu = "h100-sxm", .tensor_parallel = 1},
+       [](DeploymentOverrides& o) {
+         o.gpu = "h100-sxm";
+         o.tensor_parallel = 1;
+       },
        "llama-3.1-8b-h100-sxm-tp1"},
-      {"an engine limit", {.max_num_seqs = 64}, "llama-3.1-8b-h100-sxm-tp1"},
+      {"an engine limit", [](DeploymentOverrides& o) { o.max_num_seqs = 64; },
+       "llama-3.1-8b-h100-sxm-tp1"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    EXPECT_EQ(MustResolve(r, "llama-3.1-8b-h100-sxm-tp1", c.o).name, c.want);
+    DeploymentOverrides o;
+    c.set(o);
+    EXPECT_EQ(MustResolve(r, "llama-3.1-8b-h100-sxm-tp1", o).name, c.want);
   }
   // The H200 override is the H200 hardware: the same KV capacity as the H200 profile.
   DeploymentOverrides h200;

@@ -154,6 +154,16 @@ absl::Status Run() {
       trace = ShippedOr(trace);
     }
   }
+  if (!emit.empty() && !review.emit_profile.empty()) {
+    for (const plan::ProfileChoice& c : review.profiles) {
+      if (c.name == review.emit_profile && !Nameable(c)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--emit-policy: emitProfile ", c.name,
+                         " overrides its model or GPU, which an InferenceAutoscaler cannot say "
+                         "(spec.model.profile names a deployment profile)"));
+      }
+    }
+  }
   if (!emit.empty() && std::none_of(review.profiles.begin(), review.profiles.end(), Nameable)) {
     return absl::InvalidArgumentError(
         "--emit-policy: every profile of the review overrides its model or GPU, which an "

@@ -50,6 +50,12 @@ TEST(CliBadInputTest, EveryBadInputExitsTwoWithOneLineNamingIt) {
       "kind: CapacityReview\nbaseline:\n  synthetic:\n    rate: 100000\n    duration: 10h\n"
       "    prompt: {mean: 100}\n    output: {mean: 10}\nprofiles:\n"
       "  - {profile: llama-3.1-8b-h100-sxm-tp1, gpuHourPrice: 2}\n");
+  // A review that asks --emit-policy for a profile with its GPU overridden.
+  const std::string a100_review = scratch.Write(
+      "a100_review.yaml",
+      "kind: CapacityReview\nbaseline:\n  synthetic: {rate: 1, duration: 1m}\nprofiles:\n"
+      "  - {profile: llama-3.1-8b-h100-sxm-tp1, gpu: a100-80g, gpuHourPrice: 2, name: a100}\n"
+      "emitProfile: a100\n");
   const struct {
     std::string name, args, want;
   } cases[] = {
@@ -124,6 +130,9 @@ TEST(CliBadInputTest, EveryBadInputExitsTwoWithOneLineNamingIt) {
        "--out /proc/nope/out: cannot create the directory"},
       {"a simulate flag given to plan", "plan --review " + bad_review + " --rate 3",
        "unknown flag --rate"},
+      {"a policy for a profile no InferenceAutoscaler can name",
+       "plan --review " + a100_review + " --emit-policy " + scratch.File("p.yaml"),
+       "--emit-policy: emitProfile a100 overrides its model or GPU"},
       // Runs too large for the machine, refused before they start, with the flag that raises
       // the limit.
       {"ten thousand replicas on two requests",

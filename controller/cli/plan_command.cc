@@ -31,7 +31,6 @@
 #include "controller/plan/plan_report_html.h"
 #include "controller/plan/review.h"
 #include "controller/replay/report_html.h"
-#include "simulator/profiles/profile_loader.h"
 
 ABSL_FLAG(
     std::string, review, "",
@@ -175,17 +174,11 @@ absl::Status Run() {
   }
   plan::PlanOptions options;
   options.threads = Threads();
-  options.check_size = [&](double trace_requests) {
-    // The largest replica of the review's profiles (each resolves as RunPlan resolves it).
-    double replica_bytes = 0;
-    TS_ASSIGN_OR_RETURN(sim::ProfileRegistry registry, sim::ProfileRegistry::LoadEmbedded());
-    for (const plan::ProfileChoice& c : review.profiles) {
-      sim::DeploymentOverrides o;
-      o.model = c.model;
-      o.gpu = c.gpu;
-      o.tensor_parallel = c.tensor_parallel;
-      absl::StatusOr<sim::DeploymentSpec> d = registry.Resolve(c.profile, o);
-      if (d.ok()) replica_bytes = std::max(replica_bytes, ReplicaBytes(*d));
+  options.check_size = [&](double trace_requests,
+                           const std::vector<plan::ProfileSummary>& profiles) {
+    double replica_bytes = 0;  // the largest replica of the review's profiles
+    for (const plan::ProfileSummary& p : profiles) {
+      replica_bytes = std::max(replica_bytes, ReplicaBytes(p.deployment));
     }
     // A search per seed doubles, then bisects: about 2 log2(maxReplicas) + 4 runs, per profile.
     const int runs =

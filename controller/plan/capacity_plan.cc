@@ -522,7 +522,8 @@ absl::StatusOr<PlanResult> RunPlan(const Review& review, const PlanOptions& opti
       const double span = sim::Summarize(base).span_seconds;
       double total = 0;
       for (const Scenario& s : scenarios) total += EstimatedRequests(s, n, span);
-      TS_RETURN_IF_ERROR(options.check_size(total * static_cast<double>(plan.seeds.size())));
+      TS_RETURN_IF_ERROR(
+          options.check_size(total * static_cast<double>(plan.seeds.size()), plan.profiles));
     }
     for (size_t s = 0; s < scenarios.size(); ++s) {
       absl::StatusOr<sim::Trace> t =
@@ -544,12 +545,7 @@ absl::StatusOr<PlanResult> RunPlan(const Review& review, const PlanOptions& opti
     const sim::TraceSummary ts = sim::Summarize(t);
     sum.span_seconds = ts.span_seconds;
     sum.mean_rps = ts.mean_rate_rps;
-    std::vector<double> rates = WindowRates(t, kDemandWindow);
-    std::sort(rates.begin(), rates.end());
-    if (!rates.empty()) {
-      const size_t rank = static_cast<size_t>(std::ceil(0.95 * static_cast<double>(rates.size())));
-      sum.p95_rps = rates[std::clamp<size_t>(rank, 1, rates.size()) - 1];
-    }
+    sum.p95_rps = NearestRankP95(WindowRates(t, kDemandWindow));
     sum.mix = MixOf(t);
     plan.scenarios.push_back(std::move(sum));
   }

@@ -100,10 +100,11 @@ struct PlanOptions {
   absl::Time now = absl::UnixEpoch();
   // Called once per finished cell, under a lock (from any of the threads).
   std::function<void(const Cell&)> on_cell;
-  // Asked, before any scenario's trace is made, whether the review's traces fit: the requests of
-  // every (scenario, seed) in all, estimated from the first seed's baseline (EstimatedRequests).
-  // An error stops the review with it.
-  std::function<absl::Status(double trace_requests)> check_size;
+  // Asked, before any scenario's trace is made, whether the review fits: the requests of every
+  // (scenario, seed) in all, estimated from the first seed's baseline (EstimatedRequests), and the
+  // profiles as resolved. An error stops the review with it.
+  std::function<absl::Status(double trace_requests, const std::vector<ProfileSummary>& profiles)>
+      check_size;
 };
 
 // The baseline trace for one seed (read or drawn), before any scenario. Paths relative to the

@@ -213,7 +213,8 @@ TEST(RunPlan, TheSizeCheckSeesEveryScenarioAndSeedAndCanStopTheRun) {
   review.scenarios.push_back(twice);
   double asked = 0;
   PlanOptions options;
-  options.check_size = [&](double requests) {
+  options.check_size = [&](double requests, const std::vector<ProfileSummary>& profiles) {
+    EXPECT_EQ(profiles.size(), 1u);
     asked = requests;
     return absl::ResourceExhaustedError("too big");
   };

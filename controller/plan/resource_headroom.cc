@@ -16,14 +16,6 @@ constexpr int32_t kPrefixBlockTokens = 512;
 
 size_t Index(Resource r) { return static_cast<size_t>(r); }
 
-// The 95th percentile by nearest rank: the ceil(0.95 n)-th smallest.
-double P95(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(0.95 * static_cast<double>(v.size())));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
-
 // Seconds of GPU time to prefill `tokens` prompt tokens after `cached` tokens already in KV, in
 // chunks of at most `budget`, each attending to everything before it.
 double PrefillSeconds(const sim::LatencyModel& model, int64_t tokens, int64_t cached,
@@ -43,6 +35,13 @@ double PrefillSeconds(const sim::LatencyModel& model, int64_t tokens, int64_t ca
 }
 
 }  // namespace
+
+double NearestRankP95(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t rank = static_cast<size_t>(std::ceil(0.95 * static_cast<double>(values.size())));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
 
 std::string_view ResourceName(Resource r) {
   switch (r) {
@@ -236,11 +235,11 @@ PerResource ResourceDemand(const sim::Trace& trace, const DemandInputs& in) {
     kv[k] /= length;
     queue[k] = requests[k] * in.queue_delay_seconds;
   }
-  demand[Index(Resource::kRequests)] = P95(requests);
-  demand[Index(Resource::kPrefill)] = P95(prefill);
-  demand[Index(Resource::kDecode)] = P95(decode);
-  demand[Index(Resource::kKvMemory)] = P95(kv);
-  demand[Index(Resource::kQueue)] = P95(queue);
+  demand[Index(Resource::kRequests)] = NearestRankP95(requests);
+  demand[Index(Resource::kPrefill)] = NearestRankP95(prefill);
+  demand[Index(Resource::kDecode)] = NearestRankP95(decode);
+  demand[Index(Resource::kKvMemory)] = NearestRankP95(kv);
+  demand[Index(Resource::kQueue)] = NearestRankP95(queue);
   return demand;
 }
 

@@ -90,6 +90,9 @@ struct WindowGrid {
 };
 WindowGrid WindowsOf(const sim::Trace& trace, absl::Duration window);
 
+// The 95th percentile of `values` by nearest rank (the ceil(0.95 n)-th smallest); 0 when empty.
+double NearestRankP95(std::vector<double> values);
+
 // A workload's mix, as the capacities need it.
 struct WorkloadMix {
   double prompt_mean = 0;           // tokens per request

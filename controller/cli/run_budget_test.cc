@@ -35,7 +35,7 @@ TEST(RunBudgetTest, SimulateAndReplayCostsByHand) {
   EXPECT_NE(s.what.find("10 replicas"), std::string::npos) << s.what;
   EXPECT_NE(s.what.find("3 runs"), std::string::npos) << s.what;
   const RunCost r = ReplayCost(d, 100, 1e5, 3600, 2);
-  EXPECT_DOUBLE_EQ(r.bytes, 64 * kMiB + 100 * 125536.0 + 1e5 * (128 + 256 * 2));
+  EXPECT_DOUBLE_EQ(r.bytes, 64 * kMiB + 100 * 125536.0 + 1e5 * (128 + 16 * 2));
   // 2 x (1e5 x 4 us + 100 x 3600 x 7 us) = 2 x (0.4 + 2.52) s
   EXPECT_LT(absl::AbsDuration(r.cpu - absl::Seconds(5.84)), absl::Milliseconds(1));
   EXPECT_NE(r.what.find("2 policies"), std::string::npos) << r.what;

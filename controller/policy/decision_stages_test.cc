@@ -505,6 +505,109 @@ TEST(StabilizeTest, AScaleDownWaitsForTheWholeWindowToAgree) {
   EXPECT_EQ(Stabilize(8, base, History{}, none, T(1000)).replicas, 8);
 }
 
+// Clear evidence (Sizing::clearly_safe) shortens the wait to clear_scale_in_window (180 s) down to
+// the clearly safe size; below it the whole window still holds. Base 20; the window's
+// recommendations: 18 from 300 s to 195 s ago, then 12 over the last 180 s; this decision
+// recommends 10.
+TEST(StabilizeTest, ClearEvidenceScalesInAfterTheShorterWindow) {
+  struct Case {
+    const char* name;
+    int32_t clearly_safe;
+    History history;
+    int32_t want;
+    ReasonCode want_reason;
+  };
+  const int32_t base = 20;
+  History falling, recent_high, uncovered;
+  for (int s = 300; s >= 15; s -= 15) falling.emplace_back(T(1000 - s), s > 180 ? 18 : 12);
+  recent_high = falling;
+  recent_high.back().second = 15;  // 15 s ago
+  for (int s = 100; s >= 15; s -= 15) uncovered.emplace_back(T(1000 - s), 12);
+  for (const Case& tc : std::vector<Case>{
+           // The whole window holds 18; the clear 11 lets the last three minutes' 12 through.
+           {"clear below the shorter window's: that window holds", 11, falling, 12,
+            ReasonCode::kScaleInClear},
+           {"clear above the shorter window's: the clear size holds", 14, falling, 14,
+            ReasonCode::kScaleInClear},
+           {"a higher recommendation within the shorter window holds", 11, recent_high, 15,
+            ReasonCode::kScaleInClear},
+           {"no clear size: the whole window", 0, falling, 18, ReasonCode::kScaleDownStabilized},
+           {"clear, but no lower than the whole window's hold", 19, falling, 18,
+            ReasonCode::kScaleDownStabilized},
+           // After a restart the window is not observed in full: base, clear or not.
+           {"window not yet observed", 11, uncovered, base, ReasonCode::kScaleDownStabilized}}) {
+    const Stabilized s = Stabilize(10, base, tc.history, Config(), T(1000), tc.clearly_safe);
+    EXPECT_EQ(s.replicas, tc.want) << tc.name;
+    ASSERT_TRUE(s.reason.has_value()) << tc.name;
+    EXPECT_EQ(s.reason->kind, tc.want_reason) << tc.name;
+  }
+  // A recommendation the shorter window and the clear size both allow is taken as it is.
+  History agreeing;
+  for (int s = 300; s >= 15; s -= 15) agreeing.emplace_back(T(1000 - s), s > 180 ? 18 : 10);
+  const Stabilized at_rec = Stabilize(10, base, agreeing, Config(), T(1000), 10);
+  EXPECT_EQ(at_rec.replicas, 10);
+  // Scale-up and a shorter window switched off: clear evidence changes nothing.
+  EXPECT_EQ(Stabilize(25, base, falling, Config(), T(1000), 11).replicas, 25);
+  PolicyConfig off = Config();
+  off.clear_scale_in_window = absl::ZeroDuration();
+  EXPECT_EQ(Stabilize(10, base, falling, off, T(1000), 11).replicas, 18);
+}
+
+// Whether a change of level outlasts the warm-up, from the persistence weights (one per 15 s
+// interval ahead): the weight at the interval after the 60 s warm-up, the fourth, decides.
+TEST(StabilizeTest, ALevelLastsThroughTheWarmupWhenItsFourthWeightIsHalfOrMore) {
+  struct Case {
+    const char* name;
+    std::vector<double> weights;
+    absl::Duration interval;
+    bool want;
+  };
+  for (const Case& tc : std::vector<Case>{
+           {"no weights: no record", {}, absl::Seconds(15), false},
+           {"a ramp's weights", {1, 1, 0.95, 0.9, 0.9}, absl::Seconds(15), true},
+           {"bursts gone within a minute", {0.4, 0.2, 0.2, 0.05, 0}, absl::Seconds(15), false},
+           {"exactly half at the fourth", {0.9, 0.8, 0.6, 0.5, 0.1}, absl::Seconds(15), true},
+           {"fewer weights than the warm-up: the last stands", {1, 0.7}, absl::Seconds(15), true},
+           // 30 s intervals: the warm-up ends in the second.
+           {"longer intervals", {0.9, 0.6, 0.1, 0}, absl::Seconds(30), true},
+           {"no interval", {1, 1, 1, 1}, absl::ZeroDuration(), false}}) {
+    ForecastQuestion q;
+    q.rate_persistence = tc.weights;
+    q.rate_interval = tc.interval;
+    EXPECT_EQ(LastsThroughWarmup(q, Config()), tc.want) << tc.name;
+  }
+}
+
+// The early path opens only with both: a level that lasts through the warm-up (weights as above)
+// and minutes to spare over the target's window and the recent record (target 95% of minutes).
+TEST(StabilizeTest, TheEarlyPathNeedsALastingLevelAndMinutesToSpare) {
+  auto ledger = [](int32_t minutes, int32_t met) {
+    BudgetLedger l;
+    l.minutes = minutes;
+    l.minutes_met = met;
+    return l;
+  };
+  struct Case {
+    const char* name;
+    std::vector<double> weights;
+    BudgetLedger window, recent;
+    bool want;
+  };
+  const std::vector<double> lasting = {1, 1, 0.9, 0.9}, fading = {0.4, 0.2, 0.1, 0};
+  for (const Case& tc : std::vector<Case>{
+           {"lasting, both records at 100%", lasting, ledger(600, 600), ledger(30, 30), true},
+           {"lasting, exactly the target share", lasting, ledger(100, 95), ledger(20, 19), true},
+           {"lasting, no minutes counted yet", lasting, ledger(0, 0), ledger(0, 0), true},
+           {"lasting, the window short", lasting, ledger(100, 94), ledger(30, 30), false},
+           {"lasting, the recent record short", lasting, ledger(600, 590), ledger(30, 28), false},
+           {"fading, records full", fading, ledger(600, 600), ledger(30, 30), false}}) {
+    ForecastQuestion q;
+    q.rate_persistence = tc.weights;
+    q.rate_interval = absl::Seconds(15);
+    EXPECT_EQ(MayScaleInEarly(q, Config(), tc.window, tc.recent), tc.want) << tc.name;
+  }
+}
+
 // ---- 6. the rate limits ------------------------------------------------------------------------
 
 TEST(RateLimitTest, TheHpasPoliciesBoundEachStep) {

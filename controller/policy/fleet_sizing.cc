@@ -215,6 +215,16 @@ Sizing SizeFleet(const ForecastQuestion& question, const Forecaster& forecaster,
                  const SizingBounds& b) {
   Sizing out;
   Sizer(question, forecaster, b, out).Run();
+  if (out.outcome == Sizing::Outcome::kScaleIn) {
+    for (const Sizing::Asked& a : out.asked) {
+      if (a.margin < 1.0 && a.replicas < b.base && a.forecast.meets_slo &&
+          a.forecast.verdict_clear && (out.clearly_safe == 0 || a.replicas < out.clearly_safe)) {
+        out.clearly_safe = a.replicas;
+      }
+    }
+    // Never below the answer itself (a clear draw below it is noise the search did not follow).
+    if (out.clearly_safe > 0) out.clearly_safe = std::max(out.clearly_safe, out.replicas);
+  }
   return out;
 }
 

@@ -143,6 +143,10 @@ struct Sizing {
     int32_t pooled = 0;  // earlier draws pooled into `forecast`
   };
   std::vector<Asked> asked;  // every what-if, in order (ceilings excluded)
+  // The smallest size below base asked at the safety margin whose answer (pooled with the
+  // window's earlier draws) meets the SLO clearly (Forecast::verdict_clear); 0: none. A scale-in
+  // to it need not wait out the whole stabilization window (stabilize.h).
+  int32_t clearly_safe = 0;
   // The forecast for `n` at `margin` at that margin's target, if it was asked.
   std::optional<Forecast> Find(int32_t n, double margin) const;
 };

@@ -430,5 +430,47 @@ TEST(FleetSizingTest, EarlierDrawsDecideAScaleInTheLatestDrawLeavesUnclear) {
   EXPECT_TRUE(pooled.margin_priors_[1].empty());
 }
 
+// The clearly safe size (Sizing::clearly_safe): the smallest size asked at the margin whose answer
+// meets the target by more than its noise. A forecaster whose attainment at the margin climbs two
+// points a replica (0.80 + 0.02 n; the full threshold four points above) and calls a verdict clear
+// two points or more from the target (93%): 6 misses (92%), 7 meets but not clearly (94%), 8 and
+// up meet clearly (96%).
+class LinearForecaster : public Forecaster {
+ public:
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    const bool at_margin = q.slack_margin < 1.0;
+    if (q.attainment_tolerance == 0) asked_.push_back(q.candidate_replicas);
+    Forecast f;
+    f.attainment = std::min(1.0, (at_margin ? 0.80 : 0.84) + 0.02 * q.candidate_replicas);
+    f.meets_slo = 100 * f.attainment + 1e-9 >= q.percentile;
+    f.verdict_clear = std::abs(100 * f.attainment - q.percentile) >= 2 - 1e-9;
+    return f;
+  }
+  mutable std::vector<int32_t> asked_;
+};
+
+TEST(FleetSizingTest, TheClearlySafeSizeIsTheSmallestClearMeetAsked) {
+  const LinearForecaster f;
+  // From 12, steady: 11 at the margin (1.0, clear), so 12 is not asked; down from 11: 10, 9, 7
+  // (the gallop: 11 - 1, 11 - 2, 11 - 4, all meeting), 3 (misses), then bisection between 3 and
+  // 7: 5 (misses), 6 (misses). The answer is 7, which meets unclearly; the clear meets asked are
+  // 11, 10, 9: the smallest is 9 (8 was never asked).
+  const Sizing s = SizeFleet(Question(), f, Bounds(12, 12));
+  EXPECT_EQ(s.outcome, Sizing::Outcome::kScaleIn);
+  EXPECT_EQ(s.replicas, 7);
+  EXPECT_EQ(f.asked_, (std::vector<int32_t>{11, 10, 9, 7, 3, 5, 6}));
+  EXPECT_EQ(s.clearly_safe, 9);
+
+  // No scale-in allowed: no clearly safe size, whatever was asked.
+  const LinearForecaster g;
+  EXPECT_EQ(SizeFleet(Question(), g, Bounds(12, 12, /*scale_in_allowed=*/false)).clearly_safe, 0);
+  // A fleet that already needs all it has (6 misses at the full threshold, 7 at the margin): no
+  // scale-in, none.
+  const LinearForecaster h;
+  const Sizing held = SizeFleet(Question(), h, Bounds(7, 7));
+  EXPECT_NE(held.outcome, Sizing::Outcome::kScaleIn);
+  EXPECT_EQ(held.clearly_safe, 0);
+}
+
 }  // namespace
 }  // namespace twinscale::policy

@@ -51,6 +51,8 @@ std::string_view ReasonName(ReasonCode code) {
       return "Steady";
     case ReasonCode::kScaleDownStabilized:
       return "ScaleDownStabilized";
+    case ReasonCode::kScaleInClear:
+      return "ScaleInClear";
     case ReasonCode::kScaleUpLimit:
       return "ScaleUpLimit";
     case ReasonCode::kScaleDownLimit:

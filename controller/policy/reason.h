@@ -37,6 +37,7 @@ enum class ReasonCode {
   kSteady,
   // Stabilization (stabilize.h) and the rate limits (rate_limit.h).
   kScaleDownStabilized,
+  kScaleInClear,  // clear evidence: a scale-in after the shorter window
   kScaleUpLimit,
   kScaleDownLimit,
   // Admission advice (admission_advice.h).

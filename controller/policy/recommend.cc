@@ -89,7 +89,10 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   d.recommendation = sized.verdict.recommendation;
 
   // 5. The stabilization windows; 6. the rate limits. Stale inputs never scale in.
-  Stabilized stable = Stabilize(d.recommendation, base, history.recommendations, c, now);
+  const int32_t clearly_safe =
+      MayScaleInEarly(q, c, aim.budget.ledger, aim.budget.recent) ? sizing.clearly_safe : 0;
+  Stabilized stable =
+      Stabilize(d.recommendation, base, history.recommendations, c, now, clearly_safe);
   if (stable.reason) d.reasons.push_back(std::move(*stable.reason));
   RateLimited limited = LimitRate(stable.replicas, current, history.scale_events, c, now);
   if (limited.reason) d.reasons.push_back(std::move(*limited.reason));

@@ -2,6 +2,7 @@
 #include "controller/policy/stabilize.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_format.h"
 
@@ -9,19 +10,40 @@ namespace twinscale::policy {
 
 Stabilized Stabilize(int32_t recommendation, int32_t base,
                      const std::deque<std::pair<absl::Time, int32_t>>& recommendations,
-                     const PolicyConfig& c, absl::Time now) {
+                     const PolicyConfig& c, absl::Time now, int32_t clearly_safe) {
   Stabilized out;
   int32_t desired = recommendation;
   if (recommendation < base) {
     const absl::Duration window = c.scale_down.stabilization_window;
-    for (const auto& [t, r] : recommendations) {
-      if (now - t <= window) desired = std::max(desired, r);
-    }
+    // The largest recommendation within `w` of now, and the recommendation itself.
+    auto largest_within = [&](absl::Duration w) {
+      int32_t largest = recommendation;
+      for (const auto& [t, r] : recommendations) {
+        if (now - t <= w) largest = std::max(largest, r);
+      }
+      return largest;
+    };
+    desired = largest_within(window);
     const bool covered =
         window <= absl::ZeroDuration() ||
         (!recommendations.empty() && now - recommendations.front().first >= window);
     if (!covered) desired = base;
-    if (desired > recommendation) {
+    const absl::Duration short_window = c.clear_scale_in_window;
+    int32_t early = 0;  // where clear evidence takes the fleet, when below the whole window's hold
+    if (covered && clearly_safe > 0 && short_window > absl::ZeroDuration() &&
+        short_window < window) {
+      const int32_t held = std::max(clearly_safe, largest_within(short_window));
+      if (held < std::min(desired, base)) early = held;
+    }
+    if (early > 0) {
+      out.reason = MakeReason(
+          ReasonCode::kScaleInClear,
+          absl::StrFormat("%d replicas clearly meet the SLO at the safety margin: scaling in to %d "
+                          "after a %s window instead of %s (recommended: %d)",
+                          clearly_safe, early, absl::FormatDuration(short_window),
+                          absl::FormatDuration(window), recommendation));
+      desired = early;
+    } else if (desired > recommendation) {
       out.reason =
           MakeReason(ReasonCode::kScaleDownStabilized,
                      absl::StrFormat("waiting out the %s scale-down window (holding %d)",
@@ -36,6 +58,20 @@ Stabilized Stabilize(int32_t recommendation, int32_t base,
   }
   out.replicas = desired;
   return out;
+}
+
+bool LastsThroughWarmup(const ForecastQuestion& q, const PolicyConfig& c) {
+  if (q.rate_persistence.empty() || q.rate_interval <= absl::ZeroDuration()) return false;
+  const double ahead = std::ceil(absl::FDivDuration(c.warmup_expected, q.rate_interval));
+  const size_t k = static_cast<size_t>(std::max(1.0, ahead));
+  const double w = q.rate_persistence[std::min(k, q.rate_persistence.size()) - 1];
+  return w >= kLastsThroughWarmup;
+}
+
+bool MayScaleInEarly(const ForecastQuestion& q, const PolicyConfig& c, const BudgetLedger& window,
+                     const BudgetLedger& recent) {
+  return LastsThroughWarmup(q, c) && window.minute_percent() >= c.target_minutes &&
+         recent.minute_percent() >= c.target_minutes;
 }
 
 }  // namespace twinscale::policy

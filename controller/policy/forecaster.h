@@ -93,6 +93,13 @@ struct ForecastQuestion {
   uint64_t seed = 1;
 };
 
+// The entry of a per-interval path (`path`: rate_persistence or rate_season) for the k-th
+// rate_interval ahead (k >= 1), the last entry standing for every later interval. path not empty.
+inline double PathAt(const std::vector<double>& path, int64_t k) {
+  const int64_t last = static_cast<int64_t>(path.size());
+  return path[static_cast<size_t>(std::clamp<int64_t>(k, 1, last) - 1)];
+}
+
 // The rate a forecast path gives for the k-th rate_interval ahead (k = 1, 2, ...):
 // baseline + weights[k - 1] x (level - baseline), the last weight standing for every later
 // interval; the level itself without weights or before the first interval
@@ -100,8 +107,7 @@ struct ForecastQuestion {
 inline double RateAhead(double level, double baseline, const std::vector<double>& weights,
                         int64_t k) {
   if (weights.empty() || k < 1) return level;
-  const int64_t last = static_cast<int64_t>(weights.size());
-  return baseline + weights[static_cast<size_t>(std::min(k, last) - 1)] * (level - baseline);
+  return baseline + PathAt(weights, k) * (level - baseline);
 }
 // The same times the seasonal ratio for interval k (ForecastQuestion::rate_season; none when
 // `season` is empty or k < 1).
@@ -109,8 +115,7 @@ inline double RateAhead(double level, double baseline, const std::vector<double>
                         const std::vector<double>& season, int64_t k) {
   const double rate = RateAhead(level, baseline, weights, k);
   if (season.empty() || k < 1) return rate;
-  const int64_t last = static_cast<int64_t>(season.size());
-  return rate * season[static_cast<size_t>(std::min(k, last) - 1)];
+  return rate * PathAt(season, k);
 }
 
 struct Forecast {

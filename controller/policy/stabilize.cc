@@ -63,9 +63,8 @@ Stabilized Stabilize(int32_t recommendation, int32_t base,
 bool LastsThroughWarmup(const ForecastQuestion& q, const PolicyConfig& c) {
   if (q.rate_persistence.empty() || q.rate_interval <= absl::ZeroDuration()) return false;
   const double ahead = std::ceil(absl::FDivDuration(c.warmup_expected, q.rate_interval));
-  const size_t k = static_cast<size_t>(std::max(1.0, ahead));
-  const double w = q.rate_persistence[std::min(k, q.rate_persistence.size()) - 1];
-  return w >= kLastsThroughWarmup;
+  return PathAt(q.rate_persistence, static_cast<int64_t>(std::max(1.0, ahead))) >=
+         kLastsThroughWarmup;
 }
 
 bool MayScaleInEarly(const ForecastQuestion& q, const PolicyConfig& c, const BudgetLedger& window,

@@ -1,7 +1,10 @@
 // Spec + profile -> deployment, policy parameters, twin options: see resolve.h.
 #include "controller/twin/resolve.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -89,6 +92,9 @@ absl::StatusOr<ResolvedTarget> Resolve(const api::InferenceAutoscalerSpec& spec,
   c.admission_max_queue_per_replica = spec.admission.max_queue_per_replica;
   r.twin.deployment = r.deployment;
   r.twin.router = RouterFor(spec.routing);
+  // A decision's first batch is two or three units (twin_forecaster.h): two threads take most of
+  // it at once where the machine has them.
+  r.twin.threads = std::clamp(static_cast<int32_t>(std::thread::hardware_concurrency()), 1, 2);
   return r;
 }
 

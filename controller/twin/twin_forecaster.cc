@@ -2,11 +2,13 @@
 #include "controller/twin/twin_forecaster.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -571,11 +573,43 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
   const double target = q.percentile / 100.0;
   std::vector<GroupResult> units;
   int64_t judged_so_far = 0;
-  auto add = [&](int32_t u) {
-    units.push_back(run_unit(u));
-    judged_so_far += units.back().judged;
+  // Units first .. first + count - 1, appended in unit order. With options_.threads > 1 they run
+  // side by side, and threads left over simulate the units after them ahead of need (a what-if
+  // that is not yet clear takes another batch, most of them do: each unit depends on its index
+  // alone, so one simulated ahead and not needed changes nothing but the CPU time spent).
+  std::map<int32_t, GroupResult> ahead;
+  auto add = [&](int32_t first, int32_t count) {
+    const int32_t threads = std::max(1, options_.threads);
+    std::vector<int32_t> todo;
+    for (int32_t u = first; u < first + count; ++u) {
+      if (!ahead.contains(u)) todo.push_back(u);
+    }
+    // Ahead of need only beside needed work, on threads it leaves idle.
+    const int64_t end = sequential ? max_units : first + count;
+    for (int32_t u = first + count;
+         !todo.empty() && u < end && static_cast<int32_t>(todo.size()) < threads; ++u) {
+      if (!ahead.contains(u)) todo.push_back(u);
+    }
+    std::vector<GroupResult> done(todo.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < todo.size(); i = next++) done[i] = run_unit(todo[i]);
+    };
+    std::vector<std::thread> helpers;
+    for (int32_t t = 1; t < std::min<int32_t>(threads, static_cast<int32_t>(todo.size())); ++t) {
+      helpers.emplace_back(work);
+    }
+    work();
+    for (std::thread& h : helpers) h.join();
+    for (size_t i = 0; i < todo.size(); ++i) ahead.emplace(todo[i], std::move(done[i]));
+    for (int32_t u = first; u < first + count; ++u) {
+      auto it = ahead.find(u);
+      judged_so_far += it->second.judged;
+      units.push_back(std::move(it->second));
+      ahead.erase(it);
+    }
   };
-  for (int32_t u = 0; u < batch; ++u) add(u);
+  add(0, batch);
   while (sequential && static_cast<int64_t>(units.size()) < max_units) {
     const auto [a, se] = PooledAttainment(units);
     const bool clear = std::abs(a - target) >= VerdictMargin(units.size()) * se;
@@ -586,7 +620,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     const int64_t more = std::min<int64_t>(batch, max_units - static_cast<int64_t>(units.size()));
     const int64_t judged_per_unit = judged_so_far / static_cast<int64_t>(units.size());
     if (judged_so_far + judged_per_unit * more > options_.max_sample_requests) break;
-    for (int64_t u = 0; u < more; ++u) add(static_cast<int32_t>(units.size()));
+    add(static_cast<int32_t>(units.size()), static_cast<int32_t>(more));
   }
 
   // Pooled: attainment over every judged request; the TTFT p90 and mean scheduling delay of the

@@ -97,6 +97,10 @@ struct TwinOptions {
   // fleet's queues say how well its gateway balances; sim::RouterOptions::random_share). Last, so
   // the positional initialisations of the fields above keep their meaning.
   double router_random_share = 0;
+  // Threads that simulate a batch's units side by side (each unit is its own simulation with its
+  // own seed, and the batch is pooled in unit order, so the answer is the same for any count).
+  // 1: the caller's thread alone (decision_bench's one-core figures).
+  int32_t threads = 1;
 };
 
 class LengthCache;  // twin_forecaster.cc

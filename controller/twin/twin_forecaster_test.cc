@@ -269,6 +269,40 @@ TEST(TwinForecasterTest, KeptLengthsGiveExactlyTheAnswersOfAFreshForecaster) {
   }
 }
 
+TEST(TwinForecasterTest, ThreadsGiveExactlyTheAnswersOfOne) {
+  // Units simulated side by side, and ahead of need, are pooled in unit order: the same answer as
+  // one thread, unit for unit, whether the what-if stops at its first batch (clear) or grows near
+  // the target's edge (the loads below span both), sampled behind Random routing, sampled in
+  // groups behind a balancing router, and whole.
+  const TwinOptions random{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 1, 60000};
+  TwinOptions balanced = random;
+  balanced.router = sim::RouterKind::kLeastRequests;
+  TwinOptions whole = random;
+  whole.sample_replicas = 0;
+  whole.seeds = 3;
+  int32_t grown = 0;
+  for (const TwinOptions& base : {random, balanced, whole}) {
+    TwinOptions many = base;
+    many.threads = 3;
+    TwinForecaster one(base), three(many);
+    for (double rate : {300.0, 580.0, 610.0, 640.0}) {
+      SCOPED_TRACE(testing::Message()
+                   << "rate " << rate << " router " << static_cast<int>(base.router) << " sample "
+                   << base.sample_replicas);
+      const policy::Forecast a = one.Evaluate(Question(24, 24, rate));
+      const policy::Forecast b = three.Evaluate(Question(24, 24, rate));
+      EXPECT_TRUE(SameForecast(a, b));
+      EXPECT_EQ(a.requests, b.requests);
+      // Requests judged per request/s offered: the sample's size (as in the test above).
+      const double clear_size =
+          static_cast<double>(one.Evaluate(Question(24, 24, 300.0)).requests) / 300.0;
+      if (static_cast<double>(a.requests) / rate > 1.5 * clear_size) ++grown;
+    }
+  }
+  EXPECT_GT(grown, 0) << "no what-if grew past its first batch: the test would not see units "
+                         "simulated ahead of need";
+}
+
 TEST(TwinForecasterTest, AFewUnitsThatAgreeAreNotTakenForCertainty) {
   // A tiny load: every request meets its target, so the runs agree exactly and the spread between
   // them says "no error at all". Yet 2 runs of about 12 requests are not enough to tell 100% from

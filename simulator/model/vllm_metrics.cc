@@ -196,11 +196,18 @@ std::string FormatPrometheusClientFloat(double v) {
 void VllmMetrics::Histogram::Init(std::span<const double> edges) {
   upper_bounds.assign(edges.begin(), edges.end());
   le_text.clear();
-  for (double e : upper_bounds) le_text.push_back(FormatPrometheusClientFloat(e));
-  le_text.push_back("+Inf");
   counts.assign(upper_bounds.size() + 1, 0);
   sum = 0;
   count = 0;
+}
+
+const std::vector<std::string>& VllmMetrics::Histogram::LeText() const {
+  if (le_text.size() != upper_bounds.size() + 1) {
+    le_text.clear();
+    for (double e : upper_bounds) le_text.push_back(FormatPrometheusClientFloat(e));
+    le_text.push_back("+Inf");
+  }
+  return le_text;
 }
 
 void VllmMetrics::Histogram::Observe(double value, int64_t n) {
@@ -406,11 +413,12 @@ void VllmMetrics::RenderEngines(std::span<const VllmMetrics* const> engines, std
     std::string le;
     for (const VllmMetrics* m : engines) {
       const Histogram& h = m->histograms_[static_cast<int>(info.which)];
+      const std::vector<std::string>& le_text = h.LeText();
       int64_t cumulative = 0;
       for (size_t i = 0; i < h.counts.size(); ++i) {
         cumulative += h.counts[i];
         le = "le=\"";
-        le += h.le_text[i];
+        le += le_text[i];
         le += '"';
         sample(bucket, *m, le, static_cast<double>(cumulative));
       }

@@ -168,13 +168,16 @@ class VllmMetrics {
  private:
   struct Histogram {
     std::vector<double> upper_bounds;  // finite edges
-    std::vector<std::string> le_text;  // the `le` label value of each edge, then "+Inf"
-    std::vector<int64_t> counts;       // per bucket, size upper_bounds + 1
+    // The `le` label value of each edge, then "+Inf": formatted at the first render (the twin's
+    // replicas, which are never rendered, are built by the thousand per decision).
+    mutable std::vector<std::string> le_text;
+    std::vector<int64_t> counts;  // per bucket, size upper_bounds + 1
     double sum = 0;
     int64_t count = 0;
 
     void Init(std::span<const double> edges);
     void Observe(double value, int64_t n);
+    const std::vector<std::string>& LeText() const;
   };
 
   friend std::string RenderPod(const std::vector<const VllmMetrics*>& engines);

@@ -54,10 +54,10 @@ ordered_json CheckJson(const CheckedPrediction& c) {
 
 std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler, absl::Time origin,
                              const std::vector<CheckedPrediction>* checks) {
-  return DecisionLogJsonl(autoscaler.Name(), autoscaler.decisions(), autoscaler.speed_history(),
-                          autoscaler.prediction_error_ms(), origin, checks,
-                          autoscaler.prefill_speed_history(),
-                          autoscaler.router_random_share_history());
+  return DecisionLogJsonl(
+      autoscaler.Name(), autoscaler.decisions(), autoscaler.speed_history(),
+      autoscaler.prediction_error_ms(), origin, checks, autoscaler.prefill_speed_history(),
+      autoscaler.router_random_share_history(), autoscaler.extra_front_end_history());
 }
 
 std::string DecisionLogJsonl(std::string_view policy,
@@ -65,7 +65,8 @@ std::string DecisionLogJsonl(std::string_view policy,
                              const std::vector<double>& speed, const std::vector<double>& error,
                              absl::Time origin, const std::vector<CheckedPrediction>* checks,
                              const std::vector<double>& prefill_speed,
-                             const std::vector<double>& router_random_share) {
+                             const std::vector<double>& router_random_share,
+                             const std::vector<double>& extra_front_end_seconds) {
   std::string out;
   size_t next_check = 0;  // both in time order
   for (size_t i = 0; i < decisions.size(); ++i) {
@@ -106,6 +107,9 @@ std::string DecisionLogJsonl(std::string_view policy,
     if (i < prefill_speed.size()) j["prefill_speed"] = RoundForPeople(prefill_speed[i], 4);
     if (i < router_random_share.size()) {
       j["router_random_share"] = RoundForPeople(router_random_share[i], 4);
+    }
+    if (i < extra_front_end_seconds.size()) {
+      j["extra_front_end_ms"] = RoundForPeople(1000 * extra_front_end_seconds[i], 1);
     }
     j["prediction_error_ms"] = i < error.size() && std::isfinite(error[i])
                                    ? ordered_json(RoundForPeople(error[i], 1))

@@ -28,7 +28,8 @@
 // forecast for the interval just ended minus the observed p90 (null when either is unknown);
 // "speed" the calibrated decode speed factor after the decision, "prefill_speed" the prefill one
 // and "router_random_share" the share of requests the twin routes at random behind a balancing
-// router (each absent when not given). "twin_check" (twin_error.h) is the
+// router, "extra_front_end_ms" the time the twin adds to every request's front end
+// (calibration.h, "The front end") (each absent when not given). "twin_check" (twin_error.h) is the
 // twin's forecast for the fleet the decision left, over the span [time_s + judge_from_s, time_s +
 // horizon_s), beside what the truth served over it ("counted": in the run's bias and MAE; an
 // unknown observed value is null); absent for a decision replay did not check (the pre-roll's).
@@ -49,7 +50,8 @@
 namespace twinscale::replay {
 
 // One line per decision of `decisions`, in order, as `policy` took them; speed[i] and
-// prediction_error_ms[i] (NaN: unknown), prefill_speed[i] and router_random_share[i] go with
+// prediction_error_ms[i] (NaN: unknown), prefill_speed[i], router_random_share[i] and
+// extra_front_end_seconds[i] go with
 // decisions[i] (missing entries are null).
 // `origin` is the absl::Time of the trace's first arrival (ReplayConfig::start). `checks`
 // (ReplayResult::twin_checks; may be null) go with the decisions at their times.
@@ -60,7 +62,8 @@ std::string DecisionLogJsonl(std::string_view policy,
                              absl::Time origin = absl::UnixEpoch(),
                              const std::vector<CheckedPrediction>* checks = nullptr,
                              const std::vector<double>& prefill_speed = {},
-                             const std::vector<double>& router_random_share = {});
+                             const std::vector<double>& router_random_share = {},
+                             const std::vector<double>& extra_front_end_seconds = {});
 // The same for every decision `autoscaler` took.
 std::string DecisionLogJsonl(const TwinscaleAutoscaler& autoscaler,
                              absl::Time origin = absl::UnixEpoch(),

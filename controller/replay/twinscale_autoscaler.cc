@@ -227,6 +227,7 @@ int32_t TwinscaleAutoscaler::Decide(const ClusterView& view) {
   speed_history_.push_back(decider.forecaster().options().speed.decode);
   prefill_speed_history_.push_back(decider.forecaster().options().speed.prefill);
   router_random_share_history_.push_back(decider.forecaster().options().router_random_share);
+  extra_front_end_history_.push_back(decider.forecaster().options().extra_front_end_seconds);
   prediction_error_ms_.push_back(decider.last_prediction_error_ms().value_or(std::nan("")));
   decisions_.push_back(recorder->last());
   const policy::Decision& d = decisions_.back();

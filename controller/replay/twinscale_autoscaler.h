@@ -68,6 +68,7 @@ class TwinscaleAutoscaler : public Autoscaler {
   // as it stood) minus the observed p90 (ms; NaN when unknown).
   const std::vector<double>& speed_history() const { return speed_history_; }
   const std::vector<double>& prefill_speed_history() const { return prefill_speed_history_; }
+  const std::vector<double>& extra_front_end_history() const { return extra_front_end_history_; }
   const std::vector<double>& router_random_share_history() const {
     return router_random_share_history_;
   }
@@ -101,6 +102,7 @@ class TwinscaleAutoscaler : public Autoscaler {
   std::vector<double> speed_history_;  // the calibrated decode factor after each decision
   std::vector<double> prefill_speed_history_;
   std::vector<double> router_random_share_history_;
+  std::vector<double> extra_front_end_history_;  // seconds
   std::vector<double> prediction_error_ms_;
   std::vector<policy::Decision> decisions_;
   std::vector<std::string> victims_;

@@ -109,7 +109,7 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   bool any_fresh = false;
   bool arrivals_known = false;
   std::optional<metrics::CumulativeHistogram> ttft_inc, prompt_inc, output_inc, itl_inc,
-      prefill_inc, queue_inc, settled_prompt_inc;
+      prefill_inc, queue_inc, settled_prompt_inc, e2e_inc, decode_inc;
   std::map<std::string, PodMemory> current;
 
   for (const PodView& pod : view.pods) {
@@ -157,6 +157,8 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
       mem.itl = PodHistogram(pod.observation, &metrics::EngineObservation::itl);
       mem.prefill = PodHistogram(pod.observation, &metrics::EngineObservation::prefill_time);
       mem.queue = PodHistogram(pod.observation, &metrics::EngineObservation::queue_time);
+      mem.e2e = PodHistogram(pod.observation, &metrics::EngineObservation::e2e);
+      mem.decode = PodHistogram(pod.observation, &metrics::EngineObservation::decode_time);
 
       auto prev = previous_.find(pod.name);
       if (prev != previous_.end()) {
@@ -179,6 +181,8 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
           inc(prev->second.prefill, mem.prefill, prefill_inc);
           inc(prev->second.queue, mem.queue, queue_inc);
           inc(prev->second.prompt_tokens, mem.prompt_tokens, settled_prompt_inc);
+          inc(prev->second.e2e, mem.e2e, e2e_inc);
+          inc(prev->second.decode, mem.decode, decode_inc);
         }
       } else if (last_build_.has_value()) {
         // A pod new since the last decision: everything it has seen arrived in this window.
@@ -359,6 +363,19 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
         std::abs(settled_prompt_inc->count - prefill_inc->count) <= 0.02 * prefill_inc->count) {
       w.prefill_seconds_per_prompt_token =
           Input<double>::Value(prefill_inc->sum / settled_prompt_inc->sum);
+    }
+  }
+  if (e2e_inc && queue_inc && prefill_inc && decode_inc && e2e_inc->count > 0 &&
+      std::isfinite(e2e_inc->sum) && std::isfinite(queue_inc->sum) &&
+      std::isfinite(prefill_inc->sum) && std::isfinite(decode_inc->sum)) {
+    const double n = e2e_inc->count;
+    const bool same = std::abs(queue_inc->count - n) <= 0.02 * n &&
+                      std::abs(prefill_inc->count - n) <= 0.02 * n &&
+                      std::abs(decode_inc->count - n) <= 0.02 * n;
+    if (same) {
+      w.front_end_seconds = Input<double>::Value(
+          (e2e_inc->sum - queue_inc->sum - prefill_inc->sum - decode_inc->sum) / n);
+      w.front_end_requests = n;
     }
   }
   if (auto m = mean_of(queue_inc)) {

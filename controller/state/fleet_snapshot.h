@@ -98,6 +98,16 @@ struct WorkloadEstimate {
   // scheduled): what calibration fits the gateway's balance against.
   Input<double> queue_mean_seconds = Input<double>::Stale("no data yet");
   double queue_requests = 0;
+  // The time before the engine (calibration's front end), over front_end_requests requests that
+  // finished in the window on settled pods: their mean end-to-end latency less their mean queue,
+  // prefill and decode times (vllm:e2e_request_latency_seconds, request_queue_time_seconds,
+  // request_prefill_time_seconds, request_decode_time_seconds, all observed as a request
+  // finishes, so the four means are over the same requests). vLLM's arrival time is stamped in
+  // the API server, its queue time starts when the engine has the request, and the four phases
+  // are consecutive, so the difference is the API server's own time (tokenization, hand-over).
+  // Stale where the four histograms counted different requests.
+  Input<double> front_end_seconds = Input<double>::Stale("no data yet");
+  double front_end_requests = 0;
   double kv_usage_mean = 0;
 };
 
@@ -189,7 +199,7 @@ class SnapshotBuilder {
     absl::Time scraped_at;
     double finished = 0, in_flight = 0;
     std::optional<metrics::CumulativeHistogram> ttft, prompt_tokens, generation_tokens, itl,
-        prefill, queue;
+        prefill, queue, e2e, decode;
   };
   SnapshotOptions options_;
   std::map<std::string, PodMemory> previous_;  // by pod name (ordered: deterministic)

@@ -152,6 +152,42 @@ TEST(SnapshotBuilderTest, PrefillTimeIsTheSettledPodsMeanOverTheWindow) {
                    .workload.prefill_mean_seconds.usable());
 }
 
+TEST(SnapshotBuilderTest, TheFrontEndIsEndToEndLessQueuePrefillAndDecode) {
+  // Over the requests the settled pods finished in the window, end-to-end latency less queue,
+  // prefill and decode time (vLLM observes all four as a request finishes). Pod a, settled,
+  // finishes 20 requests in the window: e2e +90 s (4.5 s each), queue +2 (0.1), prefill +4
+  // (0.2), decode +83.4 (4.17): 4.5 - 0.1 - 0.2 - 4.17 = 0.03 s. Pod b, Ready for 30 s, finishes
+  // 10 with a 1 s front end each; left out as its prefill times are.
+  SnapshotBuilder b({absl::Seconds(45), 0.5, 20});
+  auto pod = [](std::string n, absl::Time t, absl::Duration ready_for, double count, double e2e,
+                double queue, double prefill, double decode) {
+    PodView p = Ready(std::move(n), t, 0, 0, count);
+    p.ready_for = ready_for;
+    metrics::EngineObservation& e = p.observation.engines[0];
+    e.e2e = Hist({1, 10}, {0, count, count}, e2e);
+    e.queue_time = Hist({1, 10}, {count, count, count}, queue);
+    e.prefill_time = Hist({1, 10}, {count, count, count}, prefill);
+    e.decode_time = Hist({1, 10}, {0, count, count}, decode);
+    return p;
+  };
+  const absl::Duration settled = absl::Minutes(10);
+  b.Build(View(T(0), {pod("a", T(0), settled, 100, 450, 10, 20, 417),
+                      pod("b", T(0), absl::Seconds(15), 0, 0, 0, 0, 0)}));
+  const FleetSnapshot s =
+      b.Build(View(T(15), {pod("a", T(15), settled, 120, 540, 12, 24, 500.4),
+                           pod("b", T(15), absl::Seconds(30), 10, 50, 1, 2, 37)}));
+  ASSERT_TRUE(s.workload.front_end_seconds.usable());
+  EXPECT_NEAR(s.workload.front_end_seconds.value(), 0.03, 1e-9);
+  EXPECT_EQ(s.workload.front_end_requests, 20);
+  // Histograms that counted different requests (a decode histogram 5% short: a scrape that
+  // caught the page mid-update) say nothing.
+  SnapshotBuilder torn({absl::Seconds(45), 0.5, 20});
+  torn.Build(View(T(0), {pod("a", T(0), settled, 100, 450, 10, 20, 417)}));
+  PodView later = pod("a", T(15), settled, 120, 540, 12, 24, 500.4);
+  later.observation.engines[0].decode_time = Hist({1, 10}, {0, 119, 119}, 500.4);
+  EXPECT_FALSE(torn.Build(View(T(15), {later})).workload.front_end_seconds.usable());
+}
+
 TEST(SnapshotBuilderTest, LengthsComeFromEnoughRequestsNotFromOneQuietWindow) {
   // Prompt buckets le 1000, 5000, +Inf; the options ask for at least 200 requests. Cumulative
   // counts and sums of one pod over four windows:

@@ -18,10 +18,28 @@ constexpr double kMinDecodeSlope = 0.2;
 
 }  // namespace
 
+void Calibrator::UpdateFrontEnd(const state::WorkloadEstimate& w,
+                                const policy::ForecastQuestion& observed,
+                                const TwinForecaster& twin) {
+  state_.last_observed_front_end.reset();
+  if (!w.front_end_seconds.usable() || !(w.front_end_requests >= options_.min_prefill_requests)) {
+    return;
+  }
+  const double front_end = w.front_end_seconds.value();
+  // What the profile's model already puts there, for this window's mean prompt.
+  const double own = twin.OwnFrontEndSeconds(observed.prompt_tokens_mean);
+  const double extra = std::max(-own, front_end - own);
+  state_.last_observed_front_end = front_end;
+  state_.extra_front_end_seconds +=
+      options_.front_end_smoothing * (extra - state_.extra_front_end_seconds);
+  ++state_.front_end_updates;
+}
+
 const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
                                            const policy::ForecastQuestion& observed,
                                            const TwinForecaster& twin) {
   const state::WorkloadEstimate& w = snap.workload;
+  UpdateFrontEnd(w, observed, twin);
   if (!w.itl_mean_seconds.usable() || w.itl_mean_seconds.value() <= 0 ||
       w.itl_tokens < options_.min_itl_tokens || observed.ready.empty() ||
       !(observed.arrival_rate >= 0)) {

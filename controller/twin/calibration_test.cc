@@ -101,6 +101,74 @@ TEST(CalibrationTest, TheFirstWindowSetsTheFactorItShows) {
   }
 }
 
+TEST(CalibrationTest, TheFrontEndBeyondTheProfilesIsFoundWindowByWindow) {
+  // Each window shows a front end of 30 ms over 100 finished requests; each moves the twin's
+  // extra front end a tenth of the way there from 0: after k windows 30 x (1 - 0.9^k) ms beyond
+  // what the profile's model has. Worked: 3 ms after one, 5.7 after two, 30 x (1 - 0.9^10) =
+  // 19.54 after ten. A profile with 10 ms of its own (a0) heads for 20 more; one with 50 ms
+  // heads for -20 (never below -50: no front end is shorter than none).
+  auto window = [](double front_end, double requests) {
+    state::FleetSnapshot s = Window(0.020);
+    s.workload.front_end_seconds = state::Input<double>::Value(front_end);
+    s.workload.front_end_requests = requests;
+    return s;
+  };
+  auto twin_with_a0 = [](double a0_us) {
+    TwinForecaster t = Twin();
+    TwinOptions o = t.options();
+    o.deployment.linear.a0_us = a0_us;
+    return TwinForecaster(o);
+  };
+  struct Case {
+    std::string name;
+    double a0_us;
+    int windows;
+    double want_ms;
+  };
+  const std::vector<Case> cases = {
+      {"one window", 0, 1, 3.0},
+      {"two windows", 0, 2, 5.7},
+      {"ten windows", 0, 10, 30 * (1 - std::pow(0.9, 10))},
+      {"a profile with 10 ms of its own, ten windows", 10000, 10, 20 * (1 - std::pow(0.9, 10))},
+      {"a profile with 50 ms, ten windows", 50000, 10, -20 * (1 - std::pow(0.9, 10))},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const TwinForecaster twin = twin_with_a0(c.a0_us);
+    EXPECT_NEAR(twin.OwnFrontEndSeconds(512), c.a0_us / 1e6, 1e-9);
+    Calibrator calibrator;
+    for (int i = 0; i < c.windows; ++i) calibrator.Update(window(0.030, 100), Observed(), twin);
+    EXPECT_EQ(calibrator.state().front_end_updates, c.windows);
+    EXPECT_NEAR(1000 * calibrator.state().extra_front_end_seconds, c.want_ms, 1e-6);
+  }
+  // A window of fewer finished requests than min_prefill_requests (10), or none measured, leaves
+  // it where it is.
+  Calibrator calibrator;
+  calibrator.Update(window(0.030, 100), Observed(), Twin());
+  calibrator.Update(window(0.500, 9), Observed(), Twin());
+  calibrator.Update(Window(0.020), Observed(), Twin());
+  EXPECT_EQ(calibrator.state().front_end_updates, 1);
+  EXPECT_NEAR(calibrator.state().extra_front_end_seconds, 0.003, 1e-12);
+}
+
+TEST(CalibrationTest, AnExtraFrontEndDelaysEveryFirstTokenByItself) {
+  // The twin adds the extra front end to every request before its engine sees it: on a fleet with
+  // room to spare (no queue), every TTFT is longer by exactly that, so the p90 moves by 30 ms.
+  policy::ForecastQuestion q = Observed();
+  q.ready.assign(4, {/*waiting=*/0, /*running=*/0, /*kv_usage=*/0});
+  q.arrival_rate = 10;
+  q.output_tokens_mean = 4;  // a few 20 ms steps each: the four replicas are mostly idle
+  q.horizon = absl::Seconds(120);
+  q.ttft_threshold = absl::Milliseconds(500);
+  TwinForecaster twin = Twin();
+  const policy::Forecast before = twin.Evaluate(q);
+  TwinOptions o = twin.options();
+  o.extra_front_end_seconds = 0.030;
+  const policy::Forecast after = TwinForecaster(o).Evaluate(q);
+  ASSERT_GT(before.requests, 500);
+  EXPECT_NEAR(after.ttft_p90_ms - before.ttft_p90_ms, 30.0, 0.5);
+}
+
 TEST(CalibrationTest, LaterWindowsAreSmoothedAndBracketedAroundTheCurrentFactor) {
   // Smoothing 0.3, bracket 1.3. Each step's fit stays within [f / 1.3, f x 1.3] of the current
   // factor f (and the bounds); the new factor is 0.7 f + 0.3 x the fit.

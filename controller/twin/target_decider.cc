@@ -43,6 +43,7 @@ void TargetDecider::Reconfigure(policy::PolicyConfig config, TwinOptions twin,
   if (calibrate_) {
     forecaster_.set_speed(kept.speed);
     forecaster_.set_router_random_share(kept.router_random_share);
+    forecaster_.set_extra_front_end_seconds(kept.extra_front_end_seconds);
   }
 }
 
@@ -99,6 +100,7 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
         calibrator_.Update(snap, policy::ObservedQuestion(snap, config_), forecaster_);
     forecaster_.set_speed(s.speed);
     forecaster_.set_router_random_share(s.router_random_share);
+    forecaster_.set_extra_front_end_seconds(s.extra_front_end_seconds);
   }
   prediction_error_ms_.reset();
   if (next_window_p90_ms_.has_value() &&

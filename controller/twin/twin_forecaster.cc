@@ -142,6 +142,13 @@ class LengthCache {
   size_t kept_requests_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+double TwinForecaster::OwnFrontEndSeconds(double prompt_tokens) const {
+  const std::shared_ptr<const sim::LatencyModel> latency =
+      sim::MakeLatencyModel(options_.deployment, options_.speed);
+  return latency->FrontEndDelay(static_cast<int32_t>(std::clamp(prompt_tokens, 0.0, 1e9)))
+      .seconds();
+}
+
 TwinForecaster::TwinForecaster(TwinOptions options)
     : options_(std::move(options)), lengths_(std::make_shared<LengthCache>()) {}
 
@@ -181,6 +188,10 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   // The twin's requests carry no prefix hashes (the observed traffic's sharing is not known per
   // request), so a prefix cache would only cost its bookkeeping.
   fo.deployment.engine.enable_prefix_caching = false;
+  // The front end the fleet shows beyond the model's (calibration.h): both latency models' front
+  // end is a0 + a1 x prompt (the roofline's a0 is front_end_delay_us).
+  fo.deployment.roofline.front_end_delay_us += 1e6 * options.extra_front_end_seconds;
+  fo.deployment.linear.a0_us += 1e6 * options.extra_front_end_seconds;
   fo.speed = options.speed;
   fo.router.kind = options.router;
   fo.router.random_share = options.router_random_share;

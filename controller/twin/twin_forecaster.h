@@ -101,6 +101,9 @@ struct TwinOptions {
   // own seed, and the batch is pooled in unit order, so the answer is the same for any count).
   // 1: the caller's thread alone (decision_bench's one-core figures).
   int32_t threads = 1;
+  // Time before the engine sees a request, beyond what the deployment's latency model puts there
+  // (calibration.h, "The front end"): added to every simulated request's front end.
+  double extra_front_end_seconds = 0;
 };
 
 class LengthCache;  // twin_forecaster.cc
@@ -141,6 +144,10 @@ class TwinForecaster : public policy::Forecaster {
   const TwinOptions& options() const { return options_; }
   void set_speed(sim::SpeedFactors s) { options_.speed = s; }
   void set_router_random_share(double share) { options_.router_random_share = share; }
+  void set_extra_front_end_seconds(double s) { options_.extra_front_end_seconds = s; }
+  // The deployment's own front-end time for a prompt of `prompt_tokens` (its latency model's,
+  // without the extra above).
+  double OwnFrontEndSeconds(double prompt_tokens) const;
 
  private:
   policy::Forecast EvaluateOnce(const policy::ForecastQuestion& q, uint64_t seed) const;

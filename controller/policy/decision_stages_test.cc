@@ -218,7 +218,7 @@ PolicyHistory Served(int minutes, double percent, absl::Time now) {
 }
 
 TEST(AimTest, TheRecordMovesTheAimByItsDistanceFromTheSetPoint) {
-  // Target 95%, set point 96.5% (the 1.5-point cushion); the aim may go down to percentile +
+  // Target 95%, set point 96% (the 1-point cushion); the aim may go down to percentile +
   // headroom and up by 2 points; no move on less than 10 minutes of record.
   struct Case {
     const char* name;
@@ -228,14 +228,14 @@ TEST(AimTest, TheRecordMovesTheAimByItsDistanceFromTheSetPoint) {
     double want_aim;
     ReasonCode want;
   };
-  for (const Case& tc : std::vector<Case>{
-           {"no record", 0, 0, 90, 95, ReasonCode::kOther},
-           {"too short a record", 5, 98, 90, 95, ReasonCode::kOther},
-           {"a surplus lowers it", 20, 98, 90, 93.5, ReasonCode::kSurplusSpent},
-           {"to its floor", 20, 100, 92, 93, ReasonCode::kSurplusSpent},
-           {"a shortfall raises it", 20, 95.5, 90, 96, ReasonCode::kShortfallOnRecord},
-           {"by at most 2 points", 20, 90, 90, 97, ReasonCode::kShortfallOnRecord},
-           {"on the set point", 20, 96.5, 90, 95, ReasonCode::kOther}}) {
+  for (const Case& tc :
+       std::vector<Case>{{"no record", 0, 0, 90, 95, ReasonCode::kOther},
+                         {"too short a record", 5, 98, 90, 95, ReasonCode::kOther},
+                         {"a surplus lowers it", 20, 98, 90, 93, ReasonCode::kSurplusSpent},
+                         {"to its floor", 20, 100, 92, 93, ReasonCode::kSurplusSpent},
+                         {"a shortfall raises it", 20, 95, 90, 96, ReasonCode::kShortfallOnRecord},
+                         {"by at most 2 points", 20, 90, 90, 97, ReasonCode::kShortfallOnRecord},
+                         {"on the set point", 20, 96, 90, 95, ReasonCode::kOther}}) {
     PolicyConfig c = Config();
     c.percentile = tc.percentile;
     const Aim aim = AimAt(Served(tc.minutes, tc.served_percent, T(3600)), c, T(3600));

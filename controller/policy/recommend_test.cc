@@ -694,8 +694,8 @@ void AddServed(PolicyHistory& h, absl::Time now, int from_s, int to_s, double pe
 }
 
 TEST(RecommendTest, TheBudgetOnRecordWorkedByHand) {
-  // Target 95% of requests: the aim is 95%; a point and a half of cushion puts the set point at
-  // 96.5%; the aim never below 90 + 1, so at most 4 points lower, and at most 2 points higher.
+  // Target 95% of requests: the aim is 95%; a point of cushion puts the set point at 96%; the aim
+  // never below 90 + 1, so at most 4 points lower, and at most 2 points higher.
   // The record moving it is the last 30 minutes' (slo.ttft.surplusWindow); the ledger is the
   // target's 24 hours. Intervals every 15 s up to 15 s before now, 1,000 requests each.
   const PolicyConfig c = Config();
@@ -710,14 +710,14 @@ TEST(RecommendTest, TheBudgetOnRecordWorkedByHand) {
       {"no record", {}, 100, 100, 0, 0, ""},
       {"5 minutes at 99%: too short a record to spend", {{300, 15, 99}}, 99, 99, 0, 0, ""},
       {"5 minutes at 80%: too short a record to raise", {{300, 15, 80}}, 80, 80, 0, 0, ""},
-      {"20 minutes at 97%: 97 - 96.5", {{1200, 15, 97}}, 97, 97, 0.5, 0, "SurplusSpent"},
-      {"20 minutes at 96.5%: on the set point", {{1200, 15, 96.5}}, 96.5, 96.5, 0, 0, ""},
-      {"20 minutes at 95.3%: 96.5 - 95.3",
+      {"20 minutes at 97%: 97 - 96", {{1200, 15, 97}}, 97, 97, 1, 0, "SurplusSpent"},
+      {"20 minutes at 96%: on the set point", {{1200, 15, 96}}, 96, 96, 0, 0, ""},
+      {"20 minutes at 95.3%: 96 - 95.3",
        {{1200, 15, 95.3}},
        95.3,
        95.3,
        0,
-       1.2,
+       0.7,
        "ShortfallOnRecord"},
       {"20 minutes at 90%: raised by 2 at most",
        {{1200, 15, 90}},
@@ -726,11 +726,11 @@ TEST(RecommendTest, TheBudgetOnRecordWorkedByHand) {
        0,
        2,
        "ShortfallOnRecord"},
-      {"30 minutes at 99.9%: 99.9 - 96.5, up to 4",
+      {"30 minutes at 99.9%: 99.9 - 96, up to 4",
        {{1800, 15, 99.9}},
        99.9,
        99.9,
-       3.4,
+       3.9,
        0,
        "SurplusSpent"},
       // 40 minutes back to 31 at 80%, then 30 minutes at 98%: only the last 30 move the aim; the
@@ -739,7 +739,7 @@ TEST(RecommendTest, TheBudgetOnRecordWorkedByHand) {
        {{2400, 1815, 80}, {1800, 15, 98}},
        98,
        (80.0 * 40 + 98.0 * 120) / 160,
-       1.5,
+       2,
        0,
        "SurplusSpent"},
   };
@@ -767,7 +767,7 @@ TEST(RecommendTest, TheBudgetOnRecordWorkedByHand) {
   AddServed(short_record, now, 1200, 15, 90);
   EXPECT_NEAR(BudgetAt(short_record, strict, now).shift.raised_by, 0.5, 1e-9);
   // spec.slo.ttft.surplusWindow: 0s moves nothing; a 5-minute window needs only its 5 minutes
-  // of record (5 minutes at 99%: 99 - 95 - 1.5 = 2.5).
+  // of record (5 minutes at 99%: 99 - 95 - 1 = 3).
   PolicyHistory h;
   AddServed(h, now, 300, 15, 99);
   PolicyConfig off = c;
@@ -776,7 +776,7 @@ TEST(RecommendTest, TheBudgetOnRecordWorkedByHand) {
   EXPECT_EQ(BudgetAt(short_record, off, now).shift.raised_by, 0);
   PolicyConfig five = c;
   five.surplus_window = absl::Minutes(5);
-  EXPECT_NEAR(BudgetAt(h, five, now).shift.lowered_by, 2.5, 1e-9);
+  EXPECT_NEAR(BudgetAt(h, five, now).shift.lowered_by, 3, 1e-9);
 }
 
 // Attainment proportional to capacity (replicas x 8.5 req/s x the slack margin) over the rate,
@@ -794,12 +794,12 @@ class AimedForecaster : public Forecaster {
 
 TEST(RecommendTest, TheServedRecordMovesTheAimAndTheAnswer) {
   // 12 Ready replicas; 20 minutes of record at `served` percent move the 95% aim to the set point
-  // (96.5%) by the difference: down by a surplus, up by a shortfall, at most 2 points.
+  // (96%) by the difference: down by a surplus, up by a shortfall, at most 2 points.
   // - 80 req/s: at the margin (0.8) 11 replicas show 11 x 6.8 / 80 = 93.5%, short of 95: hold at
-  //   12. Served 98.5%: the aim is 95 - (98.5 - 96.5) = 93%, which 11 meet (10 show 85%): scale in.
+  //   12. Served 98%: the aim is 95 - (98 - 96) = 93%, which 11 meet (10 show 85%): scale in.
   // - 125 req/s: 12 x 8.5 / 125 = 81.6% (below the SLO's 90: scaled up at once); 13 show 88.4%; 14
-  //   show 95.2%, which meets 95: 14. Served 94.5% (a twin that forecast too well): the aim is
-  //   95 + (96.5 - 94.5) = 97%, which 14 no longer meet; 15 (100%) do.
+  //   show 95.2%, which meets 95: 14. Served 94% (a twin that forecast too well): the aim is
+  //   95 + (96 - 94) = 97%, which 14 no longer meet; 15 (100%) do.
   struct Case {
     std::string name;
     double rate;
@@ -810,9 +810,9 @@ TEST(RecommendTest, TheServedRecordMovesTheAimAndTheAnswer) {
   };
   const Case cases[] = {
       {"no record, 80 req/s", 80, -1, 95, 12, "", ""},
-      {"a surplus", 80, 98.5, 93, 11, "SurplusSpent", "98.50% of 80000 requests"},
+      {"a surplus", 80, 98, 93, 11, "SurplusSpent", "98.00% of 80000 requests"},
       {"no record, 125 req/s", 125, -1, 95, 14, "", ""},
-      {"a shortfall", 125, 94.5, 97, 15, "ShortfallOnRecord", "94.50% of 80000 requests"},
+      {"a shortfall", 125, 94, 97, 15, "ShortfallOnRecord", "94.00% of 80000 requests"},
   };
   const PolicyConfig c = Config();
   const absl::Time now = T(7200);

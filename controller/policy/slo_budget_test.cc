@@ -65,7 +65,7 @@ BudgetLedger Ledger(double request_percent, int32_t minutes, int32_t minutes_met
 }
 
 TEST(SloBudgetTest, TheShiftFollowsTheRecordAroundTheSetPoint) {
-  // Rules: target 95% of requests, cushion 1.5 (set point 96.5), at most 4 points lower and 2
+  // Rules: target 95% of requests, cushion 1 (set point 96), at most 4 points lower and 2
   // higher, 10 minutes of record.
   const BudgetRules rules;
   struct Case {
@@ -77,12 +77,12 @@ TEST(SloBudgetTest, TheShiftFollowsTheRecordAroundTheSetPoint) {
   const absl::Duration half_hour = absl::Minutes(30);
   const std::vector<Case> cases = {
       {"too little record", Ledger(80, 5, 5, absl::Minutes(5)), BudgetState::kNoRecord, 0, 0},
-      {"at the set point", Ledger(96.5, 30, 30, half_hour), BudgetState::kOnTarget, 0, 0},
+      {"at the set point", Ledger(96, 30, 30, half_hour), BudgetState::kOnTarget, 0, 0},
       {"a surplus is spent point for point", Ledger(98, 30, 30, half_hour), BudgetState::kSurplus,
-       1.5, 0},
-      {"a large surplus: 99.9 - 96.5", Ledger(99.9, 30, 30, half_hour), BudgetState::kSurplus, 3.4,
+       2, 0},
+      {"a large surplus: 99.9 - 96", Ledger(99.9, 30, 30, half_hour), BudgetState::kSurplus, 3.9,
        0},
-      {"a shortfall raises the aim by itself", Ledger(95.5, 30, 30, half_hour),
+      {"a shortfall raises the aim by itself", Ledger(95, 30, 30, half_hour),
        BudgetState::kRequestShortfall, 0, 1},
       {"a deep shortfall raises it by 2 at most", Ledger(80, 30, 30, half_hour),
        BudgetState::kRequestShortfall, 0, 2},
@@ -106,7 +106,8 @@ TEST(SloBudgetTest, TheShiftFollowsTheRecordAroundTheSetPoint) {
 TEST(SloBudgetTest, AnOldDeficitStopsRaisingTheAimOnceOutOfTheRecentRecord) {
   // 20 minutes at 85%, then the fleet serves 99.5%. Over the last 30 minutes: at 25 minutes the
   // record is (80 x 85 + 20 x 99.5) / 100 = 87.9%, raised by the cap; at 60 minutes it is all at
-  // 99.5% and the surplus is spent, though the day's ledger still holds the deficit (94.67%).
+  // 99.5% and the surplus (99.5 - 96 = 3.5) is spent, though the day's ledger still holds the
+  // deficit (94.67%).
   std::vector<double> percent(80, 85.0);
   percent.insert(percent.end(), 160, 99.5);
   const std::deque<ServedInterval> r = Record(percent);
@@ -117,7 +118,7 @@ TEST(SloBudgetTest, AnOldDeficitStopsRaisingTheAimOnceOutOfTheRecentRecord) {
   EXPECT_EQ(AimShiftFor(recent_at(25), rules).state, BudgetState::kRequestShortfall);
   EXPECT_NEAR(AimShiftFor(recent_at(25), rules).raised_by, 2, 1e-9);
   EXPECT_EQ(AimShiftFor(recent_at(60), rules).state, BudgetState::kSurplus);
-  EXPECT_NEAR(AimShiftFor(recent_at(60), rules).lowered_by, 3, 1e-9);
+  EXPECT_NEAR(AimShiftFor(recent_at(60), rules).lowered_by, 3.5, 1e-9);
   const BudgetLedger day = LedgerOf(r, T(3600), absl::Hours(24), absl::Seconds(15), 90);
   EXPECT_NEAR(day.request_percent(), (80 * 85 + 160 * 99.5) / 240, 1e-9);
   EXPECT_EQ(day.minutes, 60);

@@ -51,8 +51,7 @@ namespace twinscale::replay {
 
 // One line per decision of `decisions`, in order, as `policy` took them; speed[i] and
 // prediction_error_ms[i] (NaN: unknown), prefill_speed[i], router_random_share[i] and
-// extra_front_end_seconds[i] go with
-// decisions[i] (missing entries are null).
+// extra_front_end_seconds[i] go with decisions[i] (missing entries are null).
 // `origin` is the absl::Time of the trace's first arrival (ReplayConfig::start). `checks`
 // (ReplayResult::twin_checks; may be null) go with the decisions at their times.
 std::string DecisionLogJsonl(std::string_view policy,

@@ -71,8 +71,8 @@
 // which counts against the TTFT threshold. The profile's latency model has its own front-end time
 // (0 on most profiles); the twin adds what the fleet shows beyond it
 // (TwinOptions::extra_front_end_seconds), smoothed over windows. Without it, a server whose front
-// end takes 30 ms left the twin 30-45 ms optimistic at p90 and, on the ServeGen days, about 0.6
-// points of attainment optimistic where the rate held steady. Not kept in the status: it is
+// end takes 30 ms leaves the twin 30-45 ms optimistic at p90 and, on the ServeGen days, about 0.6
+// points of attainment optimistic where the rate holds steady. Not kept in the status: it is
 // measured directly, and is back within a few minutes of a restart.
 #ifndef TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 #define TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_

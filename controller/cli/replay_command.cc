@@ -614,24 +614,48 @@ absl::Status Run() {
     oracle = std::move(*o);
   }
 
-  // Every policy starts from the oracle's first minute unless --initial-replicas says otherwise.
-  // Without the oracle that minute is still asked, alone (the oracle's minutes are independent,
-  // so it is the same answer): --oracle=false skips the report's lower bounds, not the start, so
-  // its GPU-hours stay comparable with a run that computes them.
+  // Every policy starts with the fleet the first minute played needs, unless --initial-replicas
+  // says otherwise: the pre-roll's first minute where the pre-roll plays the history before a rate
+  // curve's span (the pre-roll then starts at another rate than the counted span does), else the
+  // trace's own first minute (which a pre-roll of the trace replays first). A fleet sized for the
+  // counted span's first minute but started 20 minutes earlier at twice the rate would spend the
+  // pre-roll's first minutes overloaded, and the policies' SLO ledgers would carry those misses
+  // into the day. Without the oracle that minute is still asked, alone (the oracle's minutes are
+  // independent, so it is the same answer): --oracle=false skips the report's lower bounds, not
+  // the start, so its GPU-hours stay comparable with a run that computes them.
   int32_t first_minute_replicas = 0;
-  if (oracle && !oracle->minutes.empty()) {
+  const absl::Duration pre_roll = absl::GetFlag(FLAGS_pre_roll);
+  const bool history_first = !shared_history->requests.empty() && pre_roll > absl::ZeroDuration();
+  if (oracle && !oracle->minutes.empty() && !history_first) {
     first_minute_replicas = oracle->minutes.front().replicas;
-  } else if (absl::GetFlag(FLAGS_initial_replicas) <= 0 && !shared_trace->requests.empty()) {
+  } else if (absl::GetFlag(FLAGS_initial_replicas) <= 0 &&
+             (history_first || !shared_trace->requests.empty())) {
     sim::Trace first_minute;
-    const sim::SimTime minute_end = sim::SimTime::Zero() + sim::SimDuration::Seconds(60);
-    for (const sim::RequestSpec& r : shared_trace->requests) {
-      if (r.arrival >= minute_end) break;  // sorted
-      first_minute.requests.push_back(r);
+    const sim::SimDuration minute = sim::SimDuration::Seconds(60);
+    if (history_first) {
+      // The history plays shifted so that its end meets the trace's start (replay::WithPreRoll).
+      const sim::SimTime from =
+          sim::SimTime::Zero() +
+          sim::SimDuration::FromAbsl(std::max(absl::ZeroDuration(), history_span - pre_roll));
+      for (const sim::RequestSpec& r : shared_history->requests) {
+        if (r.arrival < from) continue;
+        if (r.arrival >= from + minute) break;  // sorted
+        sim::RequestSpec shifted = r;
+        shifted.arrival = sim::SimTime::Zero() + (r.arrival - from);
+        first_minute.requests.push_back(std::move(shifted));
+      }
+    } else {
+      for (const sim::RequestSpec& r : shared_trace->requests) {
+        if (r.arrival >= sim::SimTime::Zero() + minute) break;  // sorted
+        first_minute.requests.push_back(r);
+      }
     }
-    absl::StatusOr<replay::OracleResult> o =
-        replay::Oracle(first_minute, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);
-    if (!o.ok()) return o.status();
-    if (!o->minutes.empty()) first_minute_replicas = o->minutes.front().replicas;
+    if (!first_minute.requests.empty()) {
+      absl::StatusOr<replay::OracleResult> o =
+          replay::Oracle(first_minute, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);
+      if (!o.ok()) return o.status();
+      if (!o->minutes.empty()) first_minute_replicas = o->minutes.front().replicas;
+    }
   }
 
   std::vector<replay::ReplayResult> results;

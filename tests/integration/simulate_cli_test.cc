@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -422,6 +423,43 @@ TEST(ReplayCliTest, WithoutTheOracleEveryPolicyStillStartsFromItsFirstMinute) {
                                    std::to_string(first_minute + 2) + " --out " + dir + "/told");
   ASSERT_EQ(told.exit_code, 0) << told.out;
   EXPECT_EQ(FirstReady(dir + "/told/timeline.csv", "keda-queue-1"), first_minute + 2);
+}
+
+// A rate curve's pre-roll plays the history before the counted span, which here starts at about
+// 1.6x the counted span's first minute (m-mid at 24h: ~112 req/s ten minutes of the curve before
+// the span, ~72 at it). The fleet every policy starts with is the one the first minute played
+// needs, the pre-roll's: that minute meets the SLO (a fleet sized for the counted span's first
+// minute served 15% of it in time), so no policy's SLO ledger starts the day with a cold start's
+// misses.
+TEST(ReplayCliTest, ARateCurvesPreRollStartsWithTheFleetItsFirstMinuteNeeds) {
+  const twinscale::testutil::TempDir scratch("twinscale_replay_preroll_start");
+  ASSERT_TRUE(scratch.ok());
+  const std::string& dir = scratch.path();
+  const Result r = RunTwinscale(
+      "replay --rate-curve tests/data/traces/servegen_language_m-mid_aggregate_rate.csv "
+      "--lengths-from tests/data/traces/AzureLLMInferenceTrace_conv.csv --curve-start 24h "
+      "--curve-span 1h --time-scale 0.125 --peak-rate 100 --pre-roll 10m "
+      "--policy deploy/samples/llama-3.1-8b-h100.yaml --truth none --seed 1 --oracle=false "
+      "--progress never --out " +
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream decisions(dir + "/decisions.jsonl");
+  std::string line;
+  double first_rate = 0, counted_rate = 0;
+  std::optional<nlohmann::json> first_budget;
+  while (std::getline(decisions, line)) {
+    const nlohmann::json d = nlohmann::json::parse(line);
+    const double t = d["time_s"].get<double>();
+    if (first_rate == 0 && d["arrival_rate"].get<double>() > 0) first_rate = d["arrival_rate"];
+    if (!first_budget && d.contains("budget")) first_budget = d["budget"];
+    if (t >= 0 && t < 60 && counted_rate == 0) counted_rate = d["arrival_rate"];
+  }
+  ASSERT_TRUE(first_budget.has_value());
+  ASSERT_GT(counted_rate, 0);
+  EXPECT_GT(first_rate, 1.4 * counted_rate);  // the case this test is about
+  EXPECT_EQ((*first_budget)["minutes"].get<int>(), 1);
+  EXPECT_EQ((*first_budget)["minutes_met"].get<int>(), 1);
+  EXPECT_GE((*first_budget)["requests_in_time_percent"].get<double>(), 90.0);
 }
 
 // The target a replay judges every policy by is the first manifest's spec.slo.target: requests

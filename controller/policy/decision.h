@@ -71,7 +71,7 @@ struct Decision {
   std::optional<ArrivalWindow> arrivals_seen;
   double forecast_margin = 1;
   // Points a surplus on record took off the aim (SurplusSpent); negative: a shortfall raised it
-  // (ShortfallOnRecord).
+  // (ShortfallOnRecord), or the twin's optimism about a missed minute (MinuteMissed).
   double aim_lowered_by = 0;
 };
 

@@ -249,6 +249,56 @@ TEST(AimTest, TheRecordMovesTheAimByItsDistanceFromTheSetPoint) {
   }
 }
 
+// Four 15 s interval checks ending at `now`, 3,000 requests each: the twin forecast `predicted`
+// of each, the fleet served `served`.
+PolicyHistory Checked(double predicted, double served, absl::Time now) {
+  PolicyHistory h;
+  for (int s = 45; s >= 0; s -= 15) {
+    h.interval_checks.push_back({now - absl::Seconds(s), 3000, predicted, 0, served});
+  }
+  return h;
+}
+
+TEST(AimTest, AMinuteMissedThatTheTwinForecastMetRaisesTheAimByItsOptimism) {
+  // The full aim is 95% (no record to move it). The SLO's percentile is 90: a minute serving
+  // less than 90% in time missed it. Noise over 12,000 requests is well under a point.
+  struct Case {
+    const char* name;
+    double predicted, served;
+    double want_aim;
+    bool want_reason;
+  };
+  for (const Case& tc : std::vector<Case>{
+           {"met, twin optimistic", 0.99, 0.93, 95, false},
+           {"missed, twin right", 0.86, 0.86, 95, true},
+           {"missed, twin pessimistic", 0.80, 0.86, 95, true},
+           {"missed, twin 3 points optimistic", 0.89, 0.86, 98, true},
+           {"missed, twin 10 points optimistic: at most 99.5%", 0.96, 0.86, 99.5, true},
+       }) {
+    SCOPED_TRACE(tc.name);
+    const PolicyConfig c = Config();
+    const Aim aim = AimAt(Checked(tc.predicted, tc.served, T(3600)), c, T(3600));
+    EXPECT_NEAR(aim.percentile, tc.want_aim, 1e-9);
+    EXPECT_NEAR(aim.lowered_by, 95 - tc.want_aim, 1e-9);
+    EXPECT_NEAR(aim.optimism_raise, tc.want_aim - 95, 1e-9);
+    EXPECT_EQ(HasReason(aim.reasons, ReasonCode::kMinuteMissed), tc.want_reason);
+    ASSERT_TRUE(aim.minute.has_value());
+    EXPECT_EQ(aim.minute->missed, tc.served < 0.90);
+  }
+  // On a lowered aim the raise adds to it: 20 minutes at 98% lower the aim by 2 points (the
+  // record's test above), 3 points of optimism raise it back past the full aim.
+  PolicyHistory h = Served(20, 98, T(3600));
+  h.interval_checks = Checked(0.89, 0.86, T(3600)).interval_checks;
+  const Aim both = AimAt(h, Config(), T(3600));
+  EXPECT_NEAR(both.percentile, 96, 1e-9);
+  EXPECT_EQ(Kinds(both.reasons),
+            (std::vector<ReasonCode>{ReasonCode::kSurplusSpent, ReasonCode::kMinuteMissed}));
+  // No check window: nothing is checked.
+  PolicyConfig off = Config();
+  off.minute_check_window = absl::ZeroDuration();
+  EXPECT_FALSE(AimAt(Checked(0.96, 0.86, T(3600)), off, T(3600)).minute.has_value());
+}
+
 // ---- 4. what a sizing says --------------------------------------------------------------------
 
 TEST(ReadSizingTest, EachOutcomeGivesItsRecommendationAndReasons) {
@@ -439,6 +489,14 @@ TEST(BoundsForTest, ScaleInNeedsFreshInputsUnderTheLimitsAndPoolsOnlyComparableD
   EXPECT_FALSE(BoundsFor(s, c, h, 10, 0, over, T(1000)).scale_in_allowed);
   s.stale = true;
   EXPECT_FALSE(BoundsFor(s, c, h, 10, 0, FleetLoad{}, T(1000)).scale_in_allowed);
+  s.stale = false;
+  EXPECT_FALSE(b.miss_observed);
+  // The last minute served 85% in time (the SLO's percentile is 90): the miss is observed, and
+  // nothing scales in.
+  h.interval_checks = Checked(0.95, 0.85, T(1000)).interval_checks;
+  const SizingBounds missed = BoundsFor(s, c, h, 10, 0, FleetLoad{}, T(1000));
+  EXPECT_TRUE(missed.miss_observed);
+  EXPECT_FALSE(missed.scale_in_allowed);
 }
 
 TEST(LoadOfTest, QueuePerReadyReplicaAndTheHighestKvUseAgainstTheLimits) {

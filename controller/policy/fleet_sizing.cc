@@ -112,9 +112,10 @@ class Sizer {
     if (!at_base.meets_slo) {
       // Misses that are held: see fleet_sizing.h.
       // An ITL miss is a miss of the SLO itself (its objective has no headroom aim): never shallow.
-      const bool shallow =
-          b_.slo_percentile > 0 && 100 * at_base.attainment >= b_.slo_percentile && at_base.itl_met;
-      if (!at_base.verdict_clear) {
+      // A miss the fleet shows is never shallow.
+      const bool shallow = !b_.miss_observed && b_.slo_percentile > 0 &&
+                           100 * at_base.attainment >= b_.slo_percentile && at_base.itl_met;
+      if (!at_base.verdict_clear && !b_.miss_observed) {
         out_.miss_within_noise = true;
       } else if (shallow && !b_.miss_seen_at_base) {
         out_.miss_unconfirmed = true;

@@ -93,6 +93,10 @@ struct SizingBounds {
   // at once.
   double slo_percentile = 0;
   bool miss_seen_at_base = false;
+  // The last minute missed the SLO in the fleet's own record (minute_check.h): a miss the fleet
+  // shows is confirmed, so the twin's misses are not held (within its noise, or shallow and first
+  // seen) and scale up in one step.
+  bool miss_observed = false;
   // Earlier decisions' independent draws of the scale-in question at this base (same margin and
   // SLO), within the scale-down stabilization window. A scale-in waits out that window and moves
   // only if every decision in it recommended it, so a single draw's noise would veto it again and

@@ -337,6 +337,36 @@ TEST(FleetSizingTest, AShallowClearMissWaitsForTheNextDecisionsDraw) {
   EXPECT_EQ(SizeFleet(Question(), plain, b).outcome, Sizing::Outcome::kScaleUp);
 }
 
+TEST(FleetSizingTest, AMissTheFleetShowsIsNeitherHeldNorTakenOneReplicaAtATime) {
+  // The cases the two tests above hold, with the last minute missed in the fleet's own record
+  // (SizingBounds::miss_observed): each scales up at once to the smallest size meeting the aim.
+  SizingBounds b = Bounds(10, 0, false);
+  b.miss_observed = true;
+  KnownForecaster noisy(11, 14, 1.0);
+  noisy.unclear_band = 3;  // 90.9% within 3 points of 93%: held without the record
+  const Sizing within = SizeFleet(Question(), noisy, b);
+  EXPECT_EQ(within.outcome, Sizing::Outcome::kScaleUp);
+  EXPECT_EQ(within.replicas, 11);
+  EXPECT_FALSE(within.miss_within_noise);
+
+  b.slo_percentile = 90;  // 90.9% meets the SLO's own 90%: a shallow miss, first seen
+  KnownForecaster shallow(11, 14, 1.0);
+  const Sizing first = SizeFleet(Question(), shallow, b);
+  EXPECT_EQ(first.outcome, Sizing::Outcome::kScaleUp);
+  EXPECT_FALSE(first.miss_unconfirmed);
+
+  // A shallow miss asking for two more replicas takes both (the test above takes one).
+  ForecastQuestion aim92 = Question();
+  aim92.percentile = 92;
+  b.slo_percentile = 80;
+  b.miss_seen_at_base = true;
+  KnownForecaster far(12, 14, 1.0);
+  const Sizing whole = SizeFleet(aim92, far, b);
+  EXPECT_EQ(whole.outcome, Sizing::Outcome::kScaleUp);
+  EXPECT_EQ(whole.replicas, 12);
+  EXPECT_FALSE(whole.shallow_step);
+}
+
 TEST(FleetSizingTest, PoolingWeighsEachDrawByItsVarianceWorkedByHand) {
   Forecast own;
   own.attainment = 0.94;

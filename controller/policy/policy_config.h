@@ -72,6 +72,10 @@ struct PolicyConfig {
   absl::Duration forecast_error_window = absl::Minutes(3);
   int32_t forecast_error_min_checks = 4;
   double forecast_error_cap = 2.0;
+  // The last minute checked (minute_check.h): the twin's forecasts of each interval against what
+  // the fleet served in it, pooled over this window. A minute because the target counts minutes.
+  // 0: no check.
+  absl::Duration minute_check_window = absl::Minutes(1);
   // The seasonal forecast's period (state::SeasonOptions::period): a day. Replay of a compressed
   // day (--time-scale f) compresses it to f x 24 h.
   absl::Duration season_period = absl::Hours(24);

@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "controller/policy/fleet_sizing.h"
+#include "controller/policy/minute_check.h"
 #include "controller/policy/rate_forecast_error.h"
 #include "controller/policy/slo_budget.h"
 
@@ -44,6 +45,11 @@ struct PolicyHistory {
     int32_t not_counted = 0;
   };
   std::deque<MarginDraw> margin_draws;
+  // The twin's forecast for the interval after the last decision (RecordIntervalForecast), and
+  // those forecasts checked against what the fleet served, for PolicyConfig::minute_check_window
+  // (minute_check.h).
+  std::optional<IntervalForecast> interval_forecast;
+  std::deque<IntervalCheck> interval_checks;
 };
 
 }  // namespace twinscale::policy

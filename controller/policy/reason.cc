@@ -29,6 +29,8 @@ std::string_view ReasonName(ReasonCode code) {
       return "SurplusSpent";
     case ReasonCode::kShortfallOnRecord:
       return "ShortfallOnRecord";
+    case ReasonCode::kMinuteMissed:
+      return "MinuteMissed";
     case ReasonCode::kSloUnattainable:
       return "SloUnattainable";
     case ReasonCode::kMaxReplicasInsufficient:

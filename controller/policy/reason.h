@@ -24,6 +24,7 @@ enum class ReasonCode {
   // The aim (aim.h).
   kSurplusSpent,       // a surplus on record lowers the aim
   kShortfallOnRecord,  // a shortfall on record raises it
+  kMinuteMissed,       // the last minute missed the SLO: acted on at once (minute_check.h)
   // Sizing on the twin (size_on_twin.h).
   kSloUnattainable,          // even idle replicas keep too few requests in time
   kMaxReplicasInsufficient,  // even maxReplicas misses

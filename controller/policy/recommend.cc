@@ -146,6 +146,18 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
     h.scale_events.pop_front();
   }
   if (d.served_requests > 0) h.served.push_back({d.at, d.served_requests, d.served_met});
+  // The interval the last forecast was for, checked (a forecast older than two intervals is for
+  // a span this decision's record does not match).
+  if (h.interval_forecast && d.served_requests > 0 && d.at > h.interval_forecast->at &&
+      d.at - h.interval_forecast->at <= 2 * c.interval) {
+    h.interval_checks.push_back({d.at, d.served_requests, h.interval_forecast->attainment,
+                                 h.interval_forecast->se, d.served_met / d.served_requests});
+  }
+  h.interval_forecast.reset();
+  while (!h.interval_checks.empty() &&
+         d.at - h.interval_checks.front().at >= c.minute_check_window) {
+    h.interval_checks.pop_front();
+  }
   if (d.rate_check) h.rate_checks.push_back(*d.rate_check);
   if (d.arrivals_seen && (h.arrivals.empty() || d.arrivals_seen->end - h.arrivals.back().end >=
                                                     absl::Seconds(d.arrivals_seen->seconds / 2))) {
@@ -170,6 +182,10 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
                               c.ttft_per_prompt_token, f,
                               static_cast<int32_t>(d.not_counted.size())});
   }
+}
+
+void RecordIntervalForecast(absl::Time at, const Forecast& f, PolicyHistory& h) {
+  h.interval_forecast = IntervalForecast{at, f.attainment, f.attainment_se};
 }
 
 void RecordScaleEvent(absl::Time at, int32_t from, int32_t to, PolicyHistory& h) {

@@ -8,7 +8,8 @@
 //      where it has shown skill, the season), checked against what came; a run of shortfalls
 //      scales it up (SeasonalForecast, ForecastMargin).
 //   3. aim.h: the target's share of requests, moved by the record (SurplusSpent,
-//      ShortfallOnRecord).
+//      ShortfallOnRecord) and by a minute just missed that the twin forecast met (MinuteMissed,
+//      minute_check.h).
 //   4. size_on_twin.h: the smallest fleet the twin shows meeting the aim after the warm-up, or a
 //      smaller one meeting it from now at the safety margin, on fresh inputs under the limits
 //      (ForecastMissesSlo, ScaleInSafe, MissWithinNoise, MissUnconfirmed, Steady, ...).
@@ -50,6 +51,10 @@ Decision Recommend(const state::FleetSnapshot& snapshot, const PolicyConfig& con
 // A decision is not a scale event: whether it changes the fleet is the actuator's business
 // (RecordScaleEvent).
 void RecordDecision(const Decision& decision, const PolicyConfig& config, PolicyHistory& history);
+
+// Remembers the twin's forecast `f`, made at `at`, of the coming interval with the fleet as it
+// stands: the next RecordDecision checks it against what the fleet served (minute_check.h).
+void RecordIntervalForecast(absl::Time at, const Forecast& forecast, PolicyHistory& history);
 
 // Remembers that the target's replica count changed from `from` to `to` at `at`, for the rate
 // limits: twinscale's own write of /scale, or a change it observed (KEDA's HPA, the HPA, a user).

@@ -835,6 +835,44 @@ TEST(RecommendTest, TheServedRecordMovesTheAimAndTheAnswer) {
   }
 }
 
+TEST(RecommendTest, EachIntervalForecastIsCheckedAgainstWhatTheNextDecisionSaw) {
+  PolicyConfig c = Config();  // 15 s interval; the minute check's window is a minute
+  PolicyHistory h;
+  Forecast f;
+  f.attainment = 0.97;
+  f.attainment_se = 0.01;
+  for (int s = 0; s <= 120; s += 15) {
+    Decision d;
+    d.at = T(s);
+    d.served_requests = s == 60 ? 0 : 200;  // at 60 s the window saw no first token
+    d.served_met = 170;
+    RecordDecision(d, c, h);
+    if (s != 90) RecordIntervalForecast(T(s), f, h);  // none after the decision at 90 s
+  }
+  // Checked: 15, 30, 45, 75, 90 and 120 s (0 had no forecast before it, 60 served nothing, 105
+  // had none made after 90); kept: those within the last minute (75, 90 and 120 s).
+  ASSERT_EQ(h.interval_checks.size(), 3u);
+  EXPECT_EQ(h.interval_checks.front().at, T(75));
+  EXPECT_EQ(h.interval_checks[1].at, T(90));
+  EXPECT_EQ(h.interval_checks.back().at, T(120));
+  EXPECT_DOUBLE_EQ(h.interval_checks.back().predicted, 0.97);
+  EXPECT_DOUBLE_EQ(h.interval_checks.back().predicted_se, 0.01);
+  EXPECT_DOUBLE_EQ(h.interval_checks.back().served, 0.85);
+  EXPECT_DOUBLE_EQ(h.interval_checks.back().requests, 200);
+  // A forecast is checked by a decision at most two intervals after it, not later.
+  Decision late;
+  late.served_requests = 200;
+  late.served_met = 170;
+  late.at = T(145);  // 25 s after the forecast made at 120 s
+  RecordDecision(late, c, h);
+  EXPECT_EQ(h.interval_checks.back().at, T(145));
+  RecordIntervalForecast(T(145), f, h);
+  late.at = T(176);  // 31 s after
+  RecordDecision(late, c, h);
+  EXPECT_EQ(h.interval_checks.back().at, T(145));
+  EXPECT_FALSE(h.interval_forecast.has_value());
+}
+
 TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
   PolicyConfig c = Config();
   c.target_window = absl::Minutes(30);  // as long as surplusWindow: 30 minutes kept

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "controller/policy/minute_check.h"
 
 namespace twinscale::policy {
 namespace {
@@ -47,7 +48,10 @@ SizingBounds BoundsFor(const state::FleetSnapshot& snap, const PolicyConfig& c,
   bounds.max_replicas = c.max_replicas;
   bounds.not_counted = stuck;
   bounds.safety_margin = c.safety_margin;
-  bounds.scale_in_allowed = !snap.stale && !load.over_limits;
+  const std::optional<MinuteCheck> minute = CheckLastMinute(
+      history.interval_checks, now, c.minute_check_window, c.interval, c.percentile);
+  bounds.miss_observed = minute && minute->missed;
+  bounds.scale_in_allowed = !snap.stale && !load.over_limits && !bounds.miss_observed;
   bounds.hint = history.recommendations.empty() ? 0 : history.recommendations.back().second;
   bounds.slo_percentile = c.percentile;
   bounds.miss_seen_at_base = history.last_missed_at == base;
@@ -204,6 +208,11 @@ SizedFleet SizeOnTwin(const ForecastQuestion& q, const state::FleetSnapshot& sna
   }
   out.verdict =
       ReadSizing(out.sizing, q, c, load, snap.stale, snap.stale_reason, base, pooled_at_answer);
+  // A held fleet after a missed minute is not "steady": the aim's MinuteMissed says why it holds.
+  if (out.bounds.miss_observed) {
+    std::erase_if(out.verdict.reasons,
+                  [](const Reason& r) { return r.kind == ReasonCode::kSteady; });
+  }
   return out;
 }
 

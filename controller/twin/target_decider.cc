@@ -129,7 +129,9 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
         static_cast<int32_t>(next.ready.size() + next.pending_ready_in.size());
     next.horizon = config_.interval;
     next.judge_from = absl::ZeroDuration();
-    next_window_p90_ms_ = forecaster_.Reading(next).ttft_p90_ms;
+    const policy::Forecast reading = forecaster_.Reading(next);
+    next_window_p90_ms_ = reading.ttft_p90_ms;
+    policy::RecordIntervalForecast(view.now, reading, history_);
   }
   return d;
 }

@@ -73,6 +73,7 @@ struct Decision {
   // Points a surplus on record took off the aim (SurplusSpent); negative: a shortfall raised it
   // (ShortfallOnRecord), or the twin's optimism about a missed minute (MinuteMissed).
   double aim_lowered_by = 0;
+  double aim_optimism_raise = 0;  // of which MinuteMissed raised it by (points, >= 0)
 };
 
 }  // namespace twinscale::policy

@@ -613,6 +613,25 @@ TEST(StabilizeTest, ClearEvidenceScalesInAfterTheShorterWindow) {
 
 // Whether a change of level outlasts the warm-up, from the persistence weights (one per 15 s
 // interval ahead): the weight at the interval after the 60 s warm-up, the fourth, decides.
+TEST(StabilizeTest, ARaiseForAMissedMinuteIsHeldAMinuteWhereLevelsLast) {
+  // Recommendations at 700-940 s; the one at 850 s (30 replicas) came from an aim MinuteMissed
+  // raised. At 1000 s, 150 s later (more than the one-minute check window), a lasting level drops
+  // it; bursty traffic keeps it, as does a raise 45 s old.
+  const History recs = {{T(700), 20}, {T(850), 30}, {T(880), 22}, {T(940), 21}};
+  const std::deque<absl::Time> raised = {T(850)};
+  const PolicyConfig c = Config();
+  EXPECT_EQ(HeldRecommendations(recs, raised, true, c, T(1000)),
+            (History{{T(700), 20}, {T(880), 22}, {T(940), 21}}));
+  EXPECT_EQ(HeldRecommendations(recs, raised, false, c, T(1000)), recs);
+  EXPECT_EQ(HeldRecommendations(recs, raised, true, c, T(895)), recs);
+  EXPECT_EQ(HeldRecommendations(recs, {}, true, c, T(1000)), recs);
+  // Through Stabilize: base 30, now 20; the 300 s window holds 30 with the raise, 22 without.
+  EXPECT_EQ(Stabilize(20, 30, recs, c, T(1000)).replicas, 30);
+  EXPECT_EQ(
+      Stabilize(20, 30, HeldRecommendations(recs, raised, true, c, T(1000)), c, T(1000)).replicas,
+      22);
+}
+
 TEST(StabilizeTest, ALevelLastsThroughTheWarmupWhenItsFourthWeightIsHalfOrMore) {
   struct Case {
     const char* name;

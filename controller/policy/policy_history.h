@@ -20,7 +20,10 @@ namespace twinscale::policy {
 
 struct PolicyHistory {
   std::deque<std::pair<absl::Time, int32_t>> recommendations;  // for stabilization windows
-  std::deque<std::pair<absl::Time, int32_t>> scale_events;     // (time, change) that happened
+  // When the recommendations of decisions whose aim MinuteMissed raised were made (ascending):
+  // the windows hold those only for PolicyConfig::minute_check_window.
+  std::deque<absl::Time> raised_at;
+  std::deque<std::pair<absl::Time, int32_t>> scale_events;  // (time, change) that happened
   int32_t last_missed_at = 0;  // the size the last decision's forecast missed at (0: it did not)
   // The last decision's advisory admission rate, if it advised one: where the next one's search
   // starts (admission_search.h).

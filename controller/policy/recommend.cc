@@ -73,6 +73,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
     q.percentile -= aim.lowered_by;
     d.aim_lowered_by = aim.lowered_by;
   }
+  d.aim_optimism_raise = aim.optimism_raise;
   Append(d.reasons, std::move(aim.reasons));
 
   // 4. The fleet sized on the twin.
@@ -91,8 +92,10 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   // 5. The stabilization windows; 6. the rate limits. Stale inputs never scale in.
   const int32_t clearly_safe =
       MayScaleInEarly(q, c, aim.budget.ledger, aim.budget.recent) ? sizing.clearly_safe : 0;
-  Stabilized stable =
-      Stabilize(d.recommendation, base, history.recommendations, c, now, clearly_safe);
+  Stabilized stable = Stabilize(d.recommendation, base,
+                                HeldRecommendations(history.recommendations, history.raised_at,
+                                                    LastsThroughWarmup(q, c), c, now),
+                                c, now, clearly_safe);
   if (stable.reason) d.reasons.push_back(std::move(*stable.reason));
   RateLimited limited = LimitRate(stable.replicas, current, history.scale_events, c, now);
   if (limited.reason) d.reasons.push_back(std::move(*limited.reason));
@@ -132,6 +135,7 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
 
 void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) {
   h.recommendations.emplace_back(d.at, d.recommendation);
+  if (d.aim_optimism_raise > 0) h.raised_at.push_back(d.at);
   h.last_missed_at = d.missed_at;
   h.last_admission_rate =
       d.admission.active ? std::optional<double>(d.admission.max_arrival_rate) : std::nullopt;
@@ -142,6 +146,7 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
   while (!h.recommendations.empty() && d.at - h.recommendations.front().first > keep) {
     h.recommendations.pop_front();
   }
+  while (!h.raised_at.empty() && d.at - h.raised_at.front() > keep) h.raised_at.pop_front();
   while (!h.scale_events.empty() && d.at - h.scale_events.front().first > keep) {
     h.scale_events.pop_front();
   }

@@ -873,6 +873,21 @@ TEST(RecommendTest, EachIntervalForecastIsCheckedAgainstWhatTheNextDecisionSaw) 
   EXPECT_FALSE(h.interval_forecast.has_value());
 }
 
+TEST(RecommendTest, RecordDecisionRemembersWhichRecommendationsARaiseMade) {
+  PolicyConfig c = Config();  // the longest window kept: the 300 s scale-down window
+  PolicyHistory h;
+  for (int s = 0; s <= 600; s += 15) {
+    Decision d;
+    d.at = T(s);
+    d.recommendation = 4;
+    d.aim_optimism_raise = s == 150 || s == 450 ? 3.5 : 0;
+    RecordDecision(d, c, h);
+  }
+  // 150 s is more than the window before 600 s: forgotten with its recommendation.
+  EXPECT_EQ(h.raised_at, std::deque<absl::Time>{T(450)});
+  EXPECT_EQ(h.recommendations.front().first, T(300));
+}
+
 TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {
   PolicyConfig c = Config();
   c.target_window = absl::Minutes(30);  // as long as surplusWindow: 30 minutes kept

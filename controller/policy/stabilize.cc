@@ -67,6 +67,19 @@ bool LastsThroughWarmup(const ForecastQuestion& q, const PolicyConfig& c) {
          kLastsThroughWarmup;
 }
 
+std::deque<std::pair<absl::Time, int32_t>> HeldRecommendations(
+    const std::deque<std::pair<absl::Time, int32_t>>& recommendations,
+    const std::deque<absl::Time>& raised_at, bool lasts, const PolicyConfig& c, absl::Time now) {
+  if (raised_at.empty() || !lasts) return recommendations;
+  std::deque<std::pair<absl::Time, int32_t>> held;
+  for (const auto& r : recommendations) {
+    const bool raised = std::binary_search(raised_at.begin(), raised_at.end(), r.first);
+    if (raised && now - r.first > c.minute_check_window) continue;
+    held.push_back(r);
+  }
+  return held;
+}
+
 bool MayScaleInEarly(const ForecastQuestion& q, const PolicyConfig& c, const BudgetLedger& window,
                      const BudgetLedger& recent) {
   return LastsThroughWarmup(q, c) && window.minute_percent() >= c.target_minutes &&

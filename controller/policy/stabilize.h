@@ -62,6 +62,18 @@ bool LastsThroughWarmup(const ForecastQuestion& question, const PolicyConfig& co
 bool MayScaleInEarly(const ForecastQuestion& question, const PolicyConfig& config,
                      const BudgetLedger& window, const BudgetLedger& recent);
 
+// The recommendations the windows hold: all of `recommendations`, except, where the traffic's
+// changes of level last through the warm-up (`lasts`: LastsThroughWarmup), those made at a time
+// in `raised_at` (decisions whose aim the twin's optimism about a missed minute raised:
+// MinuteMissed, minute_check.h) once PolicyConfig::minute_check_window has passed since: the raise
+// answers that minute, and a later miss raises it again. Where bursts fade within the warm-up they
+// come back within the window as often as not (the Azure code hour), and the window holds the
+// raise as it holds any recommendation. `raised_at` is ascending.
+std::deque<std::pair<absl::Time, int32_t>> HeldRecommendations(
+    const std::deque<std::pair<absl::Time, int32_t>>& recommendations,
+    const std::deque<absl::Time>& raised_at, bool lasts, const PolicyConfig& config,
+    absl::Time now);
+
 // `recommendations`: (time, recommendation) of earlier decisions, oldest first, as
 // PolicyHistory keeps them; `base` the current size (BaseSize); `clearly_safe`: 0 for none.
 Stabilized Stabilize(int32_t recommendation, int32_t base,

@@ -455,6 +455,22 @@ TEST(ReadSizingTest, EachOutcomeGivesItsRecommendationAndReasons) {
   }
 }
 
+TEST(ReadSizingTest, AFleetHeldAfterAMissedMinuteIsNotSteady) {
+  // The aim's MinuteMissed says why it holds; nothing else is said of a hold that met the aim.
+  Sizing s;
+  s.outcome = Sizing::Outcome::kHold;
+  s.replicas = 10;
+  s.miss_observed = true;
+  const SizingVerdict v =
+      ReadSizing(s, ForecastQuestion{}, Config(), FleetLoad{}, false, "", 10, 0);
+  EXPECT_EQ(v.recommendation, 10);
+  EXPECT_TRUE(v.reasons.empty());
+  s.miss_observed = false;
+  EXPECT_EQ(
+      Kinds(ReadSizing(s, ForecastQuestion{}, Config(), FleetLoad{}, false, "", 10, 0).reasons),
+      std::vector<ReasonCode>{ReasonCode::kSteady});
+}
+
 TEST(BoundsForTest, ScaleInNeedsFreshInputsUnderTheLimitsAndPoolsOnlyComparableDraws) {
   const PolicyConfig c = Config();  // a 300 s scale-down window, margin 0.8
   FleetSnapshot s;

@@ -57,6 +57,7 @@ class Sizer {
       : q_(q), f_(f), b_(b), out_(out) {
     out_.keep_percentile = q.percentile;
     out_.scale_in_percentile = q.percentile;
+    out_.miss_observed = b.miss_observed;
   }
 
   // The forecast for n at `margin`, at that margin's current target; asked once.

@@ -135,6 +135,7 @@ struct Sizing {
   bool miss_within_noise = false;  // kHold: base missed, but not clearly (held)
   bool miss_unconfirmed = false;   // kHold: a shallow clear miss, first seen (held)
   bool shallow_step = false;       // kScaleUp: a shallow miss, confirmed: base + 1
+  bool miss_observed = false;      // SizingBounds': the last minute missed (nothing scaled in)
   bool missed_at_base = false;     // base was asked and missed (for the next decision)
   int32_t evaluations = 0;         // what-ifs asked (ceilings included)
 

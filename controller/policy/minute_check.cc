@@ -11,28 +11,24 @@ std::optional<MinuteCheck> CheckLastMinute(const std::deque<IntervalCheck>& chec
                                            double percentile) {
   if (window <= absl::ZeroDuration()) return std::nullopt;
   MinuteCheck m;
-  double predicted = 0, served = 0;
+  // The forecast's variance: each interval's own standard error, or a binomial one over as many
+  // requests as were served where the twin gave none; pooled by requests, sum(n^2 v) / N^2.
+  double predicted = 0, served = 0, n2v = 0;
   for (const IntervalCheck& c : checks) {
     if (c.at <= now - window || c.at > now || !(c.requests > 0)) continue;
     ++m.intervals;
     m.requests += c.requests;
     predicted += c.requests * c.predicted;
     served += c.requests * c.served;
+    const double f = std::clamp(c.predicted, 0.0, 1.0);
+    const double v =
+        c.predicted_se > 0 ? c.predicted_se * c.predicted_se : f * (1 - f) / c.requests;
+    n2v += c.requests * c.requests * v;
   }
   if (m.intervals == 0 || interval * m.intervals < window / 2) return std::nullopt;
   const double p = std::clamp(predicted / m.requests, 0.0, 1.0);
   const double s = std::clamp(served / m.requests, 0.0, 1.0);
-  // The forecast's variance: each interval's own standard error, or a binomial one over as many
-  // requests as were served where the twin gave none; the served share's: binomial.
-  double var_p = 0;
-  for (const IntervalCheck& c : checks) {
-    if (c.at <= now - window || c.at > now || !(c.requests > 0)) continue;
-    const double w = c.requests / m.requests;
-    const double v = c.predicted_se > 0 ? c.predicted_se * c.predicted_se
-                                        : std::clamp(c.predicted, 0.0, 1.0) *
-                                              (1 - std::clamp(c.predicted, 0.0, 1.0)) / c.requests;
-    var_p += w * w * v;
-  }
+  const double var_p = n2v / (m.requests * m.requests);
   const double var_s = s * (1 - s) / m.requests;
   m.predicted_percent = 100 * p;
   m.served_percent = 100 * s;

@@ -176,8 +176,8 @@ SizingVerdict ReadSizing(const Sizing& sizing, const ForecastQuestion& q, const 
                             "high to scale in",
                             load.queue_per_replica, c.queue_depth_per_replica, 100 * load.kv_usage,
                             100 * c.kv_cache_utilization)));
-      } else if (sizing.miss_within_noise || sizing.miss_unconfirmed) {
-        // said above
+      } else if (sizing.miss_within_noise || sizing.miss_unconfirmed || sizing.miss_observed) {
+        // said above, or by the aim's MinuteMissed
       } else if (base > c.min_replicas) {
         v.reasons.push_back(MakeReason(ReasonCode::kSteady,
                                        absl::StrFormat("%d replicas meet the SLO; %d would not at "
@@ -208,11 +208,6 @@ SizedFleet SizeOnTwin(const ForecastQuestion& q, const state::FleetSnapshot& sna
   }
   out.verdict =
       ReadSizing(out.sizing, q, c, load, snap.stale, snap.stale_reason, base, pooled_at_answer);
-  // A held fleet after a missed minute is not "steady": the aim's MinuteMissed says why it holds.
-  if (out.bounds.miss_observed) {
-    std::erase_if(out.verdict.reasons,
-                  [](const Reason& r) { return r.kind == ReasonCode::kSteady; });
-  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "controller/policy/observed_question.h"
 
@@ -48,24 +49,40 @@ Aim AimAt(const PolicyHistory& history, const PolicyConfig& c, absl::Time now) {
   }
   aim.minute = CheckLastMinute(history.interval_checks, now, c.minute_check_window, c.interval,
                                c.percentile);
-  if (!aim.minute || !aim.minute->missed) return aim;
+  if (!aim.minute) return aim;
   const MinuteCheck& m = *aim.minute;
+  const bool at_risk = MinuteAtRisk(m, c.percentile, c.min_forecast_headroom);
+  if (!m.missed && !at_risk) return aim;
   aim.optimism_raise = std::clamp(m.optimism, 0.0, std::max(0.0, 99.5 - aim.percentile));
   aim.percentile += aim.optimism_raise;
   aim.lowered_by -= aim.optimism_raise;
-  aim.reasons.push_back(MakeReason(
-      ReasonCode::kMinuteMissed,
-      absl::StrFormat(
-          "over the last %s the fleet served %.1f%% of %.0f first tokens within the TTFT SLO "
-          "(p%g), where the twin forecast %.1f%%: a miss the fleet shows is acted on at once and "
-          "nothing scales in%s",
-          absl::FormatDuration(c.minute_check_window), m.served_percent, m.requests, c.percentile,
-          m.predicted_percent,
-          aim.optimism_raise > 0
-              ? absl::StrFormat("; the twin was %.1f points optimistic (noise %.1f): aiming the "
-                                "forecasts at %.1f%%",
-                                m.optimism, m.noise_points, aim.percentile)
-              : std::string())));
+  const std::string seen = absl::StrFormat(
+      "over the last %s the fleet served %.1f%% of %.0f first tokens within the TTFT SLO (p%g), "
+      "where the twin forecast %.1f%%: ",
+      absl::FormatDuration(c.minute_check_window), m.served_percent, m.requests, c.percentile,
+      m.predicted_percent);
+  const std::string raise =
+      aim.optimism_raise > 0 ? absl::StrFormat(
+                                   "the twin was %.1f points optimistic (noise %.1f): aiming the "
+                                   "forecasts at %.1f%%",
+                                   m.optimism, m.noise_points, aim.percentile)
+                             : std::string();
+  if (m.missed) {
+    aim.reasons.push_back(
+        MakeReason(ReasonCode::kMinuteMissed,
+                   absl::StrCat(seen,
+                                "a miss the fleet shows is acted on at once and nothing "
+                                "scales in",
+                                raise.empty() ? "" : "; ", raise)));
+  } else {
+    aim.reasons.push_back(MakeReason(
+        ReasonCode::kMinuteAtRisk,
+        absl::StrCat(seen,
+                     absl::StrFormat("the same error on the next minute leaves less than %g "
+                                     "points over the percentile; ",
+                                     c.min_forecast_headroom),
+                     raise)));
+  }
   return aim;
 }
 

@@ -71,9 +71,10 @@ struct Decision {
   std::optional<ArrivalWindow> arrivals_seen;
   double forecast_margin = 1;
   // Points a surplus on record took off the aim (SurplusSpent); negative: a shortfall raised it
-  // (ShortfallOnRecord), or the twin's optimism about a missed minute (MinuteMissed).
+  // (ShortfallOnRecord), or the twin's optimism about a missed or at-risk minute (MinuteMissed,
+  // MinuteAtRisk).
   double aim_lowered_by = 0;
-  double aim_optimism_raise = 0;  // of which MinuteMissed raised it by (points, >= 0)
+  double aim_optimism_raise = 0;  // of which the twin's optimism raised it by (points, >= 0)
 };
 
 }  // namespace twinscale::policy

@@ -259,7 +259,7 @@ PolicyHistory Checked(double predicted, double served, absl::Time now) {
   return h;
 }
 
-TEST(AimTest, AMinuteMissedThatTheTwinForecastMetRaisesTheAimByItsOptimism) {
+TEST(AimTest, AMinuteMissedOrAtRiskRaisesTheAimByTheTwinsOptimism) {
   // The full aim is 95% (no record to move it). The SLO's percentile is 90: a minute serving
   // less than 90% in time missed it. Noise over 12,000 requests is well under a point.
   struct Case {
@@ -269,7 +269,7 @@ TEST(AimTest, AMinuteMissedThatTheTwinForecastMetRaisesTheAimByItsOptimism) {
     bool want_reason;
   };
   for (const Case& tc : std::vector<Case>{
-           {"met, twin optimistic", 0.99, 0.93, 95, false},
+           {"met by a margin the optimism leaves", 0.98, 0.96, 95, false},
            {"missed, twin right", 0.86, 0.86, 95, true},
            {"missed, twin pessimistic", 0.80, 0.86, 95, true},
            {"missed, twin 3 points optimistic", 0.89, 0.86, 98, true},
@@ -284,6 +284,17 @@ TEST(AimTest, AMinuteMissedThatTheTwinForecastMetRaisesTheAimByItsOptimism) {
     EXPECT_EQ(HasReason(aim.reasons, ReasonCode::kMinuteMissed), tc.want_reason);
     ASSERT_TRUE(aim.minute.has_value());
     EXPECT_EQ(aim.minute->missed, tc.served < 0.90);
+  }
+  // A minute met by 3 points, which the twin forecast 6 points better: the same error on the next
+  // minute misses it, and the aim rises by the 6 points now (MinuteAtRisk), not after the miss.
+  {
+    const Aim aim = AimAt(Checked(0.99, 0.93, T(3600)), Config(), T(3600));
+    EXPECT_NEAR(aim.percentile, 99.5, 1e-9);  // 95 + 6, at most 99.5
+    EXPECT_NEAR(aim.optimism_raise, 4.5, 1e-9);
+    EXPECT_EQ(Kinds(aim.reasons), std::vector<ReasonCode>{ReasonCode::kMinuteAtRisk});
+    const Aim two = AimAt(Checked(0.955, 0.93, T(3600)), Config(), T(3600));  // 93 - 2.5 < 91
+    EXPECT_NEAR(two.percentile, 97.5, 1e-9);
+    EXPECT_EQ(Kinds(two.reasons), std::vector<ReasonCode>{ReasonCode::kMinuteAtRisk});
   }
   // On a lowered aim the raise adds to it: 20 minutes at 98% lower the aim by 2 points (the
   // record's test above), 3 points of optimism raise it back past the full aim.

@@ -39,4 +39,8 @@ std::optional<MinuteCheck> CheckLastMinute(const std::deque<IntervalCheck>& chec
   return m;
 }
 
+bool MinuteAtRisk(const MinuteCheck& m, double percentile, double headroom) {
+  return !m.missed && m.optimism > 0 && m.served_percent - m.optimism < percentile + headroom;
+}
+
 }  // namespace twinscale::policy

@@ -14,6 +14,14 @@
 //   hour's prompt tokens doubled in eight minutes while its requests rose by a third), and a
 //   forecast of the span ahead that erred by that much on the minute just gone errs at least as
 //   much on the next. The aim rises by the gap, so the fleet is sized for what the twin misses.
+// - Whether that optimism threatens the next minute though this one met (MinuteAtRisk): the
+//   minute's share in time, less the optimism, falls below the least the aim ever asks for (the
+//   percentile plus PolicyConfig::min_forecast_headroom). A twin whose error grows, as it does
+//   while a ramp runs ahead of its inputs, forecasts the next minute as met when it misses; the
+//   aim rises by the gap before that minute is lost. Where the minute's margin covers the
+//   optimism, the record over the surplus window (slo_budget.h) corrects the twin's bias, and
+//   the aim stays: raising it at every clear gap also costs GPU-hours on traffic whose minutes
+//   meet by a wide margin (docs/results.md "The last minute checked").
 //
 // Pure: no I/O, no clock.
 #ifndef TWINSCALE_CONTROLLER_POLICY_MINUTE_CHECK_H_
@@ -58,6 +66,11 @@ struct MinuteCheck {
 std::optional<MinuteCheck> CheckLastMinute(const std::deque<IntervalCheck>& checks, absl::Time now,
                                            absl::Duration window, absl::Duration interval,
                                            double percentile);
+
+// Whether a minute that met the SLO is at risk by the twin's optimism about it: the optimism is
+// clear (MinuteCheck::optimism > 0) and the share served less it is below `percentile` +
+// `headroom`. False for a missed minute (MinuteCheck::missed says that).
+bool MinuteAtRisk(const MinuteCheck& minute, double percentile, double headroom);
 
 }  // namespace twinscale::policy
 

@@ -31,6 +31,8 @@ std::string_view ReasonName(ReasonCode code) {
       return "ShortfallOnRecord";
     case ReasonCode::kMinuteMissed:
       return "MinuteMissed";
+    case ReasonCode::kMinuteAtRisk:
+      return "MinuteAtRisk";
     case ReasonCode::kSloUnattainable:
       return "SloUnattainable";
     case ReasonCode::kMaxReplicasInsufficient:

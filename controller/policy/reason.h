@@ -25,6 +25,7 @@ enum class ReasonCode {
   kSurplusSpent,       // a surplus on record lowers the aim
   kShortfallOnRecord,  // a shortfall on record raises it
   kMinuteMissed,       // the last minute missed the SLO: acted on at once (minute_check.h)
+  kMinuteAtRisk,       // the twin's optimism about the last minute threatens the next one
   // Sizing on the twin (size_on_twin.h).
   kSloUnattainable,          // even idle replicas keep too few requests in time
   kMaxReplicasInsufficient,  // even maxReplicas misses

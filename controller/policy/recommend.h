@@ -9,7 +9,7 @@
 //      scales it up (SeasonalForecast, ForecastMargin).
 //   3. aim.h: the target's share of requests, moved by the record (SurplusSpent,
 //      ShortfallOnRecord) and by a minute just missed that the twin forecast met (MinuteMissed,
-//      minute_check.h).
+//      minute_check.h) or met by less than the twin's optimism about it (MinuteAtRisk).
 //   4. size_on_twin.h: the smallest fleet the twin shows meeting the aim after the warm-up, or a
 //      smaller one meeting it from now at the safety margin, on fresh inputs under the limits
 //      (ForecastMissesSlo, ScaleInSafe, MissWithinNoise, MissUnconfirmed, Steady, ...).

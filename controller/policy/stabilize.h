@@ -64,11 +64,11 @@ bool MayScaleInEarly(const ForecastQuestion& question, const PolicyConfig& confi
 
 // The recommendations the windows hold: all of `recommendations`, except, where the traffic's
 // changes of level last through the warm-up (`lasts`: LastsThroughWarmup), those made at a time
-// in `raised_at` (decisions whose aim the twin's optimism about a missed minute raised:
-// MinuteMissed, minute_check.h) once PolicyConfig::minute_check_window has passed since: the raise
-// answers that minute, and a later miss raises it again. Where bursts fade within the warm-up they
-// come back within the window as often as not (the Azure code hour), and the window holds the
-// raise as it holds any recommendation. `raised_at` is ascending.
+// in `raised_at` (decisions whose aim the twin's optimism about a missed or at-risk minute raised:
+// MinuteMissed, MinuteAtRisk, minute_check.h) once PolicyConfig::minute_check_window has passed
+// since: the raise answers that minute, and a later one raises it again. Where bursts fade within
+// the warm-up they come back within the window as often as not (the Azure code hour), and the
+// window holds the raise as it holds any recommendation. `raised_at` is ascending.
 std::deque<std::pair<absl::Time, int32_t>> HeldRecommendations(
     const std::deque<std::pair<absl::Time, int32_t>>& recommendations,
     const std::deque<absl::Time>& raised_at, bool lasts, const PolicyConfig& config,

@@ -21,8 +21,8 @@ namespace twinscale::policy {
 struct PolicyHistory {
   std::deque<std::pair<absl::Time, int32_t>> recommendations;  // for stabilization windows
   // When the recommendations of decisions whose aim the twin's optimism raised were made
-  // (MinuteMissed, MinuteAtRisk; ascending):
-  // the windows hold those only for PolicyConfig::minute_check_window.
+  // (MinuteMissed, MinuteAtRisk; ascending): the windows hold those only for
+  // PolicyConfig::minute_check_window.
   std::deque<absl::Time> raised_at;
   std::deque<std::pair<absl::Time, int32_t>> scale_events;  // (time, change) that happened
   int32_t last_missed_at = 0;  // the size the last decision's forecast missed at (0: it did not)

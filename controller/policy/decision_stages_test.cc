@@ -659,6 +659,33 @@ TEST(StabilizeTest, ARaiseForAMissedMinuteIsHeldAMinuteWhereLevelsLast) {
       22);
 }
 
+TEST(StabilizeTest, TheWindowHoldsEachRecommendationScaledToTheRateNow) {
+  // Recommendations for 300, 280, 200 and 150 req/s; the one at 940 s has no rate on record (stale
+  // inputs), the one at 700 s none at all. At 150 req/s now, where levels last:
+  // 36 * 150/300 = 18; 30 * 150/280 = 16.07 -> 17 (rounded up); 24 * 150/200 = 18; 20 at 150 req/s
+  // stays (the same rate); 25 and 19 without a rate stay.
+  const History recs = {{T(700), 19}, {T(760), 36}, {T(820), 30},
+                        {T(880), 24}, {T(910), 20}, {T(940), 25}};
+  const std::deque<std::pair<absl::Time, double>> rates = {
+      {T(760), 300}, {T(820), 280}, {T(880), 200}, {T(910), 150}, {T(940), 0}};
+  EXPECT_EQ(
+      ScaledToTheRateNow(recs, rates, 150, true),
+      (History{
+          {T(700), 19}, {T(760), 18}, {T(820), 17}, {T(880), 18}, {T(910), 20}, {T(940), 25}}));
+  // A higher rate now never raises a recommendation; bursty traffic, or no rate now, scales none.
+  EXPECT_EQ(ScaledToTheRateNow(recs, rates, 400, true), recs);
+  EXPECT_EQ(ScaledToTheRateNow(recs, rates, 150, false), recs);
+  EXPECT_EQ(ScaledToTheRateNow(recs, rates, 0, true), recs);
+  // An exact product is not rounded past itself: 30 at 300 req/s, 150 now: 15.
+  EXPECT_EQ(ScaledToTheRateNow({{T(760), 30}}, {{T(760), 300}}, 150, true),
+            (History{{T(760), 15}}));
+  // Through Stabilize: base 36, recommendation 14 at 1000 s; the 300 s window holds 36 as
+  // recommended, 25 scaled (the largest: the one without a rate).
+  const PolicyConfig c = Config();
+  EXPECT_EQ(Stabilize(14, 36, recs, c, T(1000)).replicas, 36);
+  EXPECT_EQ(Stabilize(14, 36, ScaledToTheRateNow(recs, rates, 150, true), c, T(1000)).replicas, 25);
+}
+
 TEST(StabilizeTest, ALevelLastsThroughTheWarmupWhenItsFourthWeightIsHalfOrMore) {
   struct Case {
     const char* name;
@@ -683,7 +710,8 @@ TEST(StabilizeTest, ALevelLastsThroughTheWarmupWhenItsFourthWeightIsHalfOrMore) 
 }
 
 // The early path opens only with both: a level that lasts through the warm-up (weights as above)
-// and minutes to spare over the target's window and the recent record (target 95% of minutes).
+// and minutes to spare over the target's window and the recent record (target 95% of minutes;
+// slo_budget.h MinutesToSpare, which a rise on record also reads).
 TEST(StabilizeTest, TheEarlyPathNeedsALastingLevelAndMinutesToSpare) {
   auto ledger = [](int32_t minutes, int32_t met) {
     BudgetLedger l;

@@ -58,6 +58,7 @@ class Sizer {
     out_.keep_percentile = q.percentile;
     out_.scale_in_percentile = q.percentile;
     out_.miss_observed = b.miss_observed;
+    out_.rise_on_record = b.rise_on_record;
   }
 
   // The forecast for n at `margin`, at that margin's current target; asked once.
@@ -113,10 +114,11 @@ class Sizer {
     if (!at_base.meets_slo) {
       // Misses that are held: see fleet_sizing.h.
       // An ITL miss is a miss of the SLO itself (its objective has no headroom aim): never shallow.
-      // A miss the fleet shows is never shallow.
-      const bool shallow = !b_.miss_observed && b_.slo_percentile > 0 &&
+      // A miss the fleet shows, or a rising load on record confirms, is never shallow.
+      const bool confirmed = b_.miss_observed || b_.rise_on_record;
+      const bool shallow = !confirmed && b_.slo_percentile > 0 &&
                            100 * at_base.attainment >= b_.slo_percentile && at_base.itl_met;
-      if (!at_base.verdict_clear && !b_.miss_observed) {
+      if (!at_base.verdict_clear && !confirmed) {
         out_.miss_within_noise = true;
       } else if (shallow && !b_.miss_seen_at_base) {
         out_.miss_unconfirmed = true;

@@ -97,6 +97,12 @@ struct SizingBounds {
   // shows is confirmed, so the twin's misses are not held (within its noise, or shallow and first
   // seen) and scale up in one step.
   bool miss_observed = false;
+  // The arrivals have run above the rate forecast check after check (the forecast's margin,
+  // rate_forecast_error.h) while the SLO's record has no minutes to spare (MinutesToSpare,
+  // slo_budget.h): a rising load the twin's noise cannot explain confirms its misses as a missed
+  // minute does (not held, not taken one replica at a time), and the record cannot afford the
+  // minute a held miss may cost. Scale-in is not affected.
+  bool rise_on_record = false;
   // Earlier decisions' independent draws of the scale-in question at this base (same margin and
   // SLO), within the scale-down stabilization window. A scale-in waits out that window and moves
   // only if every decision in it recommended it, so a single draw's noise would veto it again and
@@ -136,6 +142,7 @@ struct Sizing {
   bool miss_unconfirmed = false;   // kHold: a shallow clear miss, first seen (held)
   bool shallow_step = false;       // kScaleUp: a shallow miss, confirmed: base + 1
   bool miss_observed = false;      // SizingBounds': the last minute missed (nothing scaled in)
+  bool rise_on_record = false;     // SizingBounds': a rising load confirmed the misses
   bool missed_at_base = false;     // base was asked and missed (for the next decision)
   int32_t evaluations = 0;         // what-ifs asked (ceilings included)
 

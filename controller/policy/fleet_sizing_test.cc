@@ -337,34 +337,54 @@ TEST(FleetSizingTest, AShallowClearMissWaitsForTheNextDecisionsDraw) {
   EXPECT_EQ(SizeFleet(Question(), plain, b).outcome, Sizing::Outcome::kScaleUp);
 }
 
-TEST(FleetSizingTest, AMissTheFleetShowsIsNeitherHeldNorTakenOneReplicaAtATime) {
-  // The cases the two tests above hold, with the last minute missed in the fleet's own record
-  // (SizingBounds::miss_observed): each scales up at once to the smallest size meeting the aim.
-  SizingBounds b = Bounds(10, 0, false);
-  b.miss_observed = true;
-  KnownForecaster noisy(11, 14, 1.0);
-  noisy.unclear_band = 3;  // 90.9% within 3 points of 93%: held without the record
-  const Sizing within = SizeFleet(Question(), noisy, b);
-  EXPECT_EQ(within.outcome, Sizing::Outcome::kScaleUp);
-  EXPECT_EQ(within.replicas, 11);
-  EXPECT_FALSE(within.miss_within_noise);
+TEST(FleetSizingTest, AConfirmedMissIsNeitherHeldNorTakenOneReplicaAtATime) {
+  // The cases the two tests above hold, with the miss confirmed by the last minute missed in the
+  // fleet's own record (SizingBounds::miss_observed) or by a rise on record (rise_on_record):
+  // each scales up at once to the smallest size meeting the aim.
+  for (const bool observed : {true, false}) {
+    SCOPED_TRACE(observed ? "a missed minute" : "a rise on record");
+    SizingBounds b = Bounds(10, 0, false);
+    (observed ? b.miss_observed : b.rise_on_record) = true;
+    KnownForecaster noisy(11, 14, 1.0);
+    noisy.unclear_band = 3;  // 90.9% within 3 points of 93%: held without the record
+    const Sizing within = SizeFleet(Question(), noisy, b);
+    EXPECT_EQ(within.outcome, Sizing::Outcome::kScaleUp);
+    EXPECT_EQ(within.replicas, 11);
+    EXPECT_FALSE(within.miss_within_noise);
+    EXPECT_EQ(within.rise_on_record, !observed);
 
-  b.slo_percentile = 90;  // 90.9% meets the SLO's own 90%: a shallow miss, first seen
-  KnownForecaster shallow(11, 14, 1.0);
-  const Sizing first = SizeFleet(Question(), shallow, b);
-  EXPECT_EQ(first.outcome, Sizing::Outcome::kScaleUp);
-  EXPECT_FALSE(first.miss_unconfirmed);
+    b.slo_percentile = 90;  // 90.9% meets the SLO's own 90%: a shallow miss, first seen
+    KnownForecaster shallow(11, 14, 1.0);
+    const Sizing first = SizeFleet(Question(), shallow, b);
+    EXPECT_EQ(first.outcome, Sizing::Outcome::kScaleUp);
+    EXPECT_FALSE(first.miss_unconfirmed);
 
-  // A shallow miss asking for two more replicas takes both (the test above takes one).
-  ForecastQuestion aim92 = Question();
-  aim92.percentile = 92;
-  b.slo_percentile = 80;
-  b.miss_seen_at_base = true;
-  KnownForecaster far(12, 14, 1.0);
-  const Sizing whole = SizeFleet(aim92, far, b);
-  EXPECT_EQ(whole.outcome, Sizing::Outcome::kScaleUp);
-  EXPECT_EQ(whole.replicas, 12);
-  EXPECT_FALSE(whole.shallow_step);
+    // A shallow miss asking for two more replicas takes both (the test above takes one).
+    ForecastQuestion aim92 = Question();
+    aim92.percentile = 92;
+    b.slo_percentile = 80;
+    b.miss_seen_at_base = true;
+    KnownForecaster far(12, 14, 1.0);
+    const Sizing whole = SizeFleet(aim92, far, b);
+    EXPECT_EQ(whole.outcome, Sizing::Outcome::kScaleUp);
+    EXPECT_EQ(whole.replicas, 12);
+    EXPECT_FALSE(whole.shallow_step);
+  }
+}
+
+TEST(FleetSizingTest, ARiseOnRecordLeavesScaleInAlone) {
+  // Where base meets the aim, the rise changes nothing: 8 replicas meet at the margin and the
+  // fleet scales in to them, as without it (a missed minute, by contrast, shuts scale-in:
+  // BoundsFor's scale_in_allowed).
+  SizingBounds in = Bounds(10, 0, true);
+  KnownForecaster roomy(8, 8, 1.0);
+  const Sizing plain = SizeFleet(Question(), roomy, in);
+  in.rise_on_record = true;
+  const Sizing rising = SizeFleet(Question(), roomy, in);
+  EXPECT_EQ(plain.outcome, Sizing::Outcome::kScaleIn);
+  EXPECT_EQ(plain.replicas, 8);
+  EXPECT_EQ(rising.outcome, plain.outcome);
+  EXPECT_EQ(rising.replicas, plain.replicas);
 }
 
 TEST(FleetSizingTest, PoolingWeighsEachDrawByItsVarianceWorkedByHand) {

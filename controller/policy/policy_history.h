@@ -24,6 +24,10 @@ struct PolicyHistory {
   // (MinuteMissed, MinuteAtRisk; ascending): the windows hold those only for
   // PolicyConfig::minute_check_window.
   std::deque<absl::Time> raised_at;
+  // The arrival rate each recommendation's question asked about (the same times as
+  // `recommendations`; 0 where the inputs were stale): the windows hold a recommendation scaled to
+  // the rate now (stabilize.h ScaledToTheRateNow).
+  std::deque<std::pair<absl::Time, double>> recommendation_rates;
   std::deque<std::pair<absl::Time, int32_t>> scale_events;  // (time, change) that happened
   int32_t last_missed_at = 0;  // the size the last decision's forecast missed at (0: it did not)
   // The last decision's advisory admission rate, if it advised one: where the next one's search

@@ -77,7 +77,9 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   Append(d.reasons, std::move(aim.reasons));
 
   // 4. The fleet sized on the twin.
-  SizedFleet sized = SizeOnTwin(q, snap, c, history, forecaster, base, stuck, now);
+  const bool rise_on_record =
+      ahead.margin > 1 && !MinutesToSpare(aim.budget.ledger, aim.budget.recent, c.target_minutes);
+  SizedFleet sized = SizeOnTwin(q, snap, c, history, forecaster, base, stuck, rise_on_record, now);
   const Sizing& sizing = sized.sizing;
   d.previous_recommendation = sized.bounds.hint;
   d.scale_in_forecasts = std::move(sized.scale_in_forecasts);
@@ -92,10 +94,13 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
   // 5. The stabilization windows; 6. the rate limits. Stale inputs never scale in.
   const int32_t clearly_safe =
       MayScaleInEarly(q, c, aim.budget.ledger, aim.budget.recent) ? sizing.clearly_safe : 0;
-  Stabilized stable = Stabilize(d.recommendation, base,
-                                HeldRecommendations(history.recommendations, history.raised_at,
-                                                    LastsThroughWarmup(q, c), c, now),
-                                c, now, clearly_safe);
+  const bool lasts = LastsThroughWarmup(q, c);
+  Stabilized stable =
+      Stabilize(d.recommendation, base,
+                ScaledToTheRateNow(
+                    HeldRecommendations(history.recommendations, history.raised_at, lasts, c, now),
+                    history.recommendation_rates, q.arrival_rate, lasts),
+                c, now, clearly_safe);
   if (stable.reason) d.reasons.push_back(std::move(*stable.reason));
   RateLimited limited = LimitRate(stable.replicas, current, history.scale_events, c, now);
   if (limited.reason) d.reasons.push_back(std::move(*limited.reason));
@@ -136,6 +141,8 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
 void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) {
   h.recommendations.emplace_back(d.at, d.recommendation);
   if (d.aim_optimism_raise > 0) h.raised_at.push_back(d.at);
+  h.recommendation_rates.emplace_back(
+      d.at, HasReason(d.reasons, ReasonCode::kInputsStale) ? 0.0 : d.question.arrival_rate);
   h.last_missed_at = d.missed_at;
   h.last_admission_rate =
       d.admission.active ? std::optional<double>(d.admission.max_arrival_rate) : std::nullopt;
@@ -147,6 +154,9 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
     h.recommendations.pop_front();
   }
   while (!h.raised_at.empty() && d.at - h.raised_at.front() > keep) h.raised_at.pop_front();
+  while (!h.recommendation_rates.empty() && d.at - h.recommendation_rates.front().first > keep) {
+    h.recommendation_rates.pop_front();
+  }
   while (!h.scale_events.empty() && d.at - h.scale_events.front().first > keep) {
     h.scale_events.pop_front();
   }

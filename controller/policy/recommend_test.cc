@@ -349,6 +349,71 @@ TEST(RecommendTest, AShallowMissScalesUpOnlyWhenTheNextDecisionConfirmsIt) {
   EXPECT_EQ(deep.replicas, 5);
 }
 
+TEST(RecommendTest, ARiseOnRecordWithNoMinutesToSpareActsOnAShallowMissAtOnce) {
+  // 4 replicas of 10 req/s at 43 req/s. The rate checks of the last minutes all saw 2% more
+  // arrivals than forecast (120 where 117.6 was forecast): the twin is asked about 43.86 req/s,
+  // and 4 replicas reach 40 / 43.86 = 91.2%, a shallow miss (above the SLO's 90%).
+  PolicyConfig c = Config();
+  c.warmup_expected = absl::Seconds(15);
+  CapacityForecaster f(10);
+  const absl::Time now = T(1000);
+  auto rising = [&](PolicyHistory h) {
+    for (int end = 700; end <= 985; end += 15) h.arrivals.push_back({T(end), 15, 15 * 120.0});
+    for (int i = 0; i < 5; ++i) {
+      const int from = 800 + 15 * i;
+      h.rate_checks.push_back({T(from), T(from + 60), 120 / 1.02});
+    }
+    return h;
+  };
+  // The record: 1,000 first tokens every 15 s since 700 s, 80% of them in time at 820-865 s.
+  auto short_of_minutes = [&](PolicyHistory h) {
+    for (int at = 700; at <= 985; at += 15) {
+      h.served.push_back({T(at), 1000, at >= 820 && at <= 865 ? 800.0 : 1000.0});
+    }
+    return h;
+  };
+  const Decision both =
+      Recommend(Snap(4, 43, now), c, f, now, short_of_minutes(rising(Steady(4, 600, now))));
+  ASSERT_TRUE(HasReason(both, "ForecastMargin"));
+  EXPECT_EQ(both.replicas, 5);
+  EXPECT_FALSE(HasReason(both, "MissUnconfirmed"));
+  EXPECT_NE(ReasonMessage(both, "ForecastMissesSlo").find("confirmed by arrivals above the rate"),
+            std::string::npos);
+  // The rise alone, with every minute met (no record yet: 100%): held for the next draw.
+  const Decision minutes_to_spare =
+      Recommend(Snap(4, 43, now), c, f, now, rising(Steady(4, 600, now)));
+  ASSERT_TRUE(HasReason(minutes_to_spare, "ForecastMargin"));
+  EXPECT_EQ(minutes_to_spare.replicas, 4);
+  EXPECT_TRUE(HasReason(minutes_to_spare, "MissUnconfirmed"));
+  // The minutes short without the rise: held as well.
+  const Decision no_rise =
+      Recommend(Snap(4, 43, now), c, f, now, short_of_minutes(Steady(4, 600, now)));
+  EXPECT_FALSE(HasReason(no_rise, "ForecastMargin"));
+  EXPECT_EQ(no_rise.replicas, 4);
+  EXPECT_TRUE(HasReason(no_rise, "MissUnconfirmed"));
+}
+
+TEST(RecommendTest, TheWindowFollowsAFallInTheRateWhereLevelsLast) {
+  // 300 s of recommendations of 10 replicas at 100 req/s; now the rate is 50, and 5 replicas meet
+  // it at the margin (12.5 req/s a replica, 80% of it: 10). Where levels last (persistence weights
+  // of 1) the window holds ceil(10 * 50/100) = 5, and the scale-down policy (10% or one pod a
+  // minute) takes one pod: 9. On bursty traffic (weights of 0) the window holds 10.
+  PolicyConfig c = Config();
+  CapacityForecaster f(12.5);
+  const absl::Time now = T(1000);
+  PolicyHistory h = Steady(10, 300, now);
+  for (const auto& [t, r] : h.recommendations) h.recommendation_rates.emplace_back(t, 100.0);
+  FleetSnapshot s = Snap(10, 50, now);
+  s.workload.arrival_rate_baseline = 50;
+  for (const double w : {1.0, 0.0}) {
+    s.workload.rate_persistence = std::vector<double>(8, w);
+    const Decision d = Recommend(s, c, f, now, h);
+    EXPECT_EQ(d.recommendation, 5) << w;
+    EXPECT_EQ(d.replicas, w > 0 ? 9 : 10) << w;
+    EXPECT_TRUE(HasReason(d, w > 0 ? "ScaleDownLimit" : "ScaleDownStabilized")) << w;
+  }
+}
+
 // A forecaster whose verdicts are all within its own noise.
 class UnsureForecaster : public CapacityForecaster {
  public:
@@ -873,7 +938,7 @@ TEST(RecommendTest, EachIntervalForecastIsCheckedAgainstWhatTheNextDecisionSaw) 
   EXPECT_FALSE(h.interval_forecast.has_value());
 }
 
-TEST(RecommendTest, RecordDecisionRemembersWhichRecommendationsARaiseMade) {
+TEST(RecommendTest, RecordDecisionRemembersWhichRecommendationsARaiseMadeAndTheirRates) {
   PolicyConfig c = Config();  // the longest window kept: the 300 s scale-down window
   PolicyHistory h;
   for (int s = 0; s <= 600; s += 15) {
@@ -881,11 +946,16 @@ TEST(RecommendTest, RecordDecisionRemembersWhichRecommendationsARaiseMade) {
     d.at = T(s);
     d.recommendation = 4;
     d.aim_optimism_raise = s == 150 || s == 450 ? 3.5 : 0;
+    d.question.arrival_rate = s;
     RecordDecision(d, c, h);
   }
   // 150 s is more than the window before 600 s: forgotten with its recommendation.
   EXPECT_EQ(h.raised_at, std::deque<absl::Time>{T(450)});
   EXPECT_EQ(h.recommendations.front().first, T(300));
+  // The rate each recommendation was asked at, kept as long as the recommendation.
+  ASSERT_EQ(h.recommendation_rates.size(), h.recommendations.size());
+  EXPECT_EQ(h.recommendation_rates.front(), std::make_pair(T(300), 300.0));
+  EXPECT_EQ(h.recommendation_rates.back(), std::make_pair(T(600), 600.0));
 }
 
 TEST(RecommendTest, RecordDecisionKeepsTheServedRecordAndTheScaleInDraws) {

@@ -126,6 +126,10 @@ SizingVerdict ReadSizing(const Sizing& sizing, const ForecastQuestion& q, const 
                                     "replica at a time)",
                                     c.percentile)
                   : std::string(),
+              sizing.rise_on_record && !sizing.miss_observed
+                  ? " (confirmed by arrivals above the rate forecast, check after check, with "
+                    "no minutes to spare on record)"
+                  : "",
               ItlNote(sizing.at_base, c))));
       break;
     case Sizing::Outcome::kScaleIn:
@@ -194,10 +198,12 @@ SizingVerdict ReadSizing(const Sizing& sizing, const ForecastQuestion& q, const 
 
 SizedFleet SizeOnTwin(const ForecastQuestion& q, const state::FleetSnapshot& snap,
                       const PolicyConfig& c, const PolicyHistory& history,
-                      const Forecaster& forecaster, int32_t base, int32_t stuck, absl::Time now) {
+                      const Forecaster& forecaster, int32_t base, int32_t stuck,
+                      bool rise_on_record, absl::Time now) {
   SizedFleet out;
   const FleetLoad load = LoadOf(snap, c);
   out.bounds = BoundsFor(snap, c, history, base, stuck, load, now);
+  out.bounds.rise_on_record = rise_on_record;
   out.sizing = SizeFleet(q, forecaster, out.bounds);
   int32_t pooled_at_answer = 0;
   for (const Sizing::Asked& a : out.sizing.asked) {

@@ -5,7 +5,10 @@
 //   is all there is): if the twin forecasts the aim missed at the current size, the smallest N
 //   that meets it (fleet_sizing.h: doubling, then bisection). A miss within the twin's own noise
 //   holds (MissWithinNoise), and so does a clear miss above the SLO's own percentile until the
-//   next decision's independent draw confirms it (MissUnconfirmed).
+//   next decision's independent draw confirms it (MissUnconfirmed). Neither is held where the
+//   fleet's last minute missed, or where `rise_on_record` (SizingBounds::rise_on_record: the
+//   arrivals ran above the rate forecast check after check, and the SLO's record has no minutes
+//   to spare) confirms the miss.
 // - Removing capacity is judged from now, at the safety margin (each request using at most that
 //   share of its slack), only on fresh inputs with the fleet under both limits (queue per replica,
 //   KV use), pooled with the same question's draws by the earlier decisions of the scale-down
@@ -71,7 +74,7 @@ struct SizedFleet {
 SizedFleet SizeOnTwin(const ForecastQuestion& question, const state::FleetSnapshot& snapshot,
                       const PolicyConfig& config, const PolicyHistory& history,
                       const Forecaster& forecaster, int32_t base, int32_t not_counted,
-                      absl::Time now);
+                      bool rise_on_record, absl::Time now);
 
 }  // namespace twinscale::policy
 

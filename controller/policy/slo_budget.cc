@@ -62,4 +62,8 @@ const char* BudgetReasonCode(BudgetState state) {
   return "";
 }
 
+bool MinutesToSpare(const BudgetLedger& window, const BudgetLedger& recent, double target_minutes) {
+  return window.minute_percent() >= target_minutes && recent.minute_percent() >= target_minutes;
+}
+
 }  // namespace twinscale::policy

@@ -57,6 +57,13 @@ struct BudgetLedger {
 BudgetLedger LedgerOf(const std::deque<ServedInterval>& served, absl::Time now,
                       absl::Duration window, absl::Duration interval, double percentile);
 
+// Whether the record has minutes to spare: the share of minutes meeting the SLO is at or above
+// `target_minutes` (spec.slo.target.minutes) both over the target's window and over the recent
+// record (no minutes yet counts as 100%). With minutes to spare the policy may bet on the twin
+// (a scale-in sooner, a miss held for its noise: stabilize.h, fleet_sizing.h); without, a bet lost
+// costs a minute the record cannot give.
+bool MinutesToSpare(const BudgetLedger& window, const BudgetLedger& recent, double target_minutes);
+
 // How the record moves the aim.
 struct BudgetRules {
   double target_requests = 95;  // spec.slo.target.requests

@@ -80,10 +80,24 @@ std::deque<std::pair<absl::Time, int32_t>> HeldRecommendations(
   return held;
 }
 
+std::deque<std::pair<absl::Time, int32_t>> ScaledToTheRateNow(
+    const std::deque<std::pair<absl::Time, int32_t>>& recommendations,
+    const std::deque<std::pair<absl::Time, double>>& rates, double rate_now, bool lasts) {
+  if (!lasts || !(rate_now > 0)) return recommendations;
+  std::deque<std::pair<absl::Time, int32_t>> scaled = recommendations;
+  for (auto& [t, r] : scaled) {
+    const auto it = std::lower_bound(rates.begin(), rates.end(), t,
+                                     [](const auto& a, absl::Time b) { return a.first < b; });
+    if (it == rates.end() || it->first != t || !(it->second > rate_now)) continue;
+    // The small epsilon keeps an exact product (30 * 0.5) from rounding up past itself.
+    r = static_cast<int32_t>(std::ceil(r * (rate_now / it->second) - 1e-9));
+  }
+  return scaled;
+}
+
 bool MayScaleInEarly(const ForecastQuestion& q, const PolicyConfig& c, const BudgetLedger& window,
                      const BudgetLedger& recent) {
-  return LastsThroughWarmup(q, c) && window.minute_percent() >= c.target_minutes &&
-         recent.minute_percent() >= c.target_minutes;
+  return LastsThroughWarmup(q, c) && MinutesToSpare(window, recent, c.target_minutes);
 }
 
 }  // namespace twinscale::policy

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "controller/common/free_port.h"
 
 namespace twinscale::k8s_test {
@@ -174,6 +175,17 @@ Command ControlPlane::Kubectl(const std::string& args, const std::string& kubeco
   return RunCommand(absl::StrCat("kubectl --kubeconfig ",
                                  ShellQuote(kubeconfig.empty() ? kubeconfig_ : kubeconfig), " ",
                                  args));
+}
+
+Command ControlPlane::WaitEstablished(const std::string& crds) const {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    Command r = Kubectl(absl::StrCat("wait --for condition=established --timeout=30s ", crds));
+    if (r.ok() || r.all().find("accessor error") == std::string::npos || absl::Now() > deadline) {
+      return r;
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
 }
 
 Command ControlPlane::KubectlWithFile(const std::string& verb_and_flags,

@@ -82,6 +82,10 @@ class ControlPlane {
   // kubectl with `yaml_or_json` written to a file passed as -f (e.g. "apply", "create").
   Command KubectlWithFile(const std::string& verb_and_flags, const std::string& yaml_or_json,
                           const std::string& kubeconfig = "") const;
+  // `kubectl wait --for condition=established` on `crds` (space-separated "crd/<name>" or names),
+  // for up to 30 s. kubectl 1.26 gives up at once, with ".status.conditions accessor error: <nil>",
+  // on a CRD the API server has not yet given any status; that answer is retried, not returned.
+  Command WaitEstablished(const std::string& crds) const;
   // `kubectl get <what> -o json`, parsed; an error with kubectl's message otherwise.
   absl::StatusOr<nlohmann::json> GetJson(const std::string& what,
                                          const std::string& kubeconfig = "") const;

@@ -101,9 +101,7 @@ class RealApiServerTest : public ::testing::Test {
   // Applies the CRD and waits until the server says it is Established.
   void InstallCrd(const std::string& crd_yaml) {
     ExpectOk(cp_->KubectlWithFile("apply", crd_yaml), "apply the CRD");
-    ExpectOk(
-        cp_->Kubectl(absl::StrCat("wait --for condition=established --timeout=30s crd/", kCrdName)),
-        "CRD Established");
+    ExpectOk(cp_->WaitEstablished(absl::StrCat("crd/", kCrdName)), "CRD Established");
   }
 
   std::unique_ptr<ControlPlane> cp_;
@@ -158,9 +156,8 @@ TEST_F(RealApiServerTest, EveryManifestAndEveryChartVariantPassesServerSideDryRu
     ExpectOk(cp_->Kubectl(absl::StrCat("create namespace ", ns)), ns);
   }
   ExpectOk(cp_->Kubectl("apply -f tests/data/k8s/standin-crds.yaml"), "stand-in CRDs");
-  ExpectOk(cp_->Kubectl("wait --for condition=established --timeout=30s "
-                        "crd/scaledobjects.keda.sh crd/certificates.cert-manager.io "
-                        "crd/servicemonitors.monitoring.coreos.com"),
+  ExpectOk(cp_->WaitEstablished("crd/scaledobjects.keda.sh crd/certificates.cert-manager.io "
+                                "crd/servicemonitors.monitoring.coreos.com"),
            "stand-in CRDs Established");
   InstallCrd(ReadFile(kCrdFile));
   // Patches (deploy/patches/) apply to the controller's Deployment, which must exist.

@@ -113,9 +113,7 @@ class RealControllerTest : public ::testing::Test {
       ExpectOk(cp_->Kubectl("create namespace twinscale-system"), "namespace");
     }
     ExpectOk(cp_->KubectlWithFile("apply", rendered.out), "apply the chart");
-    ExpectOk(cp_->Kubectl("wait --for condition=established --timeout=30s "
-                          "crd/inferenceautoscalers.twinscale.io"),
-             "CRD Established");
+    ExpectOk(cp_->WaitEstablished("crd/inferenceautoscalers.twinscale.io"), "CRD Established");
   }
 
   // The vLLM Deployment (a real one: the controller-manager makes its pods) at `replicas`, the

@@ -401,6 +401,11 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     w.ttft_p90_seconds = Input<double>::NoEvents(0.0);
     w.ttft_attainment = Input<double>::NoEvents(1.0);
   }
+  if (options_.slo_per_prompt_token_seconds > 0) {
+    w.ttft_attainment = Input<double>::Stale(
+        "the SLO's TTFT target grows with each prompt (slo.ttft.perPromptToken), and the TTFT "
+        "histogram does not say which prompt each first token was for");
+  }
   previous_ = std::move(current);
   last_build_ = view.now;
   return snap;

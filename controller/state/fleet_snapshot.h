@@ -76,8 +76,10 @@ struct WorkloadEstimate {
   Input<double> prompt_tokens_mean = Input<double>::Stale("no data yet");
   Input<double> output_tokens_mean = Input<double>::Stale("no data yet");
   Input<double> ttft_p90_seconds = Input<double>::Stale("no data yet");  // observed, last window
-  Input<double> ttft_attainment = Input<double>::Stale("no data yet");   // share <= SLO threshold
-  std::optional<metrics::CumulativeHistogram> ttft_window;               // fleet-wide TTFT increase
+  // The share of the window's first tokens within the SLO's threshold; Stale where the SLO's
+  // target grows with the prompt (SnapshotOptions::slo_per_prompt_token_seconds).
+  Input<double> ttft_attainment = Input<double>::Stale("no data yet");
+  std::optional<metrics::CumulativeHistogram> ttft_window;  // fleet-wide TTFT increase
   // Fleet-wide request length histograms: the latest windows that saw requests finish, until they
   // hold SnapshotOptions::min_length_requests.
   std::optional<metrics::CumulativeHistogram> prompt_lengths, output_lengths;
@@ -178,6 +180,11 @@ struct SnapshotOptions {
   absl::Duration season_judged_from = absl::Minutes(1);
   double season_skill_share = 1.0 / 8;
   int32_t season_min_checks = 8;
+  // The SLO's TTFT target per prompt token (slo.ttft.perPromptToken). Where it is > 0 each
+  // request's target depends on its own prompt, which the TTFT histogram does not pair with its
+  // first token: the observed attainment is left Stale rather than judged against the threshold
+  // alone, which would count every long prompt as a miss (WorkloadEstimate::ttft_attainment).
+  double slo_per_prompt_token_seconds = 0;
 };
 
 class SnapshotBuilder {

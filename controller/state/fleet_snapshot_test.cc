@@ -122,6 +122,31 @@ TEST(SnapshotBuilderTest, FleetTtftIsSummedBeforeTheQuantileAndLengthsComeFromHi
   EXPECT_NEAR(s.workload.prompt_tokens_mean.value(), 1200, 1e-9);
 }
 
+TEST(SnapshotBuilderTest, ATargetThatGrowsWithThePromptLeavesTheAttainmentUnjudged) {
+  // The same window as above (90 first tokens within 0.1 s, 10 over 0.5 s) under an SLO of
+  // 0.5 s + 0.1 ms per prompt token: the 10 slow first tokens may be 3000-token prompts whose
+  // target is 0.8 s, or not; the histograms do not pair a first token with its prompt. Judged
+  // against 0.5 s alone the window would read 90%, and a fleet of 10k-token prompts 0%: every
+  // minute "missed". The attainment is Stale; the p90 and the lengths are as without.
+  SnapshotOptions o{absl::Seconds(45), 0.5, 20};
+  o.slo_per_prompt_token_seconds = 1e-4;
+  SnapshotBuilder b(o);
+  auto pod = [](std::string n, absl::Time t, double fast, double slow) {
+    PodView p = Ready(std::move(n), t, 0, 0, fast + slow);
+    p.observation.engines[0].ttft =
+        Hist({0.1, 0.5}, {fast, fast, fast + slow}, 0.05 * fast + 1.0 * slow);
+    return p;
+  };
+  b.Build(View(T(0), {pod("a", T(0), 0, 0), pod("b", T(0), 0, 0)}));
+  const FleetSnapshot s = b.Build(View(T(15), {pod("a", T(15), 90, 0), pod("b", T(15), 0, 10)}));
+  EXPECT_FALSE(s.workload.ttft_attainment.usable());
+  EXPECT_NE(s.workload.ttft_attainment.why_stale().find("perPromptToken"), std::string::npos);
+  ASSERT_TRUE(s.workload.ttft_p90_seconds.usable());
+  EXPECT_NEAR(s.workload.ttft_p90_seconds.value(), 0.1, 1e-9);
+  ASSERT_TRUE(s.workload.ttft_window.has_value());
+  EXPECT_DOUBLE_EQ(s.workload.ttft_window->count, 100);
+}
+
 TEST(SnapshotBuilderTest, PrefillTimeIsTheSettledPodsMeanOverTheWindow) {
   // vllm:request_prefill_time_seconds, sum / count of the window's increase over settled Ready
   // pods (Ready for settled_after, 90 s, or longer), as the inter-token latency is. Pod a, settled:

@@ -13,6 +13,7 @@ state::SnapshotOptions SnapshotOptionsFor(const policy::PolicyConfig& config,
   state::SnapshotOptions o;
   o.stale_after = stale_after;
   o.slo_threshold_seconds = absl::ToDoubleSeconds(config.ttft_threshold);
+  o.slo_per_prompt_token_seconds = absl::ToDoubleSeconds(config.ttft_per_prompt_token);
   o.season.period = config.season_period;
   o.season_lead = policy::ForecastHorizon(config);
   o.season_judged_from = config.warmup_expected;

@@ -123,9 +123,10 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
     const TwinError& e = *s.twin_error;
     absl::StrAppendFormat(&out,
                           "%-*s twin error: attainment bias %+.1f pts, MAE %.1f pts over %d "
-                          "decisions; p90 TTFT bias %+.0f ms, MAE %.0f ms\n",
+                          "decisions (sampling alone: %.1f); p90 TTFT bias %+.0f ms, MAE %.0f ms\n",
                           width, s.policy, e.attainment_bias_points, e.attainment_mae_points,
-                          e.decisions, e.ttft_p90_bias_ms, e.ttft_p90_mae_ms);
+                          e.decisions, e.attainment_mae_floor_points, e.ttft_p90_bias_ms,
+                          e.ttft_p90_mae_ms);
   }
   if (any_twin) {
     out +=
@@ -234,12 +235,14 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     p["wall_seconds"] = RoundForPeople(s.wall_seconds, 3);
     if (s.twin_error) {  // twin_error.h: predicted minus observed, settled decisions
       const TwinError& e = *s.twin_error;
-      p["twin_error"] = {{"decisions", e.decisions},
-                         {"attainment_bias_points", RoundForPeople(e.attainment_bias_points, 2)},
-                         {"attainment_mae_points", RoundForPeople(e.attainment_mae_points, 2)},
-                         {"ttft_decisions", e.ttft_decisions},
-                         {"ttft_p90_bias_ms", RoundForPeople(e.ttft_p90_bias_ms, 1)},
-                         {"ttft_p90_mae_ms", RoundForPeople(e.ttft_p90_mae_ms, 1)}};
+      p["twin_error"] = {
+          {"decisions", e.decisions},
+          {"attainment_bias_points", RoundForPeople(e.attainment_bias_points, 2)},
+          {"attainment_mae_points", RoundForPeople(e.attainment_mae_points, 2)},
+          {"attainment_mae_floor_points", RoundForPeople(e.attainment_mae_floor_points, 2)},
+          {"ttft_decisions", e.ttft_decisions},
+          {"ttft_p90_bias_ms", RoundForPeople(e.ttft_p90_bias_ms, 1)},
+          {"ttft_p90_mae_ms", RoundForPeople(e.ttft_p90_mae_ms, 1)}};
     } else {
       p["twin_error"] = nullptr;
     }

@@ -176,13 +176,14 @@ TEST(ReportTest, TheTwinsErrorIsALineUnderTheTableAndAKeyPerPolicy) {
   e.decisions = 40;
   e.attainment_bias_points = 1.46;
   e.attainment_mae_points = 2.04;
+  e.attainment_mae_floor_points = 1.26;
   e.ttft_decisions = 38;
   e.ttft_p90_bias_ms = -12.3;
   e.ttft_p90_mae_ms = 30.06;
   rows.back().twin_error = e;  // twinscale's row
   const std::string table = FormatTable(h, rows, nullptr);
   EXPECT_NE(table.find("twinscale     twin error: attainment bias +1.5 pts, MAE 2.0 pts over 40 "
-                       "decisions; p90 TTFT bias -12 ms, MAE 30 ms\n"),
+                       "decisions (sampling alone: 1.3); p90 TTFT bias -12 ms, MAE 30 ms\n"),
             std::string::npos)
       << table;
   EXPECT_EQ(table.find("keda-queue-1  twin error"), std::string::npos);  // no twin, no line
@@ -192,6 +193,7 @@ TEST(ReportTest, TheTwinsErrorIsALineUnderTheTableAndAKeyPerPolicy) {
   EXPECT_EQ(t["decisions"], 40);
   EXPECT_DOUBLE_EQ(t["attainment_bias_points"].get<double>(), 1.46);
   EXPECT_DOUBLE_EQ(t["attainment_mae_points"].get<double>(), 2.04);
+  EXPECT_DOUBLE_EQ(t["attainment_mae_floor_points"].get<double>(), 1.26);
   EXPECT_EQ(t["ttft_decisions"], 38);
   EXPECT_DOUBLE_EQ(t["ttft_p90_bias_ms"].get<double>(), -12.3);
   EXPECT_DOUBLE_EQ(t["ttft_p90_mae_ms"].get<double>(), 30.1);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "simulator/model/run_stats.h"
 
@@ -46,13 +47,17 @@ std::vector<CheckedPrediction> CheckPredictions(const std::vector<TwinPrediction
 
 std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>& checks) {
   TwinError e;
-  double bias = 0, abs_sum = 0, p90_bias = 0, p90_abs = 0;
+  double bias = 0, abs_sum = 0, floor_sum = 0, p90_bias = 0, p90_abs = 0;
   for (const CheckedPrediction& c : checks) {
     if (!c.counted) continue;
     ++e.decisions;
     const double d = c.predicted.attainment - c.observed_attainment;
     bias += d;
     abs_sum += std::fabs(d);
+    const double p = std::clamp(c.observed_attainment, 0.0, 1.0);
+    if (c.requests > 0) {
+      floor_sum += std::sqrt(2 / std::numbers::pi * p * (1 - p) / static_cast<double>(c.requests));
+    }
     if (c.observed_ttft_p90_ms.has_value()) {
       ++e.ttft_decisions;
       const double dp = c.predicted.ttft_p90_ms - *c.observed_ttft_p90_ms;
@@ -64,6 +69,7 @@ std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>
   const double n = static_cast<double>(e.decisions);
   e.attainment_bias_points = 100 * bias / n;
   e.attainment_mae_points = 100 * abs_sum / n;
+  e.attainment_mae_floor_points = 100 * floor_sum / n;
   if (e.ttft_decisions > 0) {
     e.ttft_p90_bias_ms = p90_bias / static_cast<double>(e.ttft_decisions);
     e.ttft_p90_mae_ms = p90_abs / static_cast<double>(e.ttft_decisions);

@@ -32,6 +32,15 @@
 // percentage points, over the counted decisions; the same for the p90 TTFT (ms, over counted
 // decisions whose span served a first token). A positive bias is an optimistic twin.
 //
+// The MAE's sampling floor. A span's observed share is itself a draw: n requests, each in time
+// with probability p, give a share with standard deviation sqrt(p (1 - p) / n), so even a forecast
+// of exactly p errs by sqrt(2 / pi) of that on average (the mean absolute deviation of a normal).
+// attainment_mae_floor_points is that, with the observed share for p, averaged over the counted
+// decisions: the MAE a perfect twin would still show on these spans. It is a lower bound (a
+// queue's misses come together, so the real spread is wider); where it is near the MAE, the
+// error is mostly the spans' own sampling, not the twin. Spans of a hundred requests at 95% in
+// time put it near 1.7 points: a long-prompt trace at about 1 request per second is such a case.
+//
 // Pure: no I/O. Thread-safe (no shared state).
 #ifndef TWINSCALE_CONTROLLER_REPLAY_TWIN_ERROR_H_
 #define TWINSCALE_CONTROLLER_REPLAY_TWIN_ERROR_H_
@@ -92,7 +101,8 @@ struct TwinError {
   int64_t decisions = 0;              // counted
   double attainment_bias_points = 0;  // mean of predicted - observed, x100
   double attainment_mae_points = 0;
-  int64_t ttft_decisions = 0;  // counted, with an observed p90
+  double attainment_mae_floor_points = 0;  // what sampling alone gives (see above)
+  int64_t ttft_decisions = 0;              // counted, with an observed p90
   double ttft_p90_bias_ms = 0;
   double ttft_p90_mae_ms = 0;
 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -97,9 +98,36 @@ TEST(SummarizeTwinErrorTest, BiasAndMaeOverTheCountedDecisionsOnly) {
   EXPECT_EQ(e->decisions, 2);
   EXPECT_NEAR(e->attainment_bias_points, -5, 1e-9);
   EXPECT_NEAR(e->attainment_mae_points, 15, 1e-9);
+  // Both spans hold 4 requests, 2 in time: sqrt(2 / pi) x sqrt(0.5 x 0.5 / 4) = 0.7979 x 0.25.
+  EXPECT_NEAR(e->attainment_mae_floor_points, 100 * 0.797885 * 0.25, 1e-3);
   EXPECT_EQ(e->ttft_decisions, 2);
   EXPECT_NEAR(e->ttft_p90_bias_ms, -10, 1e-9);
   EXPECT_NEAR(e->ttft_p90_mae_ms, 90, 1e-9);
+}
+
+TEST(SummarizeTwinErrorTest, APerfectForecastStillShowsTheSpansSamplingAsItsMae) {
+  // 400 spans of 100 requests, each in time with probability 0.95 (seeded draws), forecast at
+  // exactly 0.95: the MAE is the spans' own sampling, E|share - 0.95| with share ~ Binomial(100,
+  // 0.95) / 100, which is close to sqrt(2 / pi) x sqrt(0.95 x 0.05 / 100) = 1.74 points (the exact
+  // binomial value is 1.71). The floor, computed from the observed shares, agrees within a tenth.
+  std::mt19937_64 rng(7);
+  std::bernoulli_distribution in_time(0.95);
+  std::vector<ServedRequest> served;
+  std::vector<TwinPrediction> predicted;
+  for (int span = 0; span < 400; ++span) {
+    for (int i = 0; i < 100; ++i) {
+      served.push_back({S(10 * span + 0.05 * i), 100.0, in_time(rng)});
+    }
+    predicted.push_back(Predicted(10 * span, 0, 10, 0.95, 100));
+  }
+  const std::optional<TwinError> e =
+      SummarizeTwinError(CheckPredictions(predicted, served, {}, S(4000)));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->decisions, 400);
+  EXPECT_NEAR(e->attainment_bias_points, 0, 0.25);
+  EXPECT_NEAR(e->attainment_mae_floor_points, 1.74, 0.1);
+  EXPECT_NEAR(e->attainment_mae_points, e->attainment_mae_floor_points,
+              0.1 * e->attainment_mae_floor_points);
 }
 
 TEST(SummarizeTwinErrorTest, NothingCountedIsNoError) {

@@ -54,10 +54,9 @@ std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>
     const double d = c.predicted.attainment - c.observed_attainment;
     bias += d;
     abs_sum += std::fabs(d);
-    const double p = std::clamp(c.observed_attainment, 0.0, 1.0);
-    if (c.requests > 0) {
-      floor_sum += std::sqrt(2 / std::numbers::pi * p * (1 - p) / static_cast<double>(c.requests));
-    }
+    // A counted span has requests, and its observed share is met / requests.
+    const double p = c.observed_attainment;
+    floor_sum += std::sqrt(2 / std::numbers::pi * p * (1 - p) / static_cast<double>(c.requests));
     if (c.observed_ttft_p90_ms.has_value()) {
       ++e.ttft_decisions;
       const double dp = c.predicted.ttft_p90_ms - *c.observed_ttft_p90_ms;

@@ -39,8 +39,8 @@ for d in "${days[@]}"; do
   done
 done
 wait
-printf '%-16s %4s %9s %8s %8s %-7s %-10s %9s %9s %9s %8s %s\n' day seed twinscale attain minutes \
-  target best-static GPU-h late-fcst vs-static vs-late "twin bias/MAE"
+printf '%-16s %4s %9s %8s %8s %-7s %-10s %9s %9s %9s %8s %-13s %s\n' day seed twinscale attain minutes \
+  target best-static GPU-h late-fcst vs-static vs-late "twin bias/MAE" "as forecast"
 for d in "${days[@]}"; do
   name=${d%% *}
   for s in "${seeds[@]}"; do
@@ -53,7 +53,8 @@ best = min(statics, key=lambda p: p["gpu_hours"]) if statics else None
 late = s["oracle"]["for_target"]["late"]
 late_gpu = late["gpu_hours"] if isinstance(late, dict) and late.get("gpu_hours") else None
 te = ts.get("twin_error") or {}
-print("%-16s %4s %9.3f %7.2f%% %4d/%-3d %-7s %-10s %9s %9s %9s %8s %+.1f/%.1f" % (
+own = (te.get("by_arrivals") or {}).get("as_forecast") or {}
+print("%-16s %4s %9.3f %7.2f%% %4d/%-3d %-7s %-10s %9s %9s %9s %8s %+.1f/%.1f      %+.1f/%.1f" % (
     sys.argv[2], sys.argv[3], ts["gpu_hours"], 100 * ts["slo_attainment"],
     ts["minutes_meeting_slo"], ts["minutes_with_traffic"],
     "met" if ts["meets_target"] else "MISSED",
@@ -61,7 +62,8 @@ print("%-16s %4s %9.3f %7.2f%% %4d/%-3d %-7s %-10s %9s %9s %9s %8s %+.1f/%.1f" %
     "%.3f" % late_gpu if late_gpu else "-",
     "%+.1f%%" % (100 * (ts["gpu_hours"] / best["gpu_hours"] - 1)) if best else "-",
     "%.2fx" % (ts["gpu_hours"] / late_gpu) if late_gpu else "-",
-    te.get("attainment_bias_points", float("nan")), te.get("attainment_mae_points", float("nan"))))
+    te.get("attainment_bias_points", float("nan")), te.get("attainment_mae_points", float("nan")),
+    own.get("attainment_bias_points", float("nan")), own.get("attainment_mae_points", float("nan"))))
 PY
   done
 done

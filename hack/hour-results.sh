@@ -42,7 +42,7 @@ for h in "${hours[@]}"; do
   python3 - "$OUT" "$name" "$first" "$last" <<'PY'
 import json, statistics, sys
 out, name, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-met, minutes, gpu, bias = [], [], [], []
+met, minutes, gpu, bias, mae, own_bias, own_mae = [], [], [], [], [], [], []
 for seed in range(first, last + 1):
     s = json.load(open(f"{out}/{name}-{seed}/summary.json"))
     ts = next(p for p in s["policies"] if p["family"].startswith("twinscale"))
@@ -51,13 +51,22 @@ for seed in range(first, last + 1):
     minutes.append(ts["minutes_meeting_slo"])
     need = ts["minutes_with_traffic"]
     gpu.append(ts["gpu_hours"])
-    bias.append((ts.get("twin_error") or {}).get("attainment_bias_points", float("nan")))
+    te = ts.get("twin_error") or {}
+    own = (te.get("by_arrivals") or {}).get("as_forecast") or {}
+    bias.append(te.get("attainment_bias_points", float("nan")))
+    mae.append(te.get("attainment_mae_points", float("nan")))
+    own_bias.append(own.get("attainment_bias_points", float("nan")))
+    own_mae.append(own.get("attainment_mae_points", float("nan")))
 n = last - first + 1
 print("%-12s seeds %d-%d: target met on %d of %d; minutes %d-%d of %d (mean %.2f); "
-      "GPU-h %.3f-%.3f (mean %.3f, sd %.3f); twin bias %+.1f to %+.1f" % (
+      "GPU-h %.3f-%.3f (mean %.3f, sd %.3f)" % (
           name, first, last, len(met), n, min(minutes), max(minutes), need,
           statistics.mean(minutes), min(gpu), max(gpu), statistics.mean(gpu),
-          statistics.stdev(gpu) if n > 1 else 0, min(bias), max(bias)))
+          statistics.stdev(gpu) if n > 1 else 0))
+print("%-12s twin bias %+.1f to %+.1f, MAE %.1f to %.1f; where the arrivals came as forecast: "
+      "bias %+.1f to %+.1f, MAE %.1f to %.1f" % (
+          name, min(bias), max(bias), min(mae), max(mae), min(own_bias), max(own_bias),
+          min(own_mae), max(own_mae)))
 print("%-12s missed on seeds: %s" % (
     name, " ".join(str(s) for s in range(first, last + 1) if s not in met) or "none"))
 PY

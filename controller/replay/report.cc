@@ -42,6 +42,16 @@ double RoundForPeople(double v, int digits) {
   return std::round(v * scale) / scale;
 }
 
+namespace {
+
+nlohmann::ordered_json PartJson(const TwinErrorPart& p) {
+  return {{"decisions", p.decisions},
+          {"attainment_bias_points", RoundForPeople(p.attainment_bias_points, 2)},
+          {"attainment_mae_points", RoundForPeople(p.attainment_mae_points, 2)}};
+}
+
+}  // namespace
+
 absl::Status WriteReportFile(const std::string& path, const std::string& text) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
   if (file == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("cannot create ", path));
@@ -127,6 +137,15 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
                           width, s.policy, e.attainment_bias_points, e.attainment_mae_points,
                           e.decisions, e.attainment_mae_floor_points, e.ttft_p90_bias_ms,
                           e.ttft_p90_mae_ms);
+    absl::StrAppendFormat(
+        &out,
+        "%-*s   arrivals as forecast: bias %+.1f, MAE %.1f over %d; above it: %+.1f, %.1f over "
+        "%d; below it: %+.1f, %.1f over %d\n",
+        width, "", e.rate_as_forecast.attainment_bias_points,
+        e.rate_as_forecast.attainment_mae_points, e.rate_as_forecast.decisions,
+        e.rate_above_forecast.attainment_bias_points, e.rate_above_forecast.attainment_mae_points,
+        e.rate_above_forecast.decisions, e.rate_below_forecast.attainment_bias_points,
+        e.rate_below_forecast.attainment_mae_points, e.rate_below_forecast.decisions);
   }
   if (any_twin) {
     out +=
@@ -242,7 +261,11 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
           {"attainment_mae_floor_points", RoundForPeople(e.attainment_mae_floor_points, 2)},
           {"ttft_decisions", e.ttft_decisions},
           {"ttft_p90_bias_ms", RoundForPeople(e.ttft_p90_bias_ms, 1)},
-          {"ttft_p90_mae_ms", RoundForPeople(e.ttft_p90_mae_ms, 1)}};
+          {"ttft_p90_mae_ms", RoundForPeople(e.ttft_p90_mae_ms, 1)},
+          {"by_arrivals",
+           {{"as_forecast", PartJson(e.rate_as_forecast)},
+            {"above_forecast", PartJson(e.rate_above_forecast)},
+            {"below_forecast", PartJson(e.rate_below_forecast)}}}};
     } else {
       p["twin_error"] = nullptr;
     }

@@ -737,7 +737,24 @@ std::string ReportHtml(const ReportHeader& header, const std::vector<ReplaySumma
         "solid: the share of requests the twin forecast within the SLO, at each decision, for the "
         "fleet the decision left, over the decision's horizon (from the warm-up on when it kept or "
         "added capacity); dashed: the share the truth served over the same span; settled "
-        "decisions only</p>"
+        "decisions only";
+    for (const ReplaySummary& s : summaries) {
+      if (!s.twin_error) continue;
+      const TwinError& e = *s.twin_error;
+      absl::StrAppendFormat(
+          &out,
+          "<br>%s: bias %+.1f points, MAE %.1f over %d decisions; where the arrivals came as "
+          "forecast, %+.1f and %.1f over %d; above the forecast, %+.1f and %.1f over %d; below "
+          "it, %+.1f and %.1f over %d",
+          HtmlEscape(s.policy), e.attainment_bias_points, e.attainment_mae_points, e.decisions,
+          e.rate_as_forecast.attainment_bias_points, e.rate_as_forecast.attainment_mae_points,
+          e.rate_as_forecast.decisions, e.rate_above_forecast.attainment_bias_points,
+          e.rate_above_forecast.attainment_mae_points, e.rate_above_forecast.decisions,
+          e.rate_below_forecast.attainment_bias_points, e.rate_below_forecast.attainment_mae_points,
+          e.rate_below_forecast.decisions);
+    }
+    out +=
+        "</p>"
         "<div class=\"chart\"><canvas id=\"chart-twin\"></canvas></div></figure>\n"
         "<figure><figcaption>The forecast and the arrivals that came</figcaption><p "
         "class=\"caption\">solid: the mean arrival rate each decision asked the twin about over "

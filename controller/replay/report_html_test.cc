@@ -102,6 +102,25 @@ size_t Count(const std::string& s, const std::string& needle) {
   return n;
 }
 
+TEST(ReportHtmlTest, TheTwinsChartCaptionSplitsItsErrorByTheArrivals) {
+  Fixture f = Sample();
+  TwinError e;
+  e.decisions = 30;
+  e.attainment_bias_points = 1.08;
+  e.attainment_mae_points = 2.2;
+  e.rate_as_forecast = {14, 0.17, 1.27};
+  e.rate_above_forecast = {8, 4.78, 5.03};
+  e.rate_below_forecast = {8, -0.84, 1.14};
+  f.summaries.front().twin_error = e;
+  f.results.front().summary.twin_error = e;
+  const std::string page = Page(f, &f.oracle);
+  EXPECT_NE(page.find("<br>twinscale:llama: bias +1.1 points, MAE 2.2 over 30 decisions; where the "
+                      "arrivals came as forecast, +0.2 and 1.3 over 14; above the forecast, +4.8 "
+                      "and 5.0 over 8; below it, -0.8 and 1.1 over 8</p>"),
+            std::string::npos);
+  EXPECT_EQ(page.find("<br>keda-queue-2:"), std::string::npos);  // no twin, no line
+}
+
 TEST(ReportHtmlTest, PageNamesEveryPolicyInTheTableAndTheHeader) {
   const Fixture f = Sample();
   const std::string page = Page(f, &f.oracle);

@@ -180,10 +180,17 @@ TEST(ReportTest, TheTwinsErrorIsALineUnderTheTableAndAKeyPerPolicy) {
   e.ttft_decisions = 38;
   e.ttft_p90_bias_ms = -12.3;
   e.ttft_p90_mae_ms = 30.06;
+  e.rate_as_forecast = {20, 0.24, 1.12};
+  e.rate_above_forecast = {12, 4.71, 5.0};
+  e.rate_below_forecast = {8, -1.06, 1.3};
   rows.back().twin_error = e;  // twinscale's row
   const std::string table = FormatTable(h, rows, nullptr);
   EXPECT_NE(table.find("twinscale     twin error: attainment bias +1.5 pts, MAE 2.0 pts over 40 "
                        "decisions (sampling alone: 1.3); p90 TTFT bias -12 ms, MAE 30 ms\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("                arrivals as forecast: bias +0.2, MAE 1.1 over 20; above "
+                       "it: +4.7, 5.0 over 12; below it: -1.1, 1.3 over 8\n"),
             std::string::npos)
       << table;
   EXPECT_EQ(table.find("keda-queue-1  twin error"), std::string::npos);  // no twin, no line
@@ -197,6 +204,12 @@ TEST(ReportTest, TheTwinsErrorIsALineUnderTheTableAndAKeyPerPolicy) {
   EXPECT_EQ(t["ttft_decisions"], 38);
   EXPECT_DOUBLE_EQ(t["ttft_p90_bias_ms"].get<double>(), -12.3);
   EXPECT_DOUBLE_EQ(t["ttft_p90_mae_ms"].get<double>(), 30.1);
+  const nlohmann::json& parts = t["by_arrivals"];
+  EXPECT_EQ(parts["as_forecast"]["decisions"], 20);
+  EXPECT_DOUBLE_EQ(parts["as_forecast"]["attainment_bias_points"].get<double>(), 0.24);
+  EXPECT_DOUBLE_EQ(parts["above_forecast"]["attainment_mae_points"].get<double>(), 5.0);
+  EXPECT_EQ(parts["below_forecast"]["decisions"], 8);
+  EXPECT_DOUBLE_EQ(parts["below_forecast"]["attainment_bias_points"].get<double>(), -1.06);
 }
 
 TEST(ReportTest, TimelineCsvHasAPolicyColumnAndQuotesReasons) {

@@ -45,15 +45,66 @@ std::vector<CheckedPrediction> CheckPredictions(const std::vector<TwinPrediction
   return out;
 }
 
+ArrivalsAgainstForecast CompareArrivals(int64_t requests, double forecast_rps,
+                                        absl::Duration span) {
+  const double expected = forecast_rps * absl::ToDoubleSeconds(span);
+  if (!(expected > 0)) return ArrivalsAgainstForecast::kNoForecast;
+  const double band = std::max(0.05 * expected, 2 * std::sqrt(expected));
+  const double came = static_cast<double>(requests);
+  if (came > expected + band) return ArrivalsAgainstForecast::kAbove;
+  if (came < expected - band) return ArrivalsAgainstForecast::kBelow;
+  return ArrivalsAgainstForecast::kAsForecast;
+}
+
+namespace {
+
+// Sums of one part's errors, made a TwinErrorPart at the end.
+struct PartSums {
+  int64_t n = 0;
+  double bias = 0;
+  double abs = 0;
+  void Add(double d) {
+    ++n;
+    bias += d;
+    abs += std::fabs(d);
+  }
+  TwinErrorPart Part() const {
+    TwinErrorPart p;
+    p.decisions = n;
+    if (n > 0) {
+      p.attainment_bias_points = 100 * bias / static_cast<double>(n);
+      p.attainment_mae_points = 100 * abs / static_cast<double>(n);
+    }
+    return p;
+  }
+};
+
+}  // namespace
+
 std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>& checks) {
   TwinError e;
   double bias = 0, abs_sum = 0, floor_sum = 0, p90_bias = 0, p90_abs = 0;
+  PartSums as_forecast, above, below;
   for (const CheckedPrediction& c : checks) {
     if (!c.counted) continue;
     ++e.decisions;
     const double d = c.predicted.attainment - c.observed_attainment;
     bias += d;
     abs_sum += std::fabs(d);
+    switch (CompareArrivals(c.requests, c.predicted.forecast_rps,
+                            c.predicted.horizon - c.predicted.judge_from)) {
+      case ArrivalsAgainstForecast::kAsForecast:
+        as_forecast.Add(d);
+        break;
+      case ArrivalsAgainstForecast::kAbove:
+        above.Add(d);
+        break;
+      case ArrivalsAgainstForecast::kBelow:
+        below.Add(d);
+        break;
+      case ArrivalsAgainstForecast::kNoForecast:
+        break;
+    }
     // A counted span has requests, and its observed share is met / requests.
     const double p = c.observed_attainment;
     floor_sum += std::sqrt(2 / std::numbers::pi * p * (1 - p) / static_cast<double>(c.requests));
@@ -69,6 +120,9 @@ std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>
   e.attainment_bias_points = 100 * bias / n;
   e.attainment_mae_points = 100 * abs_sum / n;
   e.attainment_mae_floor_points = 100 * floor_sum / n;
+  e.rate_as_forecast = as_forecast.Part();
+  e.rate_above_forecast = above.Part();
+  e.rate_below_forecast = below.Part();
   if (e.ttft_decisions > 0) {
     e.ttft_p90_bias_ms = p90_bias / static_cast<double>(e.ttft_decisions);
     e.ttft_p90_mae_ms = p90_abs / static_cast<double>(e.ttft_decisions);

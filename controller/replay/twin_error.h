@@ -41,6 +41,15 @@
 // error is mostly the spans' own sampling, not the twin. Spans of a hundred requests at 95% in
 // time put it near 1.7 points: a long-prompt trace at about 1 request per second is such a case.
 //
+// The error by what the arrivals did. The twin is asked about a forecast rate (TwinPrediction::
+// forecast_rps); when the arrivals then run above it, the twin is optimistic for the rate's sake,
+// not its own. Each counted decision falls in one of three parts by the span's request count
+// against the count the forecast expected (forecast_rps times the span): as forecast (within the
+// larger of 5% and two Poisson standard deviations of the expected count), above it, or below it.
+// The part "as forecast" is the twin's own error, the engine and what it is fed about lengths and
+// speed; the other two are the rate forecast's. A decision without a forecast rate (0) counts in
+// none of them.
+//
 // Pure: no I/O. Thread-safe (no shared state).
 #ifndef TWINSCALE_CONTROLLER_REPLAY_TWIN_ERROR_H_
 #define TWINSCALE_CONTROLLER_REPLAY_TWIN_ERROR_H_
@@ -97,6 +106,17 @@ struct CheckedPrediction {
   bool counted = false;                     // in the run's bias and MAE (see above)
 };
 
+// Bias and MAE of the attainment over one part of the counted decisions (points).
+struct TwinErrorPart {
+  int64_t decisions = 0;
+  double attainment_bias_points = 0;
+  double attainment_mae_points = 0;
+};
+
+// Which part a span's arrivals put a decision in (see "The error by what the arrivals did").
+enum class ArrivalsAgainstForecast { kNoForecast, kAsForecast, kAbove, kBelow };
+ArrivalsAgainstForecast CompareArrivals(int64_t requests, double forecast_rps, absl::Duration span);
+
 struct TwinError {
   int64_t decisions = 0;              // counted
   double attainment_bias_points = 0;  // mean of predicted - observed, x100
@@ -105,6 +125,9 @@ struct TwinError {
   int64_t ttft_decisions = 0;              // counted, with an observed p90
   double ttft_p90_bias_ms = 0;
   double ttft_p90_mae_ms = 0;
+  TwinErrorPart rate_as_forecast;     // the arrivals came as forecast: the twin's own error
+  TwinErrorPart rate_above_forecast;  // more came than forecast
+  TwinErrorPart rate_below_forecast;  // fewer came
 };
 
 // Pairs each prediction with the truth's record over its span. `served` must be sorted by

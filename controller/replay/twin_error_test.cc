@@ -130,6 +130,65 @@ TEST(SummarizeTwinErrorTest, APerfectForecastStillShowsTheSpansSamplingAsItsMae)
               0.1 * e->attainment_mae_floor_points);
 }
 
+TEST(CompareArrivalsTest, TheBandIsFivePercentOrTwoPoissonDeviationsWhicheverIsWider) {
+  struct Case {
+    std::string name;
+    int64_t requests;
+    double forecast_rps;
+    double span_s;
+    ArrivalsAgainstForecast want;
+  };
+  using A = ArrivalsAgainstForecast;
+  const std::vector<Case> cases = {
+      // 100 expected: two deviations (sqrt(100) = 10) give 20, wider than 5%.
+      {"inside two deviations of a small count", 119, 10, 10, A::kAsForecast},
+      {"above two deviations of a small count", 121, 10, 10, A::kAbove},
+      {"below two deviations of a small count", 79, 10, 10, A::kBelow},
+      // 10,000 expected: 5% gives 500, wider than two deviations (200).
+      {"inside 5% of a large count", 10499, 100, 100, A::kAsForecast},
+      {"above 5% of a large count", 10501, 100, 100, A::kAbove},
+      {"below 5% of a large count", 9499, 100, 100, A::kBelow},
+      {"no forecast rate", 50, 0, 10, A::kNoForecast},
+      {"no span", 50, 10, 0, A::kNoForecast},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(CompareArrivals(c.requests, c.forecast_rps, S(c.span_s)), c.want) << c.name;
+  }
+}
+
+TEST(SummarizeTwinErrorTest, SplitsTheErrorByWhetherTheArrivalsCameAsForecast) {
+  // Three spans of 10 s, each forecast at 10 req/s (100 expected, band 20). The first gets 100
+  // requests, 90 in time, forecast at 0.92: +2 points, as forecast. The second gets 150 (above),
+  // 60 in time (40%), forecast at 0.9: +50 points. The third gets 50 (below), all in time, forecast
+  // at 0.96: -4 points. A fourth, with no forecast rate, counts in the whole only: 100 requests,
+  // all in time, forecast at 1.0.
+  std::vector<ServedRequest> served;
+  auto add = [&](double from, int n, int met) {
+    for (int i = 0; i < n; ++i) served.push_back({S(from + 10.0 * i / n), 100.0, i < met});
+  };
+  add(0, 100, 90);
+  add(10, 150, 60);
+  add(20, 50, 50);
+  add(30, 100, 100);
+  std::vector<TwinPrediction> predicted = {
+      Predicted(0, 0, 10, 0.92, 100), Predicted(10, 0, 10, 0.9, 100),
+      Predicted(20, 0, 10, 0.96, 100), Predicted(30, 0, 10, 1.0, 100)};
+  for (int i = 0; i < 3; ++i) predicted[i].forecast_rps = 10;
+  const std::optional<TwinError> e =
+      SummarizeTwinError(CheckPredictions(predicted, served, {}, S(40)));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->decisions, 4);
+  EXPECT_NEAR(e->attainment_bias_points, (2 + 50 - 4 + 0) / 4.0, 1e-9);
+  EXPECT_EQ(e->rate_as_forecast.decisions, 1);
+  EXPECT_NEAR(e->rate_as_forecast.attainment_bias_points, 2, 1e-9);
+  EXPECT_NEAR(e->rate_as_forecast.attainment_mae_points, 2, 1e-9);
+  EXPECT_EQ(e->rate_above_forecast.decisions, 1);
+  EXPECT_NEAR(e->rate_above_forecast.attainment_bias_points, 50, 1e-9);
+  EXPECT_EQ(e->rate_below_forecast.decisions, 1);
+  EXPECT_NEAR(e->rate_below_forecast.attainment_bias_points, -4, 1e-9);
+  EXPECT_NEAR(e->rate_below_forecast.attainment_mae_points, 4, 1e-9);
+}
+
 TEST(SummarizeTwinErrorTest, NothingCountedIsNoError) {
   EXPECT_FALSE(SummarizeTwinError({}).has_value());
   EXPECT_FALSE(SummarizeTwinError(

@@ -217,6 +217,15 @@ TEST(TwinscaleAutoscalerTest, WithTheTwinAsTheTruthThePredictedAttainmentIsUnbia
   const TwinError& e = *r.summary.twin_error;
   EXPECT_GT(e.decisions, 50);
   EXPECT_LE(std::fabs(e.attainment_bias_points), 1.0) << "MAE " << e.attainment_mae_points;
+  // A steady Poisson rate comes as forecast: a span's count falls within two standard deviations
+  // of the forecast's (the band, wider than 5% at 1,140 requests) about 95% of the time, and the
+  // level the twin is asked about carries a little noise of its own. The twin's own part is then
+  // nearly all of it, and as unbiased.
+  EXPECT_GT(e.rate_as_forecast.decisions, 8 * e.decisions / 10);
+  EXPECT_LE(std::fabs(e.rate_as_forecast.attainment_bias_points), 1.0);
+  EXPECT_EQ(e.rate_as_forecast.decisions + e.rate_above_forecast.decisions +
+                e.rate_below_forecast.decisions,
+            e.decisions);
 }
 
 TEST(TwinscaleAutoscalerTest, AgainstASlowerTruthItDoesNotKnowTheTwinIsOptimistic) {

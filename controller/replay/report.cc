@@ -34,16 +34,7 @@ std::string CsvField(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
-double RoundForPeople(double v, int digits) {
-  if (!std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
-
-namespace {
-
+// One part of the twin's error (twin_error.h, "The error by what the arrivals did").
 nlohmann::ordered_json PartJson(const TwinErrorPart& p) {
   return {{"decisions", p.decisions},
           {"attainment_bias_points", RoundForPeople(p.attainment_bias_points, 2)},
@@ -51,6 +42,12 @@ nlohmann::ordered_json PartJson(const TwinErrorPart& p) {
 }
 
 }  // namespace
+
+double RoundForPeople(double v, int digits) {
+  if (!std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
 
 absl::Status WriteReportFile(const std::string& path, const std::string& text) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);

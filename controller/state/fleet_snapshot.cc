@@ -392,19 +392,23 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
     }
     w.kv_usage_mean = n > 0 ? kv / n : 0;
   }
-  if (ttft_inc && ttft_inc->count > 0) {
-    w.ttft_window = ttft_inc;
-    w.ttft_p90_seconds = Input<double>::Value(metrics::HistogramQuantile(0.9, *ttft_inc));
-    w.ttft_attainment = Input<double>::Value(
-        metrics::ShareAtOrBelow(options_.slo_threshold_seconds, *ttft_inc).share);
-  } else if (any_fresh) {
-    w.ttft_p90_seconds = Input<double>::NoEvents(0.0);
-    w.ttft_attainment = Input<double>::NoEvents(1.0);
-  }
-  if (options_.slo_per_prompt_token_seconds > 0) {
+  // A target that grows with the prompt cannot be judged from the TTFT histogram alone.
+  const bool judged = options_.slo_per_prompt_token_seconds <= 0;
+  if (!judged) {
     w.ttft_attainment = Input<double>::Stale(
         "the SLO's TTFT target grows with each prompt (slo.ttft.perPromptToken), and the TTFT "
         "histogram does not say which prompt each first token was for");
+  }
+  if (ttft_inc && ttft_inc->count > 0) {
+    w.ttft_window = ttft_inc;
+    w.ttft_p90_seconds = Input<double>::Value(metrics::HistogramQuantile(0.9, *ttft_inc));
+    if (judged) {
+      w.ttft_attainment = Input<double>::Value(
+          metrics::ShareAtOrBelow(options_.slo_threshold_seconds, *ttft_inc).share);
+    }
+  } else if (any_fresh) {
+    w.ttft_p90_seconds = Input<double>::NoEvents(0.0);
+    if (judged) w.ttft_attainment = Input<double>::NoEvents(1.0);
   }
   previous_ = std::move(current);
   last_build_ = view.now;

@@ -8,11 +8,14 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "controller/twin/fleet_arrival_source.h"
 #include "simulator/core/rng.h"
@@ -142,18 +145,6 @@ class LengthCache {
   size_t kept_requests_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-double TwinForecaster::OwnFrontEndSeconds(double prompt_tokens) const {
-  const std::shared_ptr<const sim::LatencyModel> latency =
-      sim::MakeLatencyModel(options_.deployment, options_.speed);
-  return latency->FrontEndDelay(static_cast<int32_t>(std::clamp(prompt_tokens, 0.0, 1e9)))
-      .seconds();
-}
-
-TwinForecaster::TwinForecaster(TwinOptions options)
-    : options_(std::move(options)), lengths_(std::make_shared<LengthCache>()) {}
-
-namespace {
-
 // What one simulation of a group of replicas judged.
 struct GroupResult {
   int64_t judged = 0;
@@ -171,17 +162,78 @@ struct GroupResult {
   int64_t waiting_at_horizon = 0;        // over the group's replicas
 };
 
-// One simulation: replica i serves from serve_at[i] seconds on, seeded with *states[i] (null: it
-// starts empty), fed the share `segments` of the fleet's arrivals.
-GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQuestion& q,
-                          const std::vector<double>& serve_at,
-                          const std::vector<const policy::ReplicaStart*>& states,
-                          std::vector<FleetArrivalSource::Segment> segments,
-                          FleetArrivalSource::Thinning thinning,
-                          const LengthSampler& prompt_lengths, const LengthSampler& output_lengths,
-                          LengthCache& length_cache, const LengthCache::Key& length_key,
-                          uint64_t seed) {
-  const double horizon_s = absl::ToDoubleSeconds(q.horizon);
+// A unit's run kept for judging again: its result and the log its judged counts come from.
+struct UnitRun {
+  GroupResult result;
+  sim::TtftLog log;
+};
+
+// The units one decision's what-ifs simulated, by everything their simulation depends on, so that
+// a unit asked again with only its judging changed (the target's percentile, which decides only
+// when sampling stops; the safety margin; the time judging starts) is judged again from its log
+// instead of simulated again. A decision asks that often: a target lowered under maxReplicas'
+// ceiling asks its sizes again, the ceiling at the SLO and at the margin simulate the same fleet,
+// and where the fleet is at maxReplicas so does its own size. The answers are exactly those of
+// simulating again (twin_forecaster_test). Kept for the latest question seed only (the next
+// decision's replaces them) and bounded: at most kMaxRequests logged requests (about 24 bytes
+// each: at most about 6 MB); units beyond the bound are simulated each time, as without it.
+class UnitCache {
+ public:
+  std::shared_ptr<const UnitRun> Get(uint64_t question_seed, const std::string& key)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (question_seed != seed_) return nullptr;
+    auto it = kept_.find(key);
+    if (it == kept_.end()) return nullptr;
+    ++judged_again_;
+    return it->second;
+  }
+  int64_t judged_again() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return judged_again_;
+  }
+  void Put(uint64_t question_seed, std::string key, std::shared_ptr<const UnitRun> run)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (question_seed != seed_) {
+      seed_ = question_seed;
+      kept_.clear();
+      kept_requests_ = 0;
+    }
+    const size_t n = run->log.requests();
+    if (kept_requests_ + n > kMaxRequests || kept_.contains(key)) return;
+    kept_requests_ += n;
+    kept_.emplace(std::move(key), std::move(run));
+  }
+
+ private:
+  static constexpr size_t kMaxRequests = 262144;
+
+  mutable absl::Mutex mu_;
+  uint64_t seed_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, std::shared_ptr<const UnitRun>> kept_ ABSL_GUARDED_BY(mu_);
+  size_t kept_requests_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t judged_again_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+int64_t TwinForecaster::units_judged_again() const { return units_->judged_again(); }
+
+double TwinForecaster::OwnFrontEndSeconds(double prompt_tokens) const {
+  const std::shared_ptr<const sim::LatencyModel> latency =
+      sim::MakeLatencyModel(options_.deployment, options_.speed);
+  return latency->FrontEndDelay(static_cast<int32_t>(std::clamp(prompt_tokens, 0.0, 1e9)))
+      .seconds();
+}
+
+TwinForecaster::TwinForecaster(TwinOptions options)
+    : options_(std::move(options)),
+      lengths_(std::make_shared<LengthCache>()),
+      units_(std::make_shared<UnitCache>()) {}
+
+namespace {
+
+// The fleet a what-if simulates: the deployment as the twin runs it.
+sim::FleetOptions WhatIfFleet(const TwinOptions& options, uint64_t seed) {
   sim::FleetOptions fo;
   fo.deployment = options.deployment;
   fo.deployment.lifecycle.slow_period = SimDuration::Zero();
@@ -198,7 +250,11 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   fo.initial_replicas = 0;
   fo.vllm_metrics = false;  // a what-if reads only its RunStats
   fo.seed = seed;
-  sim::Simulation simulation;
+  return fo;
+}
+
+// The target each request of `q` is judged against on `fo`'s fleet.
+sim::TtftSlo WhatIfSlo(const sim::FleetOptions& fo, const policy::ForecastQuestion& q) {
   sim::TtftSlo slo;
   slo.threshold = SimDuration::FromAbsl(q.ttft_threshold);
   slo.per_prompt_token = SimDuration::FromAbsl(q.ttft_per_prompt_token);
@@ -211,13 +267,37 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
       return sim::UnloadedTtft(*latency, engine, prompt_tokens);
     };
   }
+  return slo;
+}
+
+// The time judging starts for `q`: its judge_from, at most its horizon.
+SimTime JudgeFrom(const policy::ForecastQuestion& q) {
+  return SimTime::FromSecondsF(
+      std::min(absl::ToDoubleSeconds(q.judge_from), absl::ToDoubleSeconds(q.horizon)));
+}
+
+// One simulation: replica i serves from serve_at[i] seconds on, seeded with *states[i] (null: it
+// starts empty), fed the share `segments` of the fleet's arrivals. `log`, when not null, receives
+// what its judged counts come from (sim::TtftLog).
+GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQuestion& q,
+                          const std::vector<double>& serve_at,
+                          const std::vector<const policy::ReplicaStart*>& states,
+                          std::vector<FleetArrivalSource::Segment> segments,
+                          FleetArrivalSource::Thinning thinning,
+                          const LengthSampler& prompt_lengths, const LengthSampler& output_lengths,
+                          LengthCache& length_cache, const LengthCache::Key& length_key,
+                          uint64_t seed, sim::TtftLog* log) {
+  const double horizon_s = absl::ToDoubleSeconds(q.horizon);
+  const sim::FleetOptions fo = WhatIfFleet(options, seed);
+  sim::Simulation simulation;
+  const sim::TtftSlo slo = WhatIfSlo(fo, q);
   sim::RunStats stats(slo, sim::StatsDetail::kSloOnly);
+  stats.set_ttft_log(log);
   if (q.itl_threshold > absl::ZeroDuration()) {
     stats.set_itl_threshold(
         SimDuration::FromAbsl(q.itl_threshold * std::min(1.0, std::max(0.0, q.slack_margin))));
   }
-  stats.set_judge_from(
-      SimTime::FromSecondsF(std::min(absl::ToDoubleSeconds(q.judge_from), horizon_s)));
+  stats.set_judge_from(JudgeFrom(q));
   sim::Fleet fleet(simulation, fo, &stats);
   for (double t : serve_at) fleet.AddReplicaReadyAfter(SimDuration::FromSecondsF(t));
 
@@ -298,6 +378,68 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   g.waiting_at_horizon = waiting_at_horizon;
   return g;
 }
+
+// Everything a unit's simulation depends on beyond the forecaster's deployment (UnitCache): the
+// options' calibration and routing, the question's arrivals, lengths, horizon and targets' run
+// length, and the unit's own replicas, states, share of the arrivals and seed. Not the judging
+// (percentile, safety margin, judge-from time), which is applied to the unit's log, except with
+// an ITL objective, whose judged token gaps are counted during the run (both are in the key then).
+class UnitKey {
+ public:
+  UnitKey(const TwinOptions& o, const policy::ForecastQuestion& q, int32_t max_tokens) {
+    Add(o.speed.prefill, o.speed.decode, static_cast<double>(o.router), o.router_random_share,
+        o.extra_front_end_seconds, static_cast<double>(max_tokens));
+    AddInt(absl::ToInt64Nanoseconds(q.horizon), absl::ToInt64Nanoseconds(q.ttft_threshold),
+           absl::ToInt64Nanoseconds(q.ttft_per_prompt_token),
+           absl::ToInt64Nanoseconds(q.rate_interval), static_cast<int64_t>(q.seed));
+    Add(q.arrival_rate, q.arrival_rate_baseline, q.arrival_rate_cv, q.prompt_tokens_mean,
+        q.output_tokens_mean);
+    AddList(q.rate_persistence);
+    AddList(q.rate_season);
+    AddList(q.prompt_shape.upper_bounds);
+    AddList(q.prompt_shape.weights);
+    AddList(q.output_shape.upper_bounds);
+    AddList(q.output_shape.weights);
+    if (q.itl_threshold > absl::ZeroDuration()) {
+      AddInt(absl::ToInt64Nanoseconds(q.itl_threshold), absl::ToInt64Nanoseconds(q.judge_from));
+      Add(q.slack_margin);
+    }
+  }
+  // The unit: its replicas' serving times and states, its share of the arrivals and its seed.
+  std::string For(const std::vector<double>& serve_at,
+                  const std::vector<const policy::ReplicaStart*>& states,
+                  const std::vector<FleetArrivalSource::Segment>& segments,
+                  FleetArrivalSource::Thinning thinning, uint64_t unit_seed) const {
+    UnitKey k = *this;
+    k.AddInt(static_cast<int64_t>(thinning), static_cast<int64_t>(unit_seed),
+             static_cast<int64_t>(serve_at.size()));
+    for (size_t i = 0; i < serve_at.size(); ++i) {
+      const policy::ReplicaStart* st = states[i];
+      k.Add(serve_at[i], st != nullptr ? 1.0 : 0.0);
+      if (st != nullptr) k.Add(st->waiting, st->running, st->kv_usage);
+    }
+    k.AddInt(static_cast<int64_t>(segments.size()));
+    for (const FleetArrivalSource::Segment& seg : segments) k.Add(seg.start_s, seg.share);
+    return std::move(k.bytes_);
+  }
+
+ private:
+  template <typename... T>
+  void Add(T... v) {
+    (bytes_.append(reinterpret_cast<const char*>(&v), sizeof(double)), ...);
+    static_assert((std::is_same_v<T, double> && ...));
+  }
+  template <typename... T>
+  void AddInt(T... v) {
+    (bytes_.append(reinterpret_cast<const char*>(&v), sizeof(int64_t)), ...);
+    static_assert((std::is_same_v<T, int64_t> && ...));
+  }
+  void AddList(const std::vector<double>& v) {
+    AddInt(static_cast<int64_t>(v.size()));
+    bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+  }
+  std::string bytes_;
+};
 
 // Pooled attainment of `units` and its standard error: the ratio estimator's, from the spread of
 // the units around it (infinite with fewer than two units), but never below the binomial standard
@@ -538,6 +680,30 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     }
     return segments;
   };
+  // A unit simulated earlier in the decision is judged again from its log (UnitCache).
+  const UnitKey unit_key(options_, q, max_tokens);
+  const sim::FleetOptions judged_on = WhatIfFleet(options_, seed);
+  const sim::TtftSlo slo = WhatIfSlo(judged_on, q);
+  const SimTime judge_from = JudgeFrom(q);
+  auto simulate =
+      [&](const std::vector<double>& at, const std::vector<const policy::ReplicaStart*>& states,
+          std::vector<FleetArrivalSource::Segment> segments, uint64_t unit_seed) -> GroupResult {
+    std::string key = unit_key.For(at, states, segments, thinning, unit_seed);
+    if (std::shared_ptr<const UnitRun> kept = units_->Get(q.seed, key)) {
+      GroupResult g = kept->result;
+      const sim::JudgedCount c = sim::Judge(kept->log, slo, judge_from);
+      g.judged = c.judged;
+      g.met = c.met;
+      return g;
+    }
+    auto run = std::make_shared<UnitRun>();
+    run->result =
+        SimulateGroup(options_, q, at, states, std::move(segments), thinning, prompt_lengths,
+                      output_lengths, *lengths_, length_key, unit_seed, &run->log);
+    GroupResult g = run->result;
+    units_->Put(q.seed, std::move(key), std::move(run));
+    return g;
+  };
   auto run_unit = [&](int32_t u) -> GroupResult {
     const uint64_t unit_seed =
         u == 0 && full_fleet ? seed : sim::DeriveSeed(seed, static_cast<uint64_t>(u), 91);
@@ -546,8 +712,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
       for (int32_t i = 0; i < candidate; ++i) {
         states.push_back(i < ready_now ? &ready[static_cast<size_t>(i)] : nullptr);
       }
-      return SimulateGroup(options_, q, serve_at, states, {{0.0, 1.0}}, thinning, prompt_lengths,
-                           output_lengths, *lengths_, length_key, unit_seed);
+      return simulate(serve_at, states, {{0.0, 1.0}}, unit_seed);
     }
     // Each batch of k sampled replicas is stratified over the candidate fleet: the j-th is drawn
     // uniformly from the j-th of k equal strata of [Ready ones in load order, pending ones, new
@@ -564,8 +729,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
       at.push_back(serve_at[static_cast<size_t>(x)]);
       states.push_back(x < ready_now ? &ready[static_cast<size_t>(x)] : nullptr);
     }
-    return SimulateGroup(options_, q, at, states, share_of(at), thinning, prompt_lengths,
-                         output_lengths, *lengths_, length_key, unit_seed);
+    return simulate(at, states, share_of(at), unit_seed);
   };
 
   // Sequential sampling: a batch first (k sampled replicas, or the whole fleet once or more); then,

@@ -52,7 +52,12 @@
 // by request (common random numbers), so answers are monotone in N up to noise and comparisons
 // are fair. Since a unit's lengths do not depend on N, they are drawn once and kept for the next
 // what-ifs with the same question seed (drawing them again would be about a sixth of a what-if's
-// cost); the answers are exactly those of drawing them anew.
+// cost); the answers are exactly those of drawing them anew. A unit asked again with only its
+// judging changed (the percentile, the safety margin, the time judging starts: a target lowered
+// under maxReplicas' ceiling asks its sizes again, the ceiling is asked at the SLO and at the
+// margin, and a fleet at maxReplicas is its own ceiling) is judged again from the log of its
+// first run instead of simulated again, with exactly the answer simulating it would give. On the
+// Mooncake entries of the decision corpus that is four what-ifs of about ten.
 // Thread-safe: Evaluate is const and builds its own Simulations; the kept lengths are shared
 // behind a mutex (by copies of the forecaster, too).
 #ifndef TWINSCALE_CONTROLLER_TWIN_TWIN_FORECASTER_H_
@@ -107,6 +112,7 @@ struct TwinOptions {
 };
 
 class LengthCache;  // twin_forecaster.cc
+class UnitCache;    // twin_forecaster.cc
 
 class TwinForecaster : public policy::Forecaster {
  public:
@@ -142,6 +148,9 @@ class TwinForecaster : public policy::Forecaster {
   // decisions.
   policy::Forecast Reading(const policy::ForecastQuestion& q) const;
   const TwinOptions& options() const { return options_; }
+  // Units (independent simulations) that a what-if took from an earlier one of the same decision
+  // and judged again instead of simulating (see "Every candidate N" above), since construction.
+  int64_t units_judged_again() const;
   void set_speed(sim::SpeedFactors s) { options_.speed = s; }
   void set_router_random_share(double share) { options_.router_random_share = share; }
   void set_extra_front_end_seconds(double s) { options_.extra_front_end_seconds = s; }
@@ -153,6 +162,7 @@ class TwinForecaster : public policy::Forecaster {
   policy::Forecast EvaluateOnce(const policy::ForecastQuestion& q, uint64_t seed) const;
   TwinOptions options_;
   std::shared_ptr<LengthCache> lengths_;  // never null
+  std::shared_ptr<UnitCache> units_;      // never null
 };
 
 }  // namespace twinscale::twin

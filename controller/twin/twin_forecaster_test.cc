@@ -269,6 +269,53 @@ TEST(TwinForecasterTest, KeptLengthsGiveExactlyTheAnswersOfAFreshForecaster) {
   }
 }
 
+TEST(TwinForecasterTest, AUnitJudgedAgainGivesExactlyTheAnswersOfSimulatingIt) {
+  // One fleet asked about with only the judging changed — the percentile (and so where sampling
+  // stops), the safety margin, the time judging starts, an ITL objective — as a decision asks its
+  // sizes again under a lowered target, the ceiling at the SLO and at the margin: every answer
+  // equals a fresh forecaster's, which simulates it. Sampled behind Random routing, in groups
+  // behind a balancing router, and whole; the later questions are judged from the units kept.
+  const TwinOptions random{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 3, 1, 30000};
+  TwinOptions balanced = random;
+  balanced.router = sim::RouterKind::kLeastRequests;
+  TwinOptions whole = random;
+  whole.sample_replicas = 0;
+  struct Judging {
+    double margin, percentile;
+    int64_t judge_from_s;
+    bool itl;
+  };
+  const std::vector<Judging> judgings = {
+      {1.0, 95, 0, false},  {0.8, 95, 0, false}, {1.0, 90, 60, false},
+      {0.8, 85, 60, false}, {1.0, 95, 0, false}, {0.8, 90, 30, true},
+  };
+  for (const TwinOptions& options : {random, balanced, whole}) {
+    TwinForecaster shared(options);
+    for (double rate : {500.0, 600.0}) {
+      for (const Judging& j : judgings) {
+        SCOPED_TRACE(testing::Message()
+                     << "router " << static_cast<int>(options.router) << " sample "
+                     << options.sample_replicas << " rate " << rate << " margin " << j.margin
+                     << " percentile " << j.percentile << " from " << j.judge_from_s << " s"
+                     << (j.itl ? " with ITL" : ""));
+        policy::ForecastQuestion q = Question(20, 24, rate);
+        q.slack_margin = j.margin;
+        q.percentile = j.percentile;
+        q.judge_from = absl::Seconds(j.judge_from_s);
+        if (j.itl) q.itl_threshold = absl::Milliseconds(50);
+        const policy::Forecast again = shared.Evaluate(q);
+        const policy::Forecast fresh = TwinForecaster(options).Evaluate(q);
+        EXPECT_TRUE(SameForecast(again, fresh));
+        EXPECT_EQ(again.attainment_se, fresh.attainment_se);
+        EXPECT_EQ(again.verdict_clear, fresh.verdict_clear);
+        EXPECT_EQ(again.itl_within, fresh.itl_within);
+      }
+    }
+    EXPECT_GT(shared.units_judged_again(), 0) << "no unit was judged again: the test would not "
+                                                 "see the kept runs";
+  }
+}
+
 TEST(TwinForecasterTest, ThreadsGiveExactlyTheAnswersOfOne) {
   // Units simulated side by side, and ahead of need, are pooled in unit order: the same answer as
   // one thread, unit for unit, whether the what-if stops at its first batch (clear) or grows near

@@ -124,8 +124,21 @@ void RunStats::OnDecodeSteps(const SimTime* ends, SimTime first_start, int64_t c
   }
 }
 
+JudgedCount Judge(const TtftLog& log, const TtftSlo& slo, SimTime judge_from) {
+  JudgedCount c;
+  const int64_t from = judge_from.nanos();
+  for (int64_t a : log.arrivals_ns) c.judged += a >= from ? 1 : 0;
+  for (const TtftLog::FirstToken& t : log.first_tokens) {
+    if (t.arrival_ns >= from && SimDuration::Nanos(t.ttft_ns) <= slo.TargetFor(t.prompt_tokens)) {
+      ++c.met;
+    }
+  }
+  return c;
+}
+
 void RunStats::OnInjected(SimTime arrival) {
   ++injected_;
+  if (log_ != nullptr) log_->arrivals_ns.push_back(arrival.nanos());
   if (arrival >= judge_from_) ++judged_;
   if (!any_arrival_ || arrival < first_arrival_) first_arrival_ = arrival;
   any_arrival_ = true;
@@ -134,6 +147,7 @@ void RunStats::OnInjected(SimTime arrival) {
 
 void RunStats::OnFirstToken(int32_t prompt_tokens, SimDuration ttft, SimTime arrival) {
   ttft_ms_.push_back(ttft.millis());
+  if (log_ != nullptr) log_->first_tokens.push_back({arrival.nanos(), ttft.nanos(), prompt_tokens});
   if (ttft <= slo_.TargetFor(prompt_tokens)) {
     ++slo_met_;
     if (arrival >= judge_from_) ++judged_met_;

@@ -121,6 +121,30 @@ class WeightedDurationHistogram {
   int64_t sum_ns_ = 0;
 };
 
+// What a run's judged TTFT attainment is counted from, kept so that the run can be judged again
+// against another target or from another time without simulating it again (the twin judges one
+// simulated fleet at the SLO and at a safety margin, from now and from a warm-up's end): every
+// injected request's arrival, and the arrival, prompt length and TTFT of every first token.
+struct TtftLog {
+  struct FirstToken {
+    int64_t arrival_ns;
+    int64_t ttft_ns;
+    int32_t prompt_tokens;
+  };
+  std::vector<int64_t> arrivals_ns;
+  std::vector<FirstToken> first_tokens;
+  size_t requests() const { return arrivals_ns.size(); }
+};
+
+// The judged requests (arrived at `judge_from` or later) and those of them whose first token came
+// within `slo`'s target: what RunStats counts as RunSummary::judged_requests and the numerator of
+// judged_attainment, for a run whose log is `log`.
+struct JudgedCount {
+  int64_t judged = 0;
+  int64_t met = 0;
+};
+JudgedCount Judge(const TtftLog& log, const TtftSlo& slo, SimTime judge_from);
+
 // How much a run keeps beyond its counters (requests, SLO attainment overall and judged,
 // preemptions, steps, tokens, KV peak, GPU time: always kept).
 enum class StatsDetail {
@@ -140,6 +164,8 @@ class RunStats {
   // Collects one RequestRecord per request (completed, rejected or aborted) when set.
   void set_record_sink(std::function<void(const RequestRecord&)> sink) { sink_ = std::move(sink); }
   const TtftSlo& slo() const { return slo_; }
+  // Appends every arrival and first token to `log` (not owned; null: none) as they come.
+  void set_ttft_log(TtftLog* log) { log_ = log; }
 
   void OnInjected(SimTime arrival);
   void OnFirstToken(int32_t prompt_tokens, SimDuration ttft, SimTime arrival);
@@ -211,6 +237,7 @@ class RunStats {
   TtftSlo slo_;
   StatsDetail detail_;
   std::function<void(const RequestRecord&)> sink_;
+  TtftLog* log_ = nullptr;
   int64_t injected_ = 0, completed_ = 0, rejected_ = 0, aborted_ = 0, slo_met_ = 0;
   SimTime judge_from_ = SimTime::Zero();
   int64_t judged_ = 0, judged_met_ = 0;

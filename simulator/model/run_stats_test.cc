@@ -145,5 +145,53 @@ TEST(TtftSloTest, ASlackShareJudgesTheWaitAndLeavesTheUnloadedTtft) {
   EXPECT_EQ(slo.TargetFor(20000), SimDuration::Millis(700));
 }
 
+TEST(TtftLogTest, ALoggedRunIsJudgedAgainAsItsOwnStatsWouldJudgeIt) {
+  // Four requests arrive at 0, 1, 2 and 3 s with prompts of 1,000 tokens; three get a first token
+  // after 100, 300 and 450 ms, the last none. Hand-worked: the target 400 ms is met by the first
+  // two; from 1.5 s on two requests are judged and neither meets it; at a 0.5 share of the slack
+  // (unloaded 100 ms: target 100 + 0.5 x 300 = 250 ms) only the first does.
+  TtftSlo slo;
+  slo.threshold = SimDuration::Millis(400);
+  TtftLog log;
+  RunStats stats(slo, StatsDetail::kSloOnly);
+  stats.set_ttft_log(&log);
+  const int64_t ttft_ms[] = {100, 300, 450};
+  for (int64_t i = 0; i < 4; ++i) stats.OnInjected(SimTime::FromNanos(i * 1'000'000'000));
+  for (int64_t i = 0; i < 3; ++i) {
+    stats.OnFirstToken(1000, SimDuration::Millis(ttft_ms[i]),
+                       SimTime::FromNanos(i * 1'000'000'000));
+  }
+  ASSERT_EQ(log.requests(), 4u);
+  ASSERT_EQ(log.first_tokens.size(), 3u);
+  const RunSummary own = stats.Summarize(0, 0);
+  const JudgedCount all = Judge(log, slo, SimTime::Zero());
+  EXPECT_EQ(all.judged, 4);
+  EXPECT_EQ(all.met, 2);
+  EXPECT_EQ(all.judged, own.judged_requests);
+  EXPECT_DOUBLE_EQ(static_cast<double>(all.met) / static_cast<double>(all.judged),
+                   own.judged_attainment);
+  const JudgedCount late = Judge(log, slo, SimTime::FromNanos(1'500'000'000));
+  EXPECT_EQ(late.judged, 2);
+  EXPECT_EQ(late.met, 0);
+  TtftSlo margin = slo;
+  margin.slack_share = 0.5;
+  margin.unloaded = [](int32_t) { return SimDuration::Millis(100); };
+  const JudgedCount strict = Judge(log, margin, SimTime::Zero());
+  EXPECT_EQ(strict.judged, 4);
+  EXPECT_EQ(strict.met, 1);
+  // And each agrees with a run judged that way from the start.
+  RunStats late_stats(slo, StatsDetail::kSloOnly), strict_stats(margin, StatsDetail::kSloOnly);
+  late_stats.set_judge_from(SimTime::FromNanos(1'500'000'000));
+  for (RunStats* s : {&late_stats, &strict_stats}) {
+    for (int64_t i = 0; i < 4; ++i) s->OnInjected(SimTime::FromNanos(i * 1'000'000'000));
+    for (int64_t i = 0; i < 3; ++i) {
+      s->OnFirstToken(1000, SimDuration::Millis(ttft_ms[i]), SimTime::FromNanos(i * 1'000'000'000));
+    }
+  }
+  EXPECT_EQ(late_stats.Summarize(0, 0).judged_requests, late.judged);
+  EXPECT_DOUBLE_EQ(late_stats.Summarize(0, 0).judged_attainment, 0.0);
+  EXPECT_DOUBLE_EQ(strict_stats.Summarize(0, 0).judged_attainment, 0.25);
+}
+
 }  // namespace
 }  // namespace twinscale::sim

@@ -78,6 +78,11 @@ class Sizer {
     return answer;
   }
 
+  // The attainment a size must reach at `margin`'s current target (a share).
+  double Target(double margin) const {
+    return (margin < 1.0 ? out_.scale_in_percentile : out_.keep_percentile) / 100;
+  }
+
   // Whether the ceiling at `margin` may sit below the target, given a forecast `seen` at that
   // margin: only then is it asked. Returns true when the target was lowered (the caller asks
   // again at the new target).
@@ -155,7 +160,7 @@ class Sizer {
     // A margin target lowered under maxReplicas' ceiling no longer implies the full-threshold
     // target at base: ask base (and its own ceiling, which names an unattainable SLO).
     if (CapTarget(margin, at_start) || !at_start.meets_slo) return false;
-    ReplicaSearch r = SearchDown(lo, start, safe);
+    ReplicaSearch r = SearchDown(lo, start, safe, Target(margin), at_start);
     if (!r.met) r = {start, true, at_start, 0};
     out_.outcome = Sizing::Outcome::kScaleIn;
     out_.replicas = r.replicas;
@@ -172,13 +177,13 @@ class Sizer {
     if (b_.hint > base && b_.hint <= b_.max_replicas) {
       const Forecast at_hint = keep(b_.hint);
       if (at_hint.meets_slo) {
-        r = SearchDown(base + 1, b_.hint, keep);
+        r = SearchDown(base + 1, b_.hint, keep, Target(1.0), at_hint);
         if (!r.met) r = {b_.hint, true, at_hint, 0};
       } else {
-        r = SearchUp(b_.hint, b_.max_replicas, keep);
+        r = SearchUp(b_.hint, b_.max_replicas, keep, Target(1.0), at_hint);
       }
     } else {
-      r = SearchUp(base, b_.max_replicas, keep);
+      r = SearchUp(base, b_.max_replicas, keep, Target(1.0), out_.at_base);
     }
     out_.replicas = r.met ? r.replicas : b_.max_replicas;
     out_.outcome = r.met ? Sizing::Outcome::kScaleUp : Sizing::Outcome::kMaxInsufficient;
@@ -195,10 +200,10 @@ class Sizer {
     if (CapTarget(margin, at_start)) at_start = safe(start);
     ReplicaSearch r;
     if (at_start.meets_slo) {
-      r = SearchDown(lo, start, safe);
+      r = SearchDown(lo, start, safe, Target(margin), at_start);
       if (!r.met) r = {start, true, at_start, 0};
     } else if (start < base - 1) {
-      r = SearchUp(start, base - 1, safe);  // sizes between the hint and base
+      r = SearchUp(start, base - 1, safe, Target(margin), at_start);  // between the hint and base
     }
     if (r.met) {
       out_.outcome = Sizing::Outcome::kScaleIn;

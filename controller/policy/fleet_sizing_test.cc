@@ -116,15 +116,15 @@ TEST(FleetSizingTest, WorkedByHand) {
        O::kScaleIn,
        {9, 8},
        0},
-      {"scale-in, hint too low: 6 unsafe, so base is asked; then up from 6: 7, 8 miss, 10 meets, "
-       "bisect 9",
+      {"scale-in, hint too low: 6 unsafe, so base is asked; then up from 6: 7 misses, and the line "
+       "through 6 and 7 crosses the target at 8.4: 9 meets, 8 misses",
        8,
        9,
        1.0,
        Bounds(12, 6),
        9,
        O::kScaleIn,
-       {6, 12, 7, 8, 10, 9},
+       {6, 12, 7, 9, 8},
        1},
       {"scale-in, hint too high: 11 safe (base not asked), then down: 10, 9, 7 (miss), bisect 8",
        6,
@@ -145,14 +145,14 @@ TEST(FleetSizingTest, WorkedByHand) {
        O::kScaleUp,
        {5, 9, 8},
        1},
-      {"scale-up, no hint: 6, 7, 9 (meets), bisect 8",
+      {"scale-up, no hint: 6 misses, the line through 5 and 6 crosses at 8.4: 9 (meets), 8",
        9,
        12,
        1.0,
        Bounds(5, 0),
        9,
        O::kScaleUp,
-       {5, 6, 7, 9, 8},
+       {5, 6, 9, 8},
        1},
       {"scale-up, hint too low: 7 misses, then 8, 9",
        9,
@@ -170,16 +170,17 @@ TEST(FleetSizingTest, WorkedByHand) {
        Bounds(5, 40),
        9,
        O::kScaleUp,
-       {5, 6, 7, 9, 8},
+       {5, 6, 9, 8},
        1},
-      {"maxReplicas insufficient: 6, 7, 9, 13, 20 all miss",
+      {"maxReplicas insufficient: 6, then as far as each doubling allows toward the line's 28: 9, "
+       "13, 20, all miss",
        30,
        30,
        1.0,
        Bounds(5, 0),
        20,
        O::kMaxInsufficient,
-       {5, 6, 7, 9, 13, 20},
+       {5, 6, 9, 13, 20},
        1},
       // Plateau 0.90: even 20 idle replicas reach 90%, so the target drops to 89% at both
       // margins and each size is asked again at it; 9 at the margin reaches 0.9 x 9/10 = 81%:
@@ -502,13 +503,14 @@ class LinearForecaster : public Forecaster {
 TEST(FleetSizingTest, TheClearlySafeSizeIsTheSmallestClearMeetAsked) {
   const LinearForecaster f;
   // From 12, steady: 11 at the margin (1.0, clear), so 12 is not asked; down from 11: 10, 9, 7
-  // (the gallop: 11 - 1, 11 - 2, 11 - 4, all meeting), 3 (misses), then bisection between 3 and
-  // 7: 5 (misses), 6 (misses). The answer is 7, which meets unclearly; the clear meets asked are
-  // 11, 10, 9: the smallest is 9 (8 was never asked).
+  // (the gallop: 11 - 1, 11 - 2, 11 - 4, all meeting; the line through 10 and 9 crosses the
+  // target at 6.5, predicting 7 as the smallest that meets), then 6 (the line through 9 and 7
+  // again: a guided probe short of the plain 3) misses. The answer is 7, which meets unclearly;
+  // the clear meets asked are 11, 10, 9: the smallest is 9 (8 was never asked).
   const Sizing s = SizeFleet(Question(), f, Bounds(12, 12));
   EXPECT_EQ(s.outcome, Sizing::Outcome::kScaleIn);
   EXPECT_EQ(s.replicas, 7);
-  EXPECT_EQ(f.asked_, (std::vector<int32_t>{11, 10, 9, 7, 3, 5, 6}));
+  EXPECT_EQ(f.asked_, (std::vector<int32_t>{11, 10, 9, 7, 6}));
   EXPECT_EQ(s.clearly_safe, 9);
 
   // No scale-in allowed: no clearly safe size, whatever was asked.

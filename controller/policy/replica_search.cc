@@ -2,6 +2,8 @@
 #include "controller/policy/replica_search.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 namespace twinscale::policy {
 
@@ -33,55 +35,125 @@ ForecastQuestion CeilingQuestion(const ForecastQuestion& base_question, int32_t 
 
 namespace {
 
-// Bisection between a size known to miss and a larger one known to meet (`r` holds the hit).
-void Bisect(int32_t miss, ReplicaSearch& r, absl::FunctionRef<Forecast(int32_t)> evaluate) {
-  while (r.replicas - miss > 1) {
-    const int32_t mid = miss + (r.replicas - miss) / 2;
+// A size asked about and its forecast's attainment.
+struct Point {
+  int32_t n;
+  double attainment;
+  bool meets;
+};
+
+// Where the line through two asked sizes crosses `target`: the fleet size at which the
+// attainment, interpolated (or extrapolated) linearly in the size, reaches it. Only where that
+// line rises with the size and both verdicts follow from their attainment (an ITL miss does not);
+// otherwise there is nothing to read from them.
+std::optional<double> Crossing(const Point& a, const Point& b, double target) {
+  if (target <= 0 || a.n == b.n) return std::nullopt;
+  for (const Point& p : {a, b}) {
+    if (p.meets != (p.attainment + 1e-12 >= target)) return std::nullopt;
+  }
+  const double slope = (b.attainment - a.attainment) / static_cast<double>(b.n - a.n);
+  if (!(slope > 0)) return std::nullopt;
+  const double x = static_cast<double>(b.n) + (target - b.attainment) / slope;
+  if (!std::isfinite(x)) return std::nullopt;
+  return std::clamp(x, -1e6, 1e6);
+}
+
+// The smallest size the line through a and b puts at or above the target.
+std::optional<int32_t> PredictedSize(const Point& a, const Point& b, double target) {
+  const std::optional<double> x = Crossing(a, b, target);
+  if (!x) return std::nullopt;
+  return static_cast<int32_t>(std::ceil(*x - 1e-9));
+}
+
+// Bisection between a size known to miss and a larger one known to meet (`r` holds the hit; the
+// points, when known, their attainments). Its first kGuidedProbes sizes are where the line
+// through the bracket's ends crosses the target, when it does inside: where the attainment is
+// nearly linear in the size that finds the answer and its neighbour at once, and a size at the
+// SLO's edge is a what-if's dearest (it grows its sample to the request budget). Then plain
+// midpoints, so a curve the line misreads costs at most kGuidedProbes what-ifs more.
+constexpr int32_t kGuidedProbes = 2;
+void Bisect(Point miss, Point hit, double target, ReplicaSearch& r,
+            absl::FunctionRef<Forecast(int32_t)> evaluate) {
+  int32_t guided = 0;
+  while (r.replicas - miss.n > 1) {
+    int32_t mid = miss.n + (r.replicas - miss.n) / 2;
+    if (guided < kGuidedProbes) {
+      if (const std::optional<int32_t> g = PredictedSize(miss, hit, target)) {
+        mid = std::clamp(*g, miss.n + 1, r.replicas - 1);
+        ++guided;
+      }
+    }
     const Forecast f = evaluate(mid);
     ++r.evaluations;
+    const Point p{mid, f.attainment, f.meets_slo};
     if (f.meets_slo) {
       r.replicas = mid;
       r.forecast = f;
+      hit = p;
     } else {
-      miss = mid;
+      miss = p;
     }
   }
 }
 
 }  // namespace
 
-ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int32_t)> evaluate) {
+ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int32_t)> evaluate,
+                       double target, std::optional<Forecast> at_miss) {
   ReplicaSearch r;
   r.replicas = hi;
   const int32_t base = miss;
-  for (int32_t step = 1;; step *= 2) {
-    const int32_t n =
-        static_cast<int32_t>(std::min<int64_t>(hi, static_cast<int64_t>(base) + step));
-    if (n <= miss) break;  // already at hi
+  // The last two sizes asked (the start's, when known, first): both missed.
+  std::optional<Point> before;
+  std::optional<Point> last;
+  if (at_miss) last = Point{miss, at_miss->attainment, at_miss->meets_slo};
+  Point hit{0, 0, true};
+  for (int64_t step = 1;; step *= 2) {
+    int32_t n = static_cast<int32_t>(std::min<int64_t>(hi, static_cast<int64_t>(base) + step));
+    // Further than the doubling where the misses so far put the crossing further, by at most
+    // one more doubling (the gallop stays logarithmic).
+    if (before && last) {
+      if (const std::optional<int32_t> g = PredictedSize(*before, *last, target)) {
+        const int32_t reach =
+            static_cast<int32_t>(std::min<int64_t>(hi, static_cast<int64_t>(base) + 2 * step));
+        n = std::max(n, std::min(*g, reach));
+      }
+    }
+    if (miss >= hi) break;
+    n = std::max(n, miss + 1);
     const Forecast f = evaluate(n);
     ++r.evaluations;
+    const Point p{n, f.attainment, f.meets_slo};
     if (f.meets_slo) {
       r.replicas = n;
       r.forecast = f;
       r.met = true;
+      hit = p;
       break;
     }
     miss = n;
+    before = last;
+    last = p;
     if (n >= hi) break;
   }
   if (!r.met) {
     r.replicas = hi;
     return r;
   }
-  Bisect(miss, r, evaluate);
+  Bisect(last.value_or(Point{miss, 0, false}), hit, last ? target : 0, r, evaluate);
   return r;
 }
 
-ReplicaSearch SearchDown(int32_t lo, int32_t keep, absl::FunctionRef<Forecast(int32_t)> evaluate) {
+ReplicaSearch SearchDown(int32_t lo, int32_t keep, absl::FunctionRef<Forecast(int32_t)> evaluate,
+                         double target, std::optional<Forecast> at_keep) {
   ReplicaSearch r;
   r.replicas = keep;
   lo = std::max(lo, 1);
   if (keep - 1 < lo) return r;
+  // The last two sizes asked that met (the start's, when known, first).
+  std::optional<Point> before;
+  std::optional<Point> last;
+  if (at_keep) last = Point{keep, at_keep->attainment, at_keep->meets_slo};
   {
     const Forecast f = evaluate(keep - 1);
     ++r.evaluations;
@@ -89,21 +161,47 @@ ReplicaSearch SearchDown(int32_t lo, int32_t keep, absl::FunctionRef<Forecast(in
     r.replicas = keep - 1;
     r.forecast = f;
     r.met = true;
+    before = last;
+    last = Point{keep - 1, f.attainment, true};
   }
-  // Gallop down: keep - 2, keep - 4, ... until a miss (or lo meets).
-  int32_t miss = -1;
-  for (int64_t step = 2; r.replicas > lo; step *= 2) {
-    const int32_t n = static_cast<int32_t>(std::max<int64_t>(lo, keep - step));
+  // Gallop down: keep - 2, keep - 4, ... until a miss (or lo meets). Where the sizes that met put
+  // the crossing, the next size is the one predicted to be the smallest that meets: further
+  // down than the doubling by at most one more doubling, or (at most kGuidedProbes times) less
+  // far, at the SLO's edge, where the answer and its neighbour then settle it.
+  std::optional<Point> miss;
+  int32_t guided = 0;
+  for (int64_t step = 2; r.replicas > lo;) {
+    int32_t n = std::min(static_cast<int32_t>(std::max<int64_t>(lo, keep - step)), r.replicas - 1);
+    bool short_of_plain = false;  // a guided probe less far than the plain step
+    if (before && last) {
+      if (const std::optional<int32_t> g = PredictedSize(*before, *last, target)) {
+        const int32_t reach =
+            std::min(static_cast<int32_t>(std::max<int64_t>(lo, keep - 2 * step)), r.replicas - 1);
+        const int32_t guess = std::clamp(*g, reach, r.replicas - 1);
+        if (guess <= n) {
+          n = guess;
+        } else if (guided < kGuidedProbes) {
+          n = guess;
+          ++guided;
+          short_of_plain = true;
+        }
+      }
+    }
     const Forecast f = evaluate(n);
     ++r.evaluations;
     if (!f.meets_slo) {
-      miss = n;
+      miss = Point{n, f.attainment, false};
       break;
     }
     r.replicas = n;
     r.forecast = f;
+    before = last;
+    last = Point{n, f.attainment, true};
+    // A guided probe short of the plain step leaves that step to try next (the gallop's
+    // doubling resumes from where the plain search would be).
+    if (!short_of_plain) step *= 2;
   }
-  if (miss >= 0) Bisect(miss, r, evaluate);
+  if (miss) Bisect(*miss, *last, target, r, evaluate);
   return r;
 }
 
@@ -119,8 +217,9 @@ ReplicaSearch SmallestMeetingReplicas(const ForecastQuestion& question,
     return forecaster.Evaluate(x);
   };
   const Forecast at_start = evaluate(start);
+  const double target = question.percentile / 100;
   if (at_start.meets_slo) {
-    ReplicaSearch r = SearchDown(lo, start, evaluate);
+    ReplicaSearch r = SearchDown(lo, start, evaluate, target, at_start);
     ++r.evaluations;
     if (!r.met) {
       r.forecast = at_start;
@@ -128,7 +227,7 @@ ReplicaSearch SmallestMeetingReplicas(const ForecastQuestion& question,
     }
     return r;
   }
-  ReplicaSearch r = SearchUp(start, hi, evaluate);
+  ReplicaSearch r = SearchUp(start, hi, evaluate, target, at_start);
   ++r.evaluations;
   return r;
 }

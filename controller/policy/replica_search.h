@@ -14,6 +14,7 @@
 #define TWINSCALE_CONTROLLER_POLICY_REPLICA_SEARCH_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/functional/function_ref.h"
 #include "controller/policy/forecaster.h"
@@ -56,20 +57,36 @@ struct ReplicaSearch {
   int32_t evaluations = 0;
 };
 
-// Scale-up: `miss` is known to miss the SLO. The smallest n in (miss, hi] that meets it: tries
-// miss + 1, miss + 2, miss + 4, ... (capped at hi) until one meets, then bisects between the last
-// miss and that hit. When even hi misses: replicas = hi, met = false.
-ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int32_t)> evaluate);
+// Guided by the attainments: `target` is the attainment (a share) a size must reach to meet the
+// SLO, and the searches read where the line through the last two sizes asked crosses it. A size
+// at the SLO's edge is a what-if's dearest (the twin grows its sample there, up to its request
+// budget), and the answer's neighbours are always among them: a search that lands on the answer
+// and its neighbour from a good reading of the curve saves the edge's what-ifs in between. The
+// reading only ever moves a gallop further than its doubling (by at most one more doubling) or,
+// a bounded number of times, picks a size inside the range a plain search would try next, so it
+// keeps the plain search's logarithmic bound. target <= 0, or forecasts whose verdict does not
+// follow from their attainment (an ITL miss): the plain search.
+
+// Scale-up: `miss` is known to miss the SLO (with `at_miss`, its forecast, when known). The
+// smallest n in (miss, hi] that meets it: tries miss + 1, miss + 2, miss + 4, ... (capped at hi,
+// further where the misses put the crossing further) until one meets, then bisects between the
+// last miss and that hit (its first probes where the line between them crosses the target).
+// When even hi misses: replicas = hi, met = false.
+ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int32_t)> evaluate,
+                       double target = 0, std::optional<Forecast> at_miss = std::nullopt);
 
 // Scale-in: the smallest n in [lo, keep) that meets the SLO, `keep` being the size to stay at when
-// none does (replicas = keep, met = false). Tries keep - 1 first (the usual answer is "no"), then
-// keep - 2, keep - 4, ... (floored at lo) until one misses, then bisects between that miss and the
-// last hit. lo >= 1.
-ReplicaSearch SearchDown(int32_t lo, int32_t keep, absl::FunctionRef<Forecast(int32_t)> evaluate);
+// none does (replicas = keep, met = false; `at_keep` its forecast when known). Tries keep - 1
+// first (the usual answer is "no"), then keep - 2, keep - 4, ... (floored at lo; or the size the
+// sizes that met predict to be the smallest that meets) until one misses, then bisects between
+// that miss and the last hit. lo >= 1.
+ReplicaSearch SearchDown(int32_t lo, int32_t keep, absl::FunctionRef<Forecast(int32_t)> evaluate,
+                         double target = 0, std::optional<Forecast> at_keep = std::nullopt);
 
 // The smallest N in [lo, hi] whose forecast for `question` (candidate_replicas = N, every other
 // field as given) meets the SLO, starting at `start` (clamped to [lo, hi]): if it meets, search
-// down, else up. When even hi misses: replicas = hi, met = false. lo >= 1.
+// down, else up, guided by the question's percentile. When even hi misses: replicas = hi, met =
+// false. lo >= 1.
 ReplicaSearch SmallestMeetingReplicas(const ForecastQuestion& question,
                                       const Forecaster& forecaster, int32_t lo, int32_t hi,
                                       int32_t start);

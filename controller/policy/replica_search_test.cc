@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace twinscale::policy {
@@ -64,7 +65,9 @@ TEST(ReplicaSearchTest, GallopingOrderWorkedByHand) {
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
     ThresholdForecaster f(tc.need);
-    const ReplicaSearch r = SmallestMeetingReplicas({}, f, tc.lo, tc.hi, tc.start);
+    ForecastQuestion unguided;
+    unguided.percentile = 0;  // no target to read the attainments against
+    const ReplicaSearch r = SmallestMeetingReplicas(unguided, f, tc.lo, tc.hi, tc.start);
     EXPECT_EQ(r.replicas, tc.want);
     EXPECT_EQ(f.asked_, tc.want_asked);
     EXPECT_EQ(r.evaluations, static_cast<int32_t>(tc.want_asked.size()));
@@ -95,6 +98,99 @@ TEST(ReplicaSearchTest, AlwaysTheSmallestSizeThatMeets) {
       }
     }
   }
+}
+
+// Attainment `shape`(n) against a target of 0.5: meets iff the attainment reaches it. With the
+// linear shape 0.5 + 0.02 (n - need) the line through any two sizes crosses the target at `need`.
+class CurveForecaster : public Forecaster {
+ public:
+  CurveForecaster(int32_t need, double (*shape)(int32_t n, int32_t need))
+      : need_(need), shape_(shape) {}
+  Forecast Evaluate(const ForecastQuestion& q) const override {
+    asked_.push_back(q.candidate_replicas);
+    Forecast f;
+    f.attainment = shape_(q.candidate_replicas, need_);
+    f.meets_slo = f.attainment + 1e-12 >= kTarget;
+    return f;
+  }
+  static constexpr double kTarget = 0.5;
+  mutable std::vector<int32_t> asked_;
+
+ private:
+  int32_t need_;
+  double (*shape_)(int32_t, int32_t);
+};
+
+double LinearShape(int32_t n, int32_t need) { return 0.5 + 0.02 * (n - need); }
+// Saturating (concave): steep below the need, flat above it, as a fleet's attainment is.
+double ConcaveShape(int32_t n, int32_t need) { return 1.0 - 0.5 * std::exp(-0.3 * (n - need)); }
+// Steps: flat stretches the line reads as no slope at all.
+double SteppedShape(int32_t n, int32_t need) {
+  return n >= need ? 0.5 + 0.1 * ((n - need) / 4) : 0.4 - 0.1 * ((need - n) / 5);
+}
+
+TEST(ReplicaSearchTest, GuidedByALinearAttainmentWorkedByHand) {
+  struct Case {
+    const char* name;
+    int32_t need, lo, hi, start;
+    std::vector<int32_t> want_asked;
+  };
+  const std::vector<Case> cases = {
+      // Up from 4: 5 misses (one point only: plain step); the line through 4 and 5 crosses at 9,
+      // beyond 6 (the doubling) and capped at 8 (one more doubling): 8 misses; then 9 meets and
+      // the bracket (8, 9) is closed. Unguided: 5, 6, 8, 12, 10, 9.
+      {"scale up from 4 to 9", 9, 1, 20, 4, {4, 5, 8, 9}},
+      // Down from 20: 19 meets; the line crosses at 7, at most one doubling beyond the plain
+      // step each time: 16, 12, then 7 itself; 6 (less far than the plain 4, a guided probe)
+      // misses. Unguided: 19, 18, 16, 12, 4, 8, 6, 7.
+      {"scale in from 20 to 7", 7, 1, 30, 20, {20, 19, 16, 12, 7, 6}},
+      {"steady: 10 meets, 9 misses", 10, 1, 20, 10, {10, 9}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    CurveForecaster f(tc.need, LinearShape);
+    ForecastQuestion q;
+    q.percentile = 100 * CurveForecaster::kTarget;
+    const ReplicaSearch r = SmallestMeetingReplicas(q, f, tc.lo, tc.hi, tc.start);
+    EXPECT_EQ(r.replicas, tc.need);
+    EXPECT_TRUE(r.met);
+    EXPECT_EQ(f.asked_, tc.want_asked);
+    EXPECT_EQ(r.evaluations, static_cast<int32_t>(tc.want_asked.size()));
+  }
+}
+
+TEST(ReplicaSearchTest, GuidedAlwaysTheSmallestSizeThatMeetsWhateverTheCurve) {
+  // Exhaustive over small ranges and three shapes of curve: the answer is the plain search's
+  // (max(lo, need), or hi not met), and the guidance costs at most its bounded extra what-ifs.
+  int64_t guided_total = 0, plain_total = 0;
+  for (auto shape : {LinearShape, ConcaveShape, SteppedShape}) {
+    for (int32_t lo = 1; lo <= 3; ++lo) {
+      for (int32_t hi = lo; hi <= 40; ++hi) {
+        for (int32_t start = lo; start <= hi; ++start) {
+          for (int32_t need = 1; need <= 42; ++need) {
+            CurveForecaster guided(need, shape), plain(need, shape);
+            ForecastQuestion q;
+            q.percentile = 100 * CurveForecaster::kTarget;
+            const ReplicaSearch r = SmallestMeetingReplicas(q, guided, lo, hi, start);
+            q.percentile = 0;  // no target: unguided
+            const ReplicaSearch p = SmallestMeetingReplicas(q, plain, lo, hi, start);
+            SCOPED_TRACE(testing::Message()
+                         << "lo " << lo << " hi " << hi << " start " << start << " need " << need);
+            EXPECT_EQ(r.replicas, need <= hi ? std::max(lo, need) : hi);
+            EXPECT_EQ(r.met, need <= hi);
+            EXPECT_EQ(r.replicas, p.replicas);
+            EXPECT_LE(r.evaluations, p.evaluations + 2 * 2)
+                << ::testing::PrintToString(guided.asked_) << " plain "
+                << ::testing::PrintToString(plain.asked_);
+            guided_total += r.evaluations;
+            plain_total += p.evaluations;
+          }
+        }
+      }
+    }
+  }
+  // Over all of them the guidance saves what-ifs.
+  EXPECT_LT(guided_total, plain_total);
 }
 
 TEST(ReplicaSearchTest, SearchDownKeepsWhenOneLessMisses) {

@@ -118,13 +118,16 @@ struct SloSpec {
   SloTarget target;                 // [{}: every field defaulted]
 };
 
-// spec.scaleDown: the HPA's rules plus twinscale's own margin.
+// spec.scaleDown: the HPA's rules plus twinscale's own margin and clear-evidence window.
 struct ScaleDownSpec {
   // [300 s window; at most 10% or 1 pod per 60 s, whichever allows more; selectPolicy Max]
   ScalingRules rules = TwinscaleDefaultScaleDown();
   // [0.8] (0, 1]: scale in only if the twin shows the TTFT objective held by the smaller fleet
   // with each request using at most this share of its slack (target minus unloaded TTFT).
   double safety_margin = 0.8;
+  // [3m] >= 0: a scale-in to a size the twin shows clearly safe waits this long instead of the
+  // whole stabilization window (0: never shorter).
+  absl::Duration clearly_safe_window = absl::Minutes(3);
 };
 
 // spec.limits: guards on observed load; by default they only block scale-in.

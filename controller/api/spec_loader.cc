@@ -255,6 +255,10 @@ class SpecConverter {
       ConvertRules(d, spec.scale_down.rules);
       if (Present(Get(d, "safetyMargin")))
         spec.scale_down.safety_margin = Number(Get(d, "safetyMargin"));
+      if (Present(Get(d, "clearlySafeWindow"))) {
+        spec.scale_down.clearly_safe_window =
+            Duration(Get(d, "clearlySafeWindow"), P({"scaleDown", "clearlySafeWindow"}));
+      }
     }
     if (const YAML::Node& l = Get(s, "limits"); Present(l)) {
       if (Present(Get(l, "queueDepthPerReplica"))) {

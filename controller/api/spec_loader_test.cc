@@ -285,6 +285,22 @@ TEST(SpecLoaderDefaults, DefaultsFillPartialObjects) {
          EXPECT_EQ(s.slo.ttft.per_prompt_token, absl::Microseconds(100));
          EXPECT_EQ(s.slo.ttft.surplus_window, absl::Minutes(30));
        }},
+      {"clearlySafeWindow: 3m by default, 0s turns the early scale-in off, 90s shortens it",
+       "maxReplicas: 8\nscaleDown: {safetyMargin: 0.9}",
+       [](const InferenceAutoscalerSpec& s) {
+         EXPECT_EQ(s.scale_down.clearly_safe_window, absl::Minutes(3));
+         EXPECT_EQ(s.scale_down.safety_margin, 0.9);
+       }},
+      {"clearlySafeWindow 0s", "maxReplicas: 8\nscaleDown: {clearlySafeWindow: 0s}",
+       [](const InferenceAutoscalerSpec& s) {
+         EXPECT_EQ(s.scale_down.clearly_safe_window, absl::ZeroDuration());
+         EXPECT_EQ(s.scale_down.safety_margin, 0.8);
+       }},
+      {"clearlySafeWindow 90s", "maxReplicas: 8\nscaleDown: {clearlySafeWindow: 90s}",
+       [](const InferenceAutoscalerSpec& s) {
+         EXPECT_EQ(s.scale_down.clearly_safe_window, absl::Seconds(90));
+         EXPECT_EQ(s.scale_down.rules.stabilization_window, absl::Seconds(300));
+       }},
       {"surplusWindow 0s turns the surplus off; 1h judges it over the last hour",
        "maxReplicas: 8\nslo: {ttft: {surplusWindow: 0s}}",
        [](const InferenceAutoscalerSpec& s) {
@@ -572,6 +588,10 @@ std::vector<BadCase> BadCases() {
        m("maxReplicas: 8\nslo: {ttft: {surplusWindow: half an hour}}"),
        {"spec.slo.ttft.surplusWindow: must be a duration such as 500ms, 5m or 1h30m",
         "got \"half an hour\""}},
+      {"bad duration: the clearly-safe window in words",
+       m("maxReplicas: 8\nscaleDown: {clearlySafeWindow: three minutes}"),
+       {"spec.scaleDown.clearlySafeWindow: must be a duration such as 500ms, 5m or 1h30m",
+        "got \"three minutes\""}},
       {"bad duration: negative",
        m("maxReplicas: 8\nmetrics: {interval: -15s}"),
        {"spec.metrics.interval: must be a duration"}},

@@ -49,9 +49,10 @@ struct PolicyConfig {
   absl::Duration warmup_expected = absl::Seconds(60);  // spec.warmup.expected or the profile
   absl::Duration warmup_p99 = absl::Seconds(180);      // past this a starting pod stops counting
   absl::Duration interval = absl::Seconds(15);         // spec.metrics.interval [15s]
-  // A scale-in to a size the pooled draws call clearly safe waits this long instead of the whole
-  // scale-down window (stabilize.h): three minutes outlast a dip that comes straight back, which
-  // one minute followed down to meet the rise a warm-up late (docs/results.md). 0: never.
+  // spec.scaleDown.clearlySafeWindow [3m]: a scale-in to a size the pooled draws call clearly
+  // safe waits this long instead of the whole scale-down window (stabilize.h): three minutes
+  // outlast a dip that comes straight back, which one minute followed down to meet the rise a
+  // warm-up late (docs/results.md). 0: never.
   absl::Duration clear_scale_in_window = absl::Seconds(180);
   // spec.slo.itl: output-token gaps; 0 threshold: no ITL objective. Unlike the TTFT objective it
   // is aimed at its own percentile, not at the target share: token counts are large, so the

@@ -82,6 +82,7 @@ absl::StatusOr<ResolvedTarget> Resolve(const api::InferenceAutoscalerSpec& spec,
   c.scale_up = spec.scale_up;
   c.scale_down = spec.scale_down.rules;
   c.safety_margin = spec.scale_down.safety_margin;
+  c.clear_scale_in_window = spec.scale_down.clearly_safe_window;
   c.queue_depth_per_replica = spec.limits.queue_depth_per_replica;
   c.kv_cache_utilization = spec.limits.kv_cache_utilization;
   c.enforce_limits_on_scale_up = spec.limits.enforce_on_scale_up;

@@ -27,6 +27,12 @@ TEST(ResolveTest, TheSampleManifestResolvesAgainstTheDefaultProfile) {
   auto r_off = Resolve(off, *profiles);
   ASSERT_TRUE(r_off.ok()) << r_off.status();
   EXPECT_EQ(r_off->policy.surplus_window, absl::ZeroDuration());
+  // scaleDown.clearlySafeWindow: its default, and a stated window, reach the policy.
+  EXPECT_EQ(r->policy.clear_scale_in_window, absl::Minutes(3));
+  off.scale_down.clearly_safe_window = absl::Seconds(90);
+  auto r_clear = Resolve(off, *profiles);
+  ASSERT_TRUE(r_clear.ok()) << r_clear.status();
+  EXPECT_EQ(r_clear->policy.clear_scale_in_window, absl::Seconds(90));
   // slo.target's defaults, and a stated target, reach the policy as they are (percent).
   EXPECT_EQ(r->policy.target_requests, 95);
   EXPECT_EQ(r->policy.target_minutes, 95);

@@ -236,6 +236,17 @@ bool SameForecast(const policy::Forecast& a, const policy::Forecast& b) {
          a.meets_slo == b.meets_slo;
 }
 
+// `random` (sampled behind Random routing), the same sampled in groups behind a balancing router,
+// and whole (no sample, `whole_seeds` runs).
+std::vector<TwinOptions> ThreeWays(const TwinOptions& random, int32_t whole_seeds) {
+  TwinOptions balanced = random;
+  balanced.router = sim::RouterKind::kLeastRequests;
+  TwinOptions whole = random;
+  whole.sample_replicas = 0;
+  whole.seeds = whole_seeds;
+  return {random, balanced, whole};
+}
+
 TEST(TwinForecasterTest, KeptLengthsGiveExactlyTheAnswersOfAFreshForecaster) {
   // The lengths a unit drew for one what-if are kept for the next ones with the same seed. Asked
   // in any order — a larger fleet first (its units use fewer requests, so later ones read past
@@ -275,11 +286,6 @@ TEST(TwinForecasterTest, AUnitJudgedAgainGivesExactlyTheAnswersOfSimulatingIt) {
   // sizes again under a lowered target, the ceiling at the SLO and at the margin: every answer
   // equals a fresh forecaster's, which simulates it. Sampled behind Random routing, in groups
   // behind a balancing router, and whole; the later questions are judged from the units kept.
-  const TwinOptions random{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 3, 1, 30000};
-  TwinOptions balanced = random;
-  balanced.router = sim::RouterKind::kLeastRequests;
-  TwinOptions whole = random;
-  whole.sample_replicas = 0;
   struct Judging {
     double margin, percentile;
     int64_t judge_from_s;
@@ -289,7 +295,8 @@ TEST(TwinForecasterTest, AUnitJudgedAgainGivesExactlyTheAnswersOfSimulatingIt) {
       {1.0, 95, 0, false},  {0.8, 95, 0, false}, {1.0, 90, 60, false},
       {0.8, 85, 60, false}, {1.0, 95, 0, false}, {0.8, 90, 30, true},
   };
-  for (const TwinOptions& options : {random, balanced, whole}) {
+  for (const TwinOptions& options :
+       ThreeWays({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 3, 1, 30000}, 1)) {
     TwinForecaster shared(options);
     for (double rate : {500.0, 600.0}) {
       for (const Judging& j : judgings) {
@@ -321,14 +328,9 @@ TEST(TwinForecasterTest, ThreadsGiveExactlyTheAnswersOfOne) {
   // one thread, unit for unit, whether the what-if stops at its first batch (clear) or grows near
   // the target's edge (the loads below span both), sampled behind Random routing, sampled in
   // groups behind a balancing router, and whole.
-  const TwinOptions random{Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 1, 60000};
-  TwinOptions balanced = random;
-  balanced.router = sim::RouterKind::kLeastRequests;
-  TwinOptions whole = random;
-  whole.sample_replicas = 0;
-  whole.seeds = 3;
   int32_t grown = 0;
-  for (const TwinOptions& base : {random, balanced, whole}) {
+  for (const TwinOptions& base :
+       ThreeWays({Linear(8000, 40, 60, 64), {}, sim::RouterKind::kRandom, 4, 1, 60000}, 3)) {
     TwinOptions many = base;
     many.threads = 3;
     TwinForecaster one(base), three(many);

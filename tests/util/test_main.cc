@@ -3,9 +3,11 @@
 // test dies. A crash seen once in hundreds of runs cannot be rerun under a debugger in CI; its
 // stack in the test's output (ctest --output-on-failure) is what there is to go on. The stack is
 // unwound from the binaries' unwind tables (glibc's backtrace), which need no frame pointers (a
-// Release build has none), and named by abseil's symbolizer, which is safe in a signal handler.
+// Release build has none), and named by abseil's symbolizer, which is safe in a signal handler;
+// a frame in a stripped library's local function is given as the library's file and offset.
 // The handler then re-raises the signal with its default action, so the test still dies by it
 // (death tests see their child die as before).
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,7 +35,17 @@ void PrintStackAndDie(int sig) {
   const int n = backtrace(frames, 64);
   for (int i = 0; i < n; ++i) {
     char name[1024];
-    if (!absl::Symbolize(frames[i], name, sizeof(name))) std::snprintf(name, sizeof(name), "?");
+    if (!absl::Symbolize(frames[i], name, sizeof(name))) {
+      // A local symbol of a stripped library: its file and offset, for addr2line or objdump.
+      Dl_info info;
+      if (dladdr(frames[i], &info) != 0 && info.dli_fname != nullptr) {
+        std::snprintf(name, sizeof(name), "? (%s+%#lx)", info.dli_fname,
+                      static_cast<unsigned long>(static_cast<const char*>(frames[i]) -
+                                                 static_cast<const char*>(info.dli_fbase)));
+      } else {
+        std::snprintf(name, sizeof(name), "?");
+      }
+    }
     std::snprintf(line, sizeof(line), "    @ %p %s\n", frames[i], name);
     Write(line);
   }

@@ -108,7 +108,7 @@ ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int3
   std::optional<Point> last;
   if (at_miss) last = Point{miss, at_miss->attainment, at_miss->meets_slo};
   Point hit{0, 0, true};
-  for (int64_t step = 1;; step *= 2) {
+  for (int64_t step = 1; miss < hi; step *= 2) {
     int32_t n = static_cast<int32_t>(std::min<int64_t>(hi, static_cast<int64_t>(base) + step));
     // Further than the doubling where the misses so far put the crossing further, by at most
     // one more doubling (the gallop stays logarithmic).
@@ -119,7 +119,6 @@ ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int3
         n = std::max(n, std::min(*g, reach));
       }
     }
-    if (miss >= hi) break;
     n = std::max(n, miss + 1);
     const Forecast f = evaluate(n);
     ++r.evaluations;
@@ -134,7 +133,6 @@ ReplicaSearch SearchUp(int32_t miss, int32_t hi, absl::FunctionRef<Forecast(int3
     miss = n;
     before = last;
     last = p;
-    if (n >= hi) break;
   }
   if (!r.met) {
     r.replicas = hi;

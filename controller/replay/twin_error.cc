@@ -83,14 +83,13 @@ struct PartSums {
 
 std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>& checks) {
   TwinError e;
-  double bias = 0, abs_sum = 0, floor_sum = 0, p90_bias = 0, p90_abs = 0;
-  PartSums as_forecast, above, below;
+  double floor_sum = 0, p90_bias = 0, p90_abs = 0;
+  PartSums all, as_forecast, above, below;
   for (const CheckedPrediction& c : checks) {
     if (!c.counted) continue;
     ++e.decisions;
     const double d = c.predicted.attainment - c.observed_attainment;
-    bias += d;
-    abs_sum += std::fabs(d);
+    all.Add(d);
     switch (CompareArrivals(c.requests, c.predicted.forecast_rps,
                             c.predicted.horizon - c.predicted.judge_from)) {
       case ArrivalsAgainstForecast::kAsForecast:
@@ -117,8 +116,9 @@ std::optional<TwinError> SummarizeTwinError(const std::vector<CheckedPrediction>
   }
   if (e.decisions == 0) return std::nullopt;
   const double n = static_cast<double>(e.decisions);
-  e.attainment_bias_points = 100 * bias / n;
-  e.attainment_mae_points = 100 * abs_sum / n;
+  const TwinErrorPart whole = all.Part();
+  e.attainment_bias_points = whole.attainment_bias_points;
+  e.attainment_mae_points = whole.attainment_mae_points;
   e.attainment_mae_floor_points = 100 * floor_sum / n;
   e.rate_as_forecast = as_forecast.Part();
   e.rate_above_forecast = above.Part();

@@ -277,10 +277,11 @@ SimTime JudgeFrom(const policy::ForecastQuestion& q) {
 }
 
 // One simulation: replica i serves from serve_at[i] seconds on, seeded with *states[i] (null: it
-// starts empty), fed the share `segments` of the fleet's arrivals. `log`, when not null, receives
-// what its judged counts come from (sim::TtftLog).
+// starts empty), fed the share `segments` of the fleet's arrivals, its requests judged against
+// `slo` (WhatIfSlo: the same for every unit of a what-if). `log`, when not null, receives what its
+// judged counts come from (sim::TtftLog).
 GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQuestion& q,
-                          const std::vector<double>& serve_at,
+                          const sim::TtftSlo& slo, const std::vector<double>& serve_at,
                           const std::vector<const policy::ReplicaStart*>& states,
                           std::vector<FleetArrivalSource::Segment> segments,
                           FleetArrivalSource::Thinning thinning,
@@ -290,7 +291,6 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   const double horizon_s = absl::ToDoubleSeconds(q.horizon);
   const sim::FleetOptions fo = WhatIfFleet(options, seed);
   sim::Simulation simulation;
-  const sim::TtftSlo slo = WhatIfSlo(fo, q);
   sim::RunStats stats(slo, sim::StatsDetail::kSloOnly);
   stats.set_ttft_log(log);
   if (q.itl_threshold > absl::ZeroDuration()) {
@@ -680,10 +680,10 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     }
     return segments;
   };
-  // A unit simulated earlier in the decision is judged again from its log (UnitCache).
+  // Every unit's target; a unit simulated earlier in the decision is judged again from its log
+  // (UnitCache).
+  const sim::TtftSlo slo = WhatIfSlo(WhatIfFleet(options_, seed), q);
   const UnitKey unit_key(options_, q, max_tokens);
-  const sim::FleetOptions judged_on = WhatIfFleet(options_, seed);
-  const sim::TtftSlo slo = WhatIfSlo(judged_on, q);
   const SimTime judge_from = JudgeFrom(q);
   auto simulate =
       [&](const std::vector<double>& at, const std::vector<const policy::ReplicaStart*>& states,
@@ -698,7 +698,7 @@ policy::Forecast TwinForecaster::EvaluateOnce(const policy::ForecastQuestion& q,
     }
     auto run = std::make_shared<UnitRun>();
     run->result =
-        SimulateGroup(options_, q, at, states, std::move(segments), thinning, prompt_lengths,
+        SimulateGroup(options_, q, slo, at, states, std::move(segments), thinning, prompt_lengths,
                       output_lengths, *lengths_, length_key, unit_seed, &run->log);
     GroupResult g = run->result;
     units_->Put(q.seed, std::move(key), std::move(run));

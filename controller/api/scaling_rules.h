@@ -48,13 +48,19 @@ inline ScalingRules HpaDefaultScaleDown() {
                       SelectPolicy::kMax};
 }
 
-// twinscale's conservative scale-in default (spec.scaleDown's CRD default): a 300 s window, then at
-// most 10% of the fleet or 1 pod per 60 s, whichever allows more.
+// twinscale's scale-in default (spec.scaleDown's): a 300 s window and no policies written, which
+// means twinscale's own rate (policy/rate_limit.h): 10% or 1 pod per 60 s
+// (TwinscaleScaleDownPolicies), or at once as far as the load has fallen where its changes of
+// level last.
 inline ScalingRules TwinscaleDefaultScaleDown() {
-  return ScalingRules{absl::Seconds(300),
-                      {{ScalingPolicy::Type::kPercent, 10, absl::Seconds(60)},
-                       {ScalingPolicy::Type::kPods, 1, absl::Seconds(60)}},
-                      SelectPolicy::kMax};
+  return ScalingRules{absl::Seconds(300), {}, SelectPolicy::kMax};
+}
+
+// The step of twinscale's own scale-down rate: 10% of the fleet or 1 pod per 60 s, whichever
+// allows more.
+inline std::vector<ScalingPolicy> TwinscaleScaleDownPolicies() {
+  return {{ScalingPolicy::Type::kPercent, 10, absl::Seconds(60)},
+          {ScalingPolicy::Type::kPods, 1, absl::Seconds(60)}};
 }
 
 }  // namespace twinscale::api

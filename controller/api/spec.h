@@ -120,7 +120,7 @@ struct SloSpec {
 
 // spec.scaleDown: the HPA's rules plus twinscale's own margin and clear-evidence window.
 struct ScaleDownSpec {
-  // [300 s window; at most 10% or 1 pod per 60 s, whichever allows more; selectPolicy Max]
+  // [300 s window; no policies: twinscale's own rate (policy/rate_limit.h); selectPolicy Max]
   ScalingRules rules = TwinscaleDefaultScaleDown();
   // [0.8] (0, 1]: scale in only if the twin shows the TTFT objective held by the smaller fleet
   // with each request using at most this share of its slack (target minus unloaded TTFT).

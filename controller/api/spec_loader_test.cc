@@ -135,7 +135,7 @@ TEST(SpecLoaderSamples, LongPrompts) {
   // scaleDown: two fields given, the rest defaulted.
   EXPECT_EQ(s.scale_down.rules.stabilization_window, absl::Seconds(600));
   EXPECT_EQ(s.scale_down.safety_margin, 0.7);
-  ASSERT_EQ(s.scale_down.rules.policies.size(), 2u);
+  EXPECT_TRUE(s.scale_down.rules.policies.empty());  // twinscale's own rate
   EXPECT_EQ(s.limits.kv_cache_utilization, 0.9);
   EXPECT_EQ(s.limits.queue_depth_per_replica, 4);
   EXPECT_EQ(s.warmup.expected, absl::Minutes(4));
@@ -180,10 +180,7 @@ TEST(SpecLoaderDefaults, MinimalManifestGetsTheSchemaDefaults) {
                                         {ScalingPolicy::Type::kPercent, 100, absl::Seconds(15)}},
                                        SelectPolicy::kMax});
   ExpectRules(s.scale_down.rules,
-              ScalingRules{absl::Seconds(300),
-                           {{ScalingPolicy::Type::kPercent, 10, absl::Seconds(60)},
-                            {ScalingPolicy::Type::kPods, 1, absl::Seconds(60)}},
-                           SelectPolicy::kMax});
+              ScalingRules{absl::Seconds(300), {}, SelectPolicy::kMax});  // own rate
   EXPECT_EQ(s.scale_down.safety_margin, 0.8);
   EXPECT_EQ(s.limits.queue_depth_per_replica, 4);
   EXPECT_EQ(s.limits.kv_cache_utilization, 0.85);
@@ -247,12 +244,11 @@ TEST(SpecLoaderDefaults, DefaultsFillPartialObjects) {
     void (*check)(const InferenceAutoscalerSpec&);
   };
   const std::vector<Case> cases = {
-      {"a scaleDown with only a window keeps the default policies and margin",
+      {"a scaleDown with only a window keeps twinscale's own rate and the default margin",
        "maxReplicas: 8\nscaleDown: {stabilizationWindowSeconds: 60}",
        [](const InferenceAutoscalerSpec& s) {
          EXPECT_EQ(s.scale_down.rules.stabilization_window, absl::Seconds(60));
-         ASSERT_EQ(s.scale_down.rules.policies.size(), 2u);
-         EXPECT_EQ(s.scale_down.rules.policies[0].type, ScalingPolicy::Type::kPercent);
+         EXPECT_TRUE(s.scale_down.rules.policies.empty());
          EXPECT_EQ(s.scale_down.safety_margin, 0.8);
        }},
       {"policies given replace the default list as a whole (atomic list)",

@@ -758,7 +758,7 @@ TEST(RateLimitTest, TheHpasPoliciesBoundEachStep) {
            // 5 added 10 s ago: the period began at 5, so 100% allows 10 now.
            {"up after a step", 30, 10, {{T(990), 5}}, false, 10, ReasonCode::kScaleUpLimit},
            {"up from zero", 30, 0, {}, false, 30, ReasonCode::kOther},
-           // Down (twinscale's default): max(10%, 1 pod) per 60 s: from 20, down to 18.
+           // Down (a conservative spec's): max(10%, 1 pod) per 60 s: from 20, down to 18.
            {"down limited", 10, 20, {}, false, 18, ReasonCode::kScaleDownLimit},
            {"down within", 19, 20, {}, false, 19, ReasonCode::kOther},
            // 2 removed 30 s ago: the period began at 20, 18 is all it allows: no move.
@@ -766,9 +766,12 @@ TEST(RateLimitTest, TheHpasPoliciesBoundEachStep) {
            {"down disabled", 10, 20, {}, true, 20, ReasonCode::kScaleDownLimit}}) {
     PolicyConfig c = Config();
     c.scale_up = api::HpaDefaultScaleUp();
-    c.scale_down = api::TwinscaleDefaultScaleDown();
+    c.scale_down = {absl::Seconds(300),
+                    {{api::ScalingPolicy::Type::kPercent, 10, absl::Seconds(60)},
+                     {api::ScalingPolicy::Type::kPods, 1, absl::Seconds(60)}},
+                    api::SelectPolicy::kMax};
     if (tc.disabled) c.scale_down.select = api::SelectPolicy::kDisabled;
-    const RateLimited r = LimitRate(tc.desired, tc.current, tc.events, c, T(1000));
+    const RateLimited r = LimitRate(tc.desired, tc.current, tc.events, c, std::nullopt, T(1000));
     EXPECT_EQ(r.replicas, tc.want) << tc.name;
     if (tc.want_reason == ReasonCode::kOther) {
       EXPECT_FALSE(r.reason.has_value()) << tc.name;
@@ -779,6 +782,62 @@ TEST(RateLimitTest, TheHpasPoliciesBoundEachStep) {
       EXPECT_EQ(r.limit, tc.want) << tc.name;
     }
   }
+}
+
+TEST(RateLimitTest, TwinscalesOwnScaleDownRateStepsOrFollowsTheLoadsFall) {
+  // A spec that writes no scaleDown.policies (the default) gets twinscale's own rate: 10% or 1
+  // pod per 60 s, or at once down to the fall floor (the fleet scaled by the load's fall).
+  PolicyConfig c = Config();
+  c.scale_up = api::HpaDefaultScaleUp();
+  c.scale_down = api::TwinscaleDefaultScaleDown();
+  ASSERT_TRUE(c.scale_down.policies.empty());
+  // No floor: a step. From 36, trunc(32.4) = 32; from 5, 10% leaves trunc(4.5) = 4 and the pod 4.
+  RateLimited r = LimitRate(12, 36, {}, c, std::nullopt, T(1000));
+  EXPECT_EQ(r.replicas, 32);
+  ASSERT_TRUE(r.reason.has_value());
+  EXPECT_EQ(r.reason->kind, ReasonCode::kScaleDownLimit);
+  EXPECT_NE(r.reason->message.find("twinscale's scale-down rate allows 32"), std::string::npos);
+  EXPECT_EQ(LimitRate(2, 5, {}, c, std::nullopt, T(1000)).replicas, 4);
+  // A floor under the step: down to it at once (to 10 for a desired 12: the floor bounds, the
+  // twin's answer decides).
+  r = LimitRate(12, 36, {}, c, 10, T(1000));
+  EXPECT_EQ(r.replicas, 12);
+  EXPECT_FALSE(r.reason.has_value());
+  r = LimitRate(8, 36, {}, c, 10, T(1000));
+  EXPECT_EQ(r.replicas, 10);
+  EXPECT_NE(r.reason->message.find("or at once to 10, as far as the load has fallen"),
+            std::string::npos);
+  // A floor above the step changes nothing: the load fell less than a step's worth.
+  EXPECT_EQ(LimitRate(12, 36, {}, c, 34, T(1000)).replicas, 32);
+  // A step taken 30 s ago (36 -> 32): the 60 s period allows nothing more, the floor still does.
+  EXPECT_EQ(LimitRate(12, 32, {{T(970), -4}}, c, std::nullopt, T(1000)).replicas, 32);
+  EXPECT_EQ(LimitRate(12, 32, {{T(970), -4}}, c, 20, T(1000)).replicas, 20);
+  // Policies the spec writes are used as written, the floor aside; Disabled never moves.
+  c.scale_down.policies = {{api::ScalingPolicy::Type::kPods, 2, absl::Seconds(60)}};
+  EXPECT_EQ(LimitRate(12, 36, {}, c, 10, T(1000)).replicas, 34);
+  c.scale_down = api::TwinscaleDefaultScaleDown();
+  c.scale_down.select = api::SelectPolicy::kDisabled;
+  EXPECT_EQ(LimitRate(12, 36, {}, c, 10, T(1000)).replicas, 36);
+}
+
+TEST(RateLimitTest, TheFallFloorIsTheFleetScaledByTheRatesFallSinceItLastChangedSize) {
+  // Sized to 40 at t = 100 s when the rate was 340 req/s (decisions every 15 s); now 90 req/s:
+  // ceil(40 x 90 / 340) = ceil(10.59) = 11.
+  const History events = {{T(40), +4}, {T(100), +3}};
+  std::deque<std::pair<absl::Time, double>> rates;
+  for (int t = 10; t <= 400; t += 15) rates.emplace_back(T(t), t <= 100 ? 340.0 : 90.0);
+  EXPECT_EQ(FallFloor(40, events, rates, 90.0), 11);
+  // Now 170: ceil(40 x 170 / 340) = 20. The rate then is the decision's at or before the event,
+  // here the one at 100 s itself.
+  EXPECT_EQ(FallFloor(40, events, rates, 170.0), 20);
+  // A rate that has not fallen, or risen: no floor.
+  EXPECT_EQ(FallFloor(40, events, rates, 340.0), std::nullopt);
+  EXPECT_EQ(FallFloor(40, events, rates, 400.0), std::nullopt);
+  // No scale event on record, no rate before it, or a stale decision's 0 there: no floor.
+  EXPECT_EQ(FallFloor(40, {}, rates, 90.0), std::nullopt);
+  EXPECT_EQ(FallFloor(40, {{T(5), -1}}, rates, 90.0), std::nullopt);
+  rates.emplace_back(T(500), 0.0);
+  EXPECT_EQ(FallFloor(40, {{T(505), -1}}, rates, 90.0), std::nullopt);
 }
 
 // ---- 7. the admission advice -------------------------------------------------------------------

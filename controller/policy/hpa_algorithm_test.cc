@@ -26,7 +26,12 @@ using Events = std::deque<std::pair<absl::Time, int32_t>>;
 using api::ScalingPolicy;
 using api::ScalingRules;
 using api::SelectPolicy;
-using api::TwinscaleDefaultScaleDown;
+
+// A conservative scale-down: a 300 s window, then at most 10% of the fleet or 1 pod per 60 s,
+// whichever allows more (the step of twinscale's own rate: api::TwinscaleScaleDownPolicies).
+ScalingRules TenPercentOrOnePodPerMinute() {
+  return ScalingRules{absl::Seconds(300), api::TwinscaleScaleDownPolicies(), SelectPolicy::kMax};
+}
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 absl::Time At(int64_t seconds) { return kT0 + absl::Seconds(seconds); }
@@ -396,10 +401,10 @@ TEST(HpaStepTest, Sequences) {
            // newer than 75 - 15 = 60, start 8, max(12, 16) = 16.
            {75, 10, 10, "DesiredWithinRange"},
        }},
-      {"twinscale's conservative scale-down: 300 s, then 10% or 1 pod per 60 s (from 10)",
+      {"a conservative scale-down: 300 s, then 10% or 1 pod per 60 s (from 10)",
        [] {
          HpaConfig c = Behavior();
-         c.scale_down = TwinscaleDefaultScaleDown();
+         c.scale_down = TenPercentOrOnePodPerMinute();
          return c;
        }(),
        10,
@@ -418,10 +423,10 @@ TEST(HpaStepTest, Sequences) {
            {419, 2, 8, "ScaleDownLimit"},  // the -1 at 360 is inside (359, 419]
            {420, 2, 7, "ScaleDownLimit"},  // start 8: trunc(7.2) = 7, Pods 7 -> 7
        }},
-      {"twinscale's conservative scale-down from 40 removes 10% per 60 s",
+      {"a conservative scale-down from 40 removes 10% per 60 s",
        [] {
          HpaConfig c = Behavior();
-         c.scale_down = TwinscaleDefaultScaleDown();
+         c.scale_down = TenPercentOrOnePodPerMinute();
          return c;
        }(),
        40,

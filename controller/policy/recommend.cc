@@ -102,7 +102,12 @@ Decision Recommend(const state::FleetSnapshot& snap, const PolicyConfig& c,
                     history.recommendation_rates, q.arrival_rate, lasts),
                 c, now, clearly_safe);
   if (stable.reason) d.reasons.push_back(std::move(*stable.reason));
-  RateLimited limited = LimitRate(stable.replicas, current, history.scale_events, c, now);
+  // twinscale's own scale-down rate follows a fall in the load at once only where levels last.
+  const std::optional<int32_t> fall_floor =
+      lasts ? FallFloor(current, history.scale_events, history.recommendation_rates, q.arrival_rate)
+            : std::nullopt;
+  RateLimited limited =
+      LimitRate(stable.replicas, current, history.scale_events, c, fall_floor, now);
   if (limited.reason) d.reasons.push_back(std::move(*limited.reason));
   int32_t desired = limited.replicas;
   if (snap.stale) desired = std::max(desired, current);
@@ -150,6 +155,9 @@ void RecordDecision(const Decision& d, const PolicyConfig& c, PolicyHistory& h) 
       std::max(c.scale_down.stabilization_window, c.scale_up.stabilization_window);
   for (const auto& p : c.scale_up.policies) keep = std::max(keep, p.period);
   for (const auto& p : c.scale_down.policies) keep = std::max(keep, p.period);
+  if (c.scale_down.policies.empty()) {  // twinscale's own rate
+    for (const auto& p : api::TwinscaleScaleDownPolicies()) keep = std::max(keep, p.period);
+  }
   while (!h.recommendations.empty() && d.at - h.recommendations.front().first > keep) {
     h.recommendations.pop_front();
   }

@@ -414,6 +414,33 @@ TEST(RecommendTest, TheWindowFollowsAFallInTheRateWhereLevelsLast) {
   }
 }
 
+TEST(RecommendTest, TwinscalesOwnRateFollowsTheLoadsFallAtOnceWhereLevelsLast) {
+  // As above, with the fleet sized to 10 by a scale event 200 s ago at 100 req/s: the load has
+  // halved since, so where levels last the fall floor is ceil(10 x 50 / 100) = 5 and the fleet
+  // goes there at once; on bursty traffic the window holds 10. With the spec's own policies (the
+  // same 10% or one pod a minute, written), the floor does not apply: 9.
+  PolicyConfig c = Config();
+  c.scale_down = api::TwinscaleDefaultScaleDown();
+  CapacityForecaster f(12.5);
+  const absl::Time now = T(1000);
+  PolicyHistory h = Steady(10, 300, now);
+  for (const auto& [t, r] : h.recommendations) h.recommendation_rates.emplace_back(t, 100.0);
+  h.scale_events.emplace_back(h.recommendations.front().first, +2);
+  FleetSnapshot s = Snap(10, 50, now);
+  s.workload.arrival_rate_baseline = 50;
+  for (const double w : {1.0, 0.0}) {
+    s.workload.rate_persistence = std::vector<double>(8, w);
+    const Decision d = Recommend(s, c, f, now, h);
+    EXPECT_EQ(d.replicas, w > 0 ? 5 : 10) << w;
+    EXPECT_FALSE(HasReason(d, "ScaleDownLimit")) << w;
+  }
+  c.scale_down.policies = api::TwinscaleScaleDownPolicies();
+  s.workload.rate_persistence = std::vector<double>(8, 1.0);
+  const Decision d = Recommend(s, c, f, now, h);
+  EXPECT_EQ(d.replicas, 9);
+  EXPECT_TRUE(HasReason(d, "ScaleDownLimit"));
+}
+
 // A forecaster whose verdicts are all within its own noise.
 class UnsureForecaster : public CapacityForecaster {
  public:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
@@ -24,8 +25,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         s.slo.ttft.threshold > absl::ZeroDuration() && s.scale_down.safety_margin > 0 &&
         s.scale_down.safety_margin <= 1 && s.metrics.interval > absl::ZeroDuration() &&
         s.metrics.stale_after > s.metrics.interval && !s.scale_up.policies.empty() &&
-        !s.scale_down.rules.policies.empty() && !s.model.profile.empty();
+        !s.model.profile.empty();
     if (!holds) abort();  // the loader accepted a spec that breaks its own contract
+    // Scale-down policies may be absent (twinscale's own rate, policy/rate_limit.h); each one
+    // written, in either direction, allows a change of at least one pod per positive period.
+    const auto written = [](const std::vector<twinscale::api::ScalingPolicy>& policies) {
+      for (const auto& p : policies) {
+        if (p.value < 1 || p.period <= absl::ZeroDuration()) return false;
+      }
+      return true;
+    };
+    if (!written(s.scale_up.policies) || !written(s.scale_down.rules.policies)) abort();
   }
   // The same input as the object replay serves its reconciler: accepted only when one
   // InferenceAutoscaler loads (and refused then only for text that is not UTF-8), and then an

@@ -72,8 +72,8 @@ ABSL_FLAG(std::string, truth, "none",
           "routing | frontend | all (comma list).");
 ABSL_FLAG(int32_t, initial_replicas, 0,
           "Replicas Ready at the start (of the pre-roll, if any) for every policy, clamped to its "
-          "min/max (0: the oracle's fleet for the trace's first minute, asked even with "
-          "--oracle=false).");
+          "min/max (0: the largest of the oracle's fleets for the first minutes, up to the one in "
+          "which a replica ordered at the start first serves; asked even with --oracle=false).");
 ABSL_FLAG(absl::Duration, pre_roll, absl::Minutes(20),
           "Play the trace's first this-much before it, with every policy deciding, and count "
           "nothing of it: each policy then meets the trace with the fleet its own rule holds for "
@@ -352,7 +352,7 @@ absl::StatusOr<sim::Trace> LoadRateCurveTrace(
 absl::Status CheckReplayFlags() {
   TS_RETURN_IF_ERROR(CheckCommonFlags());
   return FirstError({
-      AtLeast(FLAGS_initial_replicas, 0, "0: the oracle's fleet for the first minute"),
+      AtLeast(FLAGS_initial_replicas, 0, "0: the oracle's fleet for the first minutes"),
       AtLeast(FLAGS_pre_roll, absl::ZeroDuration(), "0: start cold"),
       AtLeast(FLAGS_peak_rate, 0.0, "0: the curve's own rates"),
       AtLeast(FLAGS_curve_start, absl::ZeroDuration()),
@@ -586,6 +586,17 @@ absl::Status Run() {
   RealClock clock;
   const sim::TraceSummary ts = sim::Summarize(*shared_trace);
 
+  // How late a replica ordered now serves: the truth's warm-up (the first manifest's, slowed as the
+  // truth slows it) plus two intervals (one to see the change, one to decide), in whole minutes,
+  // as the oracles' allocation is. Without a twinscale policy: 0 (the first minute alone).
+  int32_t serve_lag_minutes = 0;
+  if (first) {
+    const absl::Duration warmup =
+        first->policy.warmup_expected * (truth.warmup ? replay::kTruthWarmupMedianFactor : 1.0);
+    const absl::Duration late = warmup + 2 * first->policy.interval;
+    serve_lag_minutes = static_cast<int32_t>(std::ceil(absl::ToDoubleSeconds(late) / 60.0 - 1e-9));
+  }
+
   std::optional<replay::OracleResult> oracle;
   replay::OracleOptions oo;
   oo.min_replicas = min_r;
@@ -598,40 +609,42 @@ absl::Status Run() {
       oo.share_max_replicas = std::max(oo.share_max_replicas, p.max_replicas);
     }
     oo.minute_share = target.minutes;
-    if (first) {
-      // How late a replica ordered now serves: the truth's warm-up (the manifest's, slowed as the
-      // truth slows it) plus two intervals (one to see the change, one to decide), in whole
-      // minutes, as the allocation is.
-      const absl::Duration warmup =
-          first->policy.warmup_expected * (truth.warmup ? replay::kTruthWarmupMedianFactor : 1.0);
-      const absl::Duration late = warmup + 2 * first->policy.interval;
-      oo.follower_lag_minutes =
-          static_cast<int32_t>(std::ceil(absl::ToDoubleSeconds(late) / 60.0 - 1e-9));
-    }
+    if (first) oo.follower_lag_minutes = serve_lag_minutes;
     absl::StatusOr<replay::OracleResult> o =
         replay::Oracle(*shared_trace, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);
     if (!o.ok()) return o.status();
     oracle = std::move(*o);
   }
 
-  // Every policy starts with the fleet the first minute played needs, unless --initial-replicas
-  // says otherwise: the pre-roll's first minute where the pre-roll plays the history before a rate
-  // curve's span (the pre-roll then starts at another rate than the counted span does), else the
-  // trace's own first minute (which a pre-roll of the trace replays first). A fleet sized for the
-  // counted span's first minute but started 20 minutes earlier at twice the rate would spend the
-  // pre-roll's first minutes overloaded, and the policies' SLO ledgers would carry those misses
-  // into the day. Without the oracle that minute is still asked, alone (the oracle's minutes are
-  // independent, so it is the same answer): --oracle=false skips the report's lower bounds, not
-  // the start, so its GPU-hours stay comparable with a run that computes them.
-  int32_t first_minute_replicas = 0;
+  // Every policy starts with the fleet the first minutes played need, unless --initial-replicas
+  // says otherwise: the largest of the oracle's fleets for each minute up to the one in which a
+  // replica ordered at the start first serves (serve_lag_minutes), since no policy can add
+  // capacity sooner. Those are the pre-roll's first minutes where the pre-roll plays the history
+  // before a rate curve's span (the pre-roll then starts at another rate than the counted span
+  // does), else the trace's own first minutes (which a pre-roll of the trace replays first). A
+  // fleet sized for less starts the replay as a cold start no running controller would see: on the
+  // conversation hour at x40 the first minute alone asks for 8 replicas at about 125 req/s, the
+  // next two bring 190-230 req/s, and a start at 8 missed three of the pre-roll's first five
+  // minutes and two thirds of their requests, which every policy's SLO ledger then carried into
+  // the counted hour. Without the oracle those minutes are still asked, alone (the oracle's
+  // minutes are independent, so it is the same answer): --oracle=false skips the report's lower
+  // bounds, not the start, so its GPU-hours stay comparable with a run that computes them.
+  int32_t first_minutes_replicas = 0;
   const absl::Duration pre_roll = absl::GetFlag(FLAGS_pre_roll);
   const bool history_first = !shared_history->requests.empty() && pre_roll > absl::ZeroDuration();
+  const auto largest_of_first_minutes = [&](const replay::OracleResult& o) {
+    int32_t largest = 0;
+    for (size_t i = 0; i < o.minutes.size() && i <= static_cast<size_t>(serve_lag_minutes); ++i) {
+      largest = std::max(largest, o.minutes[i].replicas);
+    }
+    return largest;
+  };
   if (oracle && !oracle->minutes.empty() && !history_first) {
-    first_minute_replicas = oracle->minutes.front().replicas;
+    first_minutes_replicas = largest_of_first_minutes(*oracle);
   } else if (absl::GetFlag(FLAGS_initial_replicas) <= 0 &&
              (history_first || !shared_trace->requests.empty())) {
-    sim::Trace first_minute;
-    const sim::SimDuration minute = sim::SimDuration::Seconds(60);
+    sim::Trace first_minutes;
+    const sim::SimDuration span = sim::SimDuration::Seconds(60) * (serve_lag_minutes + 1);
     if (history_first) {
       // The history plays shifted so that its end meets the trace's start (replay::WithPreRoll).
       const sim::SimTime from =
@@ -639,22 +652,22 @@ absl::Status Run() {
           sim::SimDuration::FromAbsl(std::max(absl::ZeroDuration(), history_span - pre_roll));
       for (const sim::RequestSpec& r : shared_history->requests) {
         if (r.arrival < from) continue;
-        if (r.arrival >= from + minute) break;  // sorted
+        if (r.arrival >= from + span) break;  // sorted
         sim::RequestSpec shifted = r;
         shifted.arrival = sim::SimTime::Zero() + (r.arrival - from);
-        first_minute.requests.push_back(std::move(shifted));
+        first_minutes.requests.push_back(std::move(shifted));
       }
     } else {
       for (const sim::RequestSpec& r : shared_trace->requests) {
-        if (r.arrival >= sim::SimTime::Zero() + minute) break;  // sorted
-        first_minute.requests.push_back(r);
+        if (r.arrival >= sim::SimTime::Zero() + span) break;  // sorted
+        first_minutes.requests.push_back(r);
       }
     }
-    if (!first_minute.requests.empty()) {
+    if (!first_minutes.requests.empty()) {
       absl::StatusOr<replay::OracleResult> o =
-          replay::Oracle(first_minute, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);
+          replay::Oracle(first_minutes, deployment, truth, slo, absl::GetFlag(FLAGS_seed), oo);
       if (!o.ok()) return o.status();
-      if (!o->minutes.empty()) first_minute_replicas = o->minutes.front().replicas;
+      first_minutes_replicas = largest_of_first_minutes(*o);
     }
   }
 
@@ -676,7 +689,8 @@ absl::Status Run() {
     rc.pre_roll = absl::GetFlag(FLAGS_pre_roll);
     rc.enforce_admission = p.enforce_admission;
     int32_t initial = absl::GetFlag(FLAGS_initial_replicas);
-    if (initial <= 0) initial = first_minute_replicas > 0 ? first_minute_replicas : p.min_replicas;
+    if (initial <= 0)
+      initial = first_minutes_replicas > 0 ? first_minutes_replicas : p.min_replicas;
     // Within the policy's own bounds: a policy never runs a fleet it could not have asked for.
     rc.initial_replicas =
         std::clamp(initial, p.min_replicas, std::max(p.min_replicas, p.max_replicas));

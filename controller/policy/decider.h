@@ -29,6 +29,10 @@ struct CalibrationFactors {
   // Behind a balancing router, the share of requests the twin routes at random
   // (twin::TwinOptions::router_random_share).
   double router_random_share = 0;
+  // The time the fleet's requests spend before the engine sees them beyond what the profile's
+  // latency model puts there (twin::TwinOptions::extra_front_end_seconds; negative where the
+  // profile puts more).
+  double extra_front_end_seconds = 0;
 };
 
 class Decider {

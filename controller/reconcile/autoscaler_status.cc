@@ -156,7 +156,9 @@ bool MeaningfulChange(const AutoscalerStatus& a, const AutoscalerStatus& b) {
   if (a.calibration.has_value() &&
       (RelativelyDifferent(a.calibration->prefill_speed, b.calibration->prefill_speed, 0.01) ||
        RelativelyDifferent(a.calibration->decode_speed, b.calibration->decode_speed, 0.01) ||
-       std::abs(a.calibration->router_random_share - b.calibration->router_random_share) >= 0.01)) {
+       std::abs(a.calibration->router_random_share - b.calibration->router_random_share) >= 0.01 ||
+       std::abs(a.calibration->extra_front_end_seconds - b.calibration->extra_front_end_seconds) >=
+           0.001)) {
     return true;
   }
   if (a.arrival_history.has_value() != b.arrival_history.has_value()) return true;
@@ -233,6 +235,11 @@ nlohmann::json StatusToJson(const AutoscalerStatus& s) {
     if (s.calibration->router_random_share > 0) {
       j["calibration"]["routerRandomShare"] =
           Number(std::clamp(s.calibration->router_random_share, 0.0, 1.0));
+    }
+    if (s.calibration->extra_front_end_seconds != 0 &&
+        std::isfinite(s.calibration->extra_front_end_seconds)) {
+      j["calibration"]["extraFrontEndSeconds"] =
+          Number(std::clamp(s.calibration->extra_front_end_seconds, -10.0, 10.0));
     }
   }
   if (s.arrival_history) {
@@ -312,6 +319,14 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
         return WrongType("calibration.routerRandomShare", "a share in [0, 1]");
       }
       c.router_random_share = **share;
+    }
+    auto front_end = NumberField(*it, "extraFrontEndSeconds", "calibration.extraFrontEndSeconds");
+    if (!front_end.ok()) return front_end.status();
+    if (front_end->has_value()) {
+      if (!(**front_end >= -10 && **front_end <= 10)) {
+        return WrongType("calibration.extraFrontEndSeconds", "seconds in [-10, 10]");
+      }
+      c.extra_front_end_seconds = **front_end;
     }
     s.calibration = c;
   }

@@ -57,6 +57,9 @@ struct AutoscalerStatus {
     double decode_speed = 1;
     int64_t updates = 0;
     double router_random_share = 0;  // routerRandomShare, in [0, 1]
+    // extraFrontEndSeconds: the time the fleet's requests spend before the engine sees them
+    // beyond what the profile's model puts there, in [-10, 10] (absent: 0).
+    double extra_front_end_seconds = 0;
   };
   std::optional<Calibration> calibration;
   // The seasonal forecast's arrival history (state::ArrivalHistory): its closed buckets, `data`

@@ -144,6 +144,34 @@ TEST(AutoscalerStatusTest, TheGatewaysRandomShareIsKeptWhereItWasFitted) {
   EXPECT_NE(bad.message().find("routerRandomShare"), std::string::npos) << bad;
 }
 
+TEST(AutoscalerStatusTest, TheServersFrontEndTimeIsKeptWhereItWasFitted) {
+  // A fleet whose API server holds each request 30 ms beyond the profile's model: written as
+  // extraFrontEndSeconds and read back, negative values too (a profile that puts more there than
+  // the fleet shows); 0 (the default) is left out; beyond 10 s either way is refused.
+  for (const double seconds : {0.030, -0.004}) {
+    AutoscalerStatus s = Base();
+    s.calibration->extra_front_end_seconds = seconds;
+    const nlohmann::json j = StatusToJson(s);
+    EXPECT_DOUBLE_EQ(j["calibration"]["extraFrontEndSeconds"].get<double>(), seconds);
+    auto back = StatusFromJson(j);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_DOUBLE_EQ(back->calibration->extra_front_end_seconds, seconds);
+    EXPECT_TRUE(MeaningfulChange(Base(), s));
+  }
+  EXPECT_FALSE(StatusToJson(Base())["calibration"].contains("extraFrontEndSeconds"));
+  AutoscalerStatus s = Base();
+  s.calibration->extra_front_end_seconds = 0.0304;
+  AutoscalerStatus close = s;
+  close.calibration->extra_front_end_seconds =
+      0.0306;  // a fifth of a millisecond: not worth a write
+  EXPECT_FALSE(MeaningfulChange(s, close));
+  nlohmann::json wrong = StatusToJson(s);
+  wrong["calibration"]["extraFrontEndSeconds"] = 12.5;
+  const absl::Status bad = StatusFromJson(wrong).status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("extraFrontEndSeconds"), std::string::npos) << bad;
+}
+
 TEST(AutoscalerStatusTest, ReadsBackWhatANewLeaderNeeds) {
   auto back = StatusFromJson(StatusToJson(Base()));
   ASSERT_TRUE(back.ok()) << back.status();

@@ -32,7 +32,8 @@ absl::Status ResolveSpec(const nlohmann::json& object, const std::string& key, i
     state.decider = *std::move(made);
     if (calibration.has_value()) {
       state.decider->RestoreCalibration({calibration->prefill_speed, calibration->decode_speed,
-                                         calibration->updates, calibration->router_random_share});
+                                         calibration->updates, calibration->router_random_share,
+                                         calibration->extra_front_end_seconds});
     }
   } else if (absl::Status s = factory.Reconfigure(parsed->spec, *state.decider); !s.ok()) {
     return s;

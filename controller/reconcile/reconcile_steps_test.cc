@@ -91,7 +91,7 @@ class CountingFactory : public policy::DeciderFactory {
 TEST(ResolveSpecTest, TheFirstPassBuildsADeciderFromTheCalibrationInStatus) {
   CountingFactory factory;
   SpecState state;
-  const AutoscalerStatus::Calibration saved{0.8, 1.25, 7};
+  const AutoscalerStatus::Calibration saved{0.8, 1.25, 7, 0.2, 0.030};
   ASSERT_TRUE(ResolveSpec(Object(), "llm/llama", 1, saved, factory, state).ok());
   EXPECT_EQ(factory.created, 1);
   EXPECT_EQ(state.generation, 1);
@@ -101,6 +101,8 @@ TEST(ResolveSpecTest, TheFirstPassBuildsADeciderFromTheCalibrationInStatus) {
   EXPECT_EQ(decider.restored.prefill_speed, 0.8);
   EXPECT_EQ(decider.restored.decode_speed, 1.25);
   EXPECT_EQ(decider.restored.updates, 7);
+  EXPECT_EQ(decider.restored.router_random_share, 0.2);
+  EXPECT_EQ(decider.restored.extra_front_end_seconds, 0.030);
 }
 
 TEST(ResolveSpecTest, TheSameGenerationKeepsTheDeciderAndANewOneReconfiguresIt) {

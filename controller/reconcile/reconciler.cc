@@ -414,8 +414,9 @@ ReconcileResult Reconciler::WriteStatus(Pass& pass, const policy::Decision& deci
   if (snap != nullptr) next.observed = ObservedOf(*snap);
   if (auto warmup = MeasuredWarmup(pass.pods.pods)) next.measured_warmup = *warmup;
   const policy::CalibrationFactors cal = st.spec.decider->calibration();
-  next.calibration = AutoscalerStatus::Calibration{cal.prefill_speed, cal.decode_speed, cal.updates,
-                                                   cal.router_random_share};
+  next.calibration =
+      AutoscalerStatus::Calibration{cal.prefill_speed, cal.decode_speed, cal.updates,
+                                    cal.router_random_share, cal.extra_front_end_seconds};
   if (const state::ArrivalHistory* history = st.spec.decider->arrival_history()) {
     next.arrival_history = ArrivalHistoryStatus(*history, pass.now, st.written.arrival_history);
   }

@@ -662,9 +662,13 @@ TEST_F(ReconcilerTest, ForgetRemovesThePublishedDecision) {
 
 TEST_F(ReconcilerTest, ANewLeaderStartsFromTheCalibrationInStatus) {
   SetUpFleet("Recommend", 3);
-  nlohmann::json status = {
-      {"observedGeneration", 1},
-      {"calibration", {{"prefillSpeed", 0.75}, {"decodeSpeed", 0.8}, {"updates", 40}}}};
+  nlohmann::json status = {{"observedGeneration", 1},
+                           {"calibration",
+                            {{"prefillSpeed", 0.75},
+                             {"decodeSpeed", 0.8},
+                             {"updates", 40},
+                             {"routerRandomShare", 0.2},
+                             {"extraFrontEndSeconds", 0.030}}}};
   ASSERT_TRUE(
       api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama", {{"status", status}}, "status")
           .ok());
@@ -673,6 +677,8 @@ TEST_F(ReconcilerTest, ANewLeaderStartsFromTheCalibrationInStatus) {
   EXPECT_DOUBLE_EQ(factory_.restored.prefill_speed, 0.75);
   EXPECT_DOUBLE_EQ(factory_.restored.decode_speed, 0.8);
   EXPECT_EQ(factory_.restored.updates, 40);
+  EXPECT_DOUBLE_EQ(factory_.restored.router_random_share, 0.2);
+  EXPECT_DOUBLE_EQ(factory_.restored.extra_front_end_seconds, 0.030);
 }
 
 // The arrival history goes to status when a 5-minute bucket closes, not every pass; a new leader

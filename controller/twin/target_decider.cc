@@ -1,12 +1,19 @@
 // twinscale's decision chain for one target: see target_decider.h.
 #include "controller/twin/target_decider.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "controller/twin/running_engine.h"
 
 namespace twinscale::twin {
 namespace {
+
+// A front-end time read back from a status beyond this (either way) is not one the calibration
+// fits (vLLM's API server adds milliseconds); the status's schema holds the same bound.
+constexpr double kMaxFrontEndSeconds = 10;
 
 state::SnapshotOptions SnapshotOptionsFor(const policy::PolicyConfig& config,
                                           absl::Duration stale_after) {
@@ -50,7 +57,8 @@ void TargetDecider::Reconfigure(policy::PolicyConfig config, TwinOptions twin,
 
 policy::CalibrationFactors TargetDecider::calibration() const {
   const CalibrationState& s = calibrator_.state();
-  return {s.speed.prefill, s.speed.decode, s.updates, s.router_random_share};
+  return {s.speed.prefill, s.speed.decode, s.updates, s.router_random_share,
+          s.extra_front_end_seconds};
 }
 
 void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
@@ -59,10 +67,15 @@ void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
   s.speed.decode = f.decode_speed;
   s.updates = f.updates;
   s.router_random_share = std::clamp(f.router_random_share, 0.0, 1.0);
+  s.extra_front_end_seconds =
+      std::isfinite(f.extra_front_end_seconds)
+          ? std::clamp(f.extra_front_end_seconds, -kMaxFrontEndSeconds, kMaxFrontEndSeconds)
+          : 0.0;
   calibrator_.Restore(s);
   if (calibrate_) {
     forecaster_.set_speed(s.speed);
     forecaster_.set_router_random_share(s.router_random_share);
+    forecaster_.set_extra_front_end_seconds(s.extra_front_end_seconds);
   }
 }
 

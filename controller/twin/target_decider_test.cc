@@ -114,6 +114,32 @@ TEST(TargetDeciderTest, UnreadableFlagsAreSaidAndTheSpecsEngineKept) {
   EXPECT_EQ(decider.forecaster().options().deployment.engine.max_num_seqs, 1024);
 }
 
+// A new leader's decider gets the old one's calibration back from the status, all of it: the
+// speed factors, the gateway's random share and the server's front-end time reach the twin it
+// forecasts with and come out of calibration() as they went in (what the next status write
+// keeps). A front-end time no calibration fits (beyond 10 s either way) is clamped.
+TEST(TargetDeciderTest, RestoredCalibrationReachesTheTwin) {
+  const SampleTarget t = ResolveSample("deploy/samples/llama-3.1-8b-h100.yaml");
+  TargetDecider decider(t.resolved.policy, t.resolved.twin, t.spec.metrics.stale_after,
+                        t.resolved.stated);
+  decider.RestoreCalibration({0.8, 0.9, 40, 0.25, 0.030});
+  const policy::CalibrationFactors back = decider.calibration();
+  EXPECT_EQ(back.prefill_speed, 0.8);
+  EXPECT_EQ(back.decode_speed, 0.9);
+  EXPECT_EQ(back.updates, 40);
+  EXPECT_EQ(back.router_random_share, 0.25);
+  EXPECT_EQ(back.extra_front_end_seconds, 0.030);
+  const TwinOptions& twin = decider.forecaster().options();
+  EXPECT_EQ(twin.speed.prefill, 0.8);
+  EXPECT_EQ(twin.speed.decode, 0.9);
+  EXPECT_EQ(twin.router_random_share, 0.25);
+  EXPECT_EQ(twin.extra_front_end_seconds, 0.030);
+
+  decider.RestoreCalibration({1, 1, 1, 0, 3600});
+  EXPECT_EQ(decider.calibration().extra_front_end_seconds, 10);
+  EXPECT_EQ(decider.forecaster().options().extra_front_end_seconds, 10);
+}
+
 // A new leader's decider gets the old one's history back from the buckets the status keeps: the
 // same closed buckets come out as went in (partly observed ones included), and a decision after
 // it adds to them.

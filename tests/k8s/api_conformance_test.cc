@@ -227,7 +227,7 @@ TEST_P(ApiConformance, TheControllersStatusWithTheArrivalHistoryRoundTrips) {
   }
   reconcile::AutoscalerStatus s;
   s.observed_generation = 1;
-  s.calibration = reconcile::AutoscalerStatus::Calibration{0.75, 0.8, 40, 0.35};
+  s.calibration = reconcile::AutoscalerStatus::Calibration{0.75, 0.8, 40, 0.35, 0.030};
   s.arrival_history = reconcile::AutoscalerStatus::ArrivalHistory{
       week.bucket, week.start, week.end(), state::EncodeArrivalBuckets(week)};
   ASSERT_TRUE(c().MergePatch(kube::kInferenceAutoscalers, kNs, "history",
@@ -251,6 +251,8 @@ TEST_P(ApiConformance, TheControllersStatusWithTheArrivalHistoryRoundTrips) {
   EXPECT_EQ(back->calibration->updates, 40);
   EXPECT_EQ(back->calibration->router_random_share, 0.35)
       << "the server pruned status.calibration.routerRandomShare";
+  EXPECT_EQ(back->calibration->extra_front_end_seconds, 0.030)
+      << "the server pruned status.calibration.extraFrontEndSeconds";
 }
 
 TEST_P(ApiConformance, StatusAndSpecAreWrittenApartAndOnlySpecBumpsTheGeneration) {

@@ -25,10 +25,10 @@ fi
 ninja -C "$BUILD_DIR" trace_reader_fuzz rate_curve_reader_fuzz prometheus_text_fuzz profile_yaml_fuzz vllm_observation_fuzz \
   spec_loader_fuzz prometheus_response_fuzz prometheus_query_fuzz kubeconfig_fuzz kube_wire_fuzz label_selector_fuzz api_router_fuzz \
   scaler_target_fuzz external_metrics_request_fuzz engine_args_fuzz arrival_history_codec_fuzz \
-  command_line_fuzz review_fuzz
+  command_line_fuzz review_fuzz autoscaler_status_fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine,arrivals,argv,review}
+mkdir -p "$work"/{traces,curves,prom,yaml,vllm,spec,promapi,promquery,kubeconfig,kubewire,selector,apirequest,scaler,extm,engine,arrivals,argv,review,status}
 # Seeds: the first lines of each real trace, the real vLLM metrics text, the shipped profiles.
 for f in tests/data/traces/*.csv tests/data/traces/*.jsonl; do head -c 4000 "$f" >"$work/traces/$(basename "$f")"; done
 for f in tests/data/traces/servegen_*.csv; do head -c 4000 "$f" >"$work/curves/$(basename "$f")"; done
@@ -163,4 +163,15 @@ REVIEW
 printf '%s\n' 'kind: CapacityReview' 'baseline: {rateCurve: {path: c.csv, lengthsFrom: t.csv, start: 72h, span: 1h, timeScale: 1, peakRate: 0}}' 'profiles: [{profile: p, gpuHourPrice: 1}]' >"$work/review/rate_curve.yaml"
 printf '%s\n' 'kind: CapacityReview' "baseline: {prometheus: {url: 'http://prom:9090', selector: '{job=\"vllm\"}', range: 1h, step: 15s, end: '2025-06-01T12:00:00Z'}}" 'profiles: [{profile: p, gpuHourPrice: 1}]' >"$work/review/prometheus.yaml"
 run review_fuzz "$work/review"
+# Statuses as the controller writes them: the calibration with every field, a warm-up, an arrival
+# history, conditions and the last decision.
+cat >"$work/status/full.json" <<'STATUS'
+{"observedGeneration":3,"currentReplicas":5,"desiredReplicas":6,"measuredWarmup":"45s",
+"conditions":[{"type":"MetricsFresh","status":"True","reason":"ScrapesFresh","message":"ok","lastTransitionTime":"2026-11-21T08:00:00Z","observedGeneration":3}],
+"calibration":{"prefillSpeed":0.8,"decodeSpeed":0.9,"updates":40,"routerRandomShare":0.35,"extraFrontEndSeconds":0.03},
+"arrivalHistory":{"bucket":"5m","start":"2026-11-21T08:00:00Z","end":"2026-11-21T09:00:00Z","data":"AQwA"},
+"lastDecision":{"time":"2026-11-21T09:00:00Z","replicas":6,"reasons":[{"code":"Steady","message":"6 replicas meet the SLO"}]}}
+STATUS
+echo '{"calibration":{"prefillSpeed":1,"decodeSpeed":1,"updates":0}}' >"$work/status/calibration.json"
+run autoscaler_status_fuzz "$work/status"
 fuzz_report

@@ -3,11 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "controller/common/status_macros.h"
 #include "controller/kube/kube_time.h"
 #include "nlohmann/json.hpp"
 
@@ -51,6 +55,35 @@ absl::StatusOr<std::optional<double>> NumberField(const nlohmann::json& obj, con
   if (it == obj.end() || it->is_null()) return std::optional<double>();
   if (!it->is_number()) return WrongType(field, "a number");
   return std::optional<double>(it->get<double>());
+}
+
+// A string field: `fallback` where it is absent or null, InvalidArgument naming `field` where it
+// is another type.
+absl::StatusOr<std::string> StringField(const nlohmann::json& obj, const char* key,
+                                        absl::string_view field, std::string fallback) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_string()) return WrongType(field, "a string");
+  return it->get<std::string>();
+}
+
+// An integer field within [lo, hi]: `fallback` where it is absent or null, InvalidArgument naming
+// `field` where it is another type or out of range.
+absl::StatusOr<int64_t> IntegerField(const nlohmann::json& obj, const char* key,
+                                     absl::string_view field, int64_t fallback, int64_t lo,
+                                     int64_t hi) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    if (v > static_cast<uint64_t>(hi))
+      return WrongType(field, absl::StrCat("an integer in [", lo, ", ", hi, "]"));
+    return static_cast<int64_t>(v);
+  }
+  if (!it->is_number_integer()) return WrongType(field, "an integer");
+  const int64_t v = it->get<int64_t>();
+  if (v < lo || v > hi) return WrongType(field, absl::StrCat("an integer in [", lo, ", ", hi, "]"));
+  return v;
 }
 
 }  // namespace
@@ -278,21 +311,27 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
       }
       Condition cond;
       cond.type = c["type"].get<std::string>();
-      cond.status = c.value("status", "Unknown");
-      cond.reason = c.value("reason", "");
-      cond.message = c.value("message", "");
-      cond.observed_generation = c.value("observedGeneration", int64_t{0});
-      auto t = kube::ParseKubeTime(c.value("lastTransitionTime", ""));
+      TS_ASSIGN_OR_RETURN(cond.status, StringField(c, "status", field + ".status", "Unknown"));
+      TS_ASSIGN_OR_RETURN(cond.reason, StringField(c, "reason", field + ".reason", ""));
+      TS_ASSIGN_OR_RETURN(cond.message, StringField(c, "message", field + ".message", ""));
+      TS_ASSIGN_OR_RETURN(cond.observed_generation,
+                          IntegerField(c, "observedGeneration", field + ".observedGeneration", 0, 0,
+                                       std::numeric_limits<int64_t>::max()));
+      TS_ASSIGN_OR_RETURN(const std::string when,
+                          StringField(c, "lastTransitionTime", field + ".lastTransitionTime", ""));
+      auto t = kube::ParseKubeTime(when);
       if (!t.ok()) return WrongType(field + ".lastTransitionTime", "an RFC 3339 time");
       cond.last_transition_time = *t;
       s.conditions.push_back(std::move(cond));
     }
   }
-  if (auto it = j.find("currentReplicas"); it != j.end() && it->is_number_integer()) {
-    s.current_replicas = it->get<int32_t>();
-  }
-  if (auto it = j.find("desiredReplicas"); it != j.end() && it->is_number_integer()) {
-    s.desired_replicas = it->get<int32_t>();
+  for (auto [key, field] : {std::pair{"currentReplicas", &s.current_replicas},
+                            std::pair{"desiredReplicas", &s.desired_replicas}}) {
+    if (auto it = j.find(key); it != j.end() && it->is_number_integer()) {
+      TS_ASSIGN_OR_RETURN(const int64_t replicas,
+                          IntegerField(j, key, key, 0, 0, std::numeric_limits<int32_t>::max()));
+      *field = static_cast<int32_t>(replicas);
+    }
   }
   if (auto it = j.find("measuredWarmup"); it != j.end()) {
     auto d = DurationField(*it, "measuredWarmup");
@@ -308,7 +347,8 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
     if (!decode.ok()) return decode.status();
     if (prefill->has_value()) c.prefill_speed = **prefill;
     if (decode->has_value()) c.decode_speed = **decode;
-    c.updates = it->value("updates", int64_t{0});
+    TS_ASSIGN_OR_RETURN(c.updates, IntegerField(*it, "updates", "calibration.updates", 0, 0,
+                                                std::numeric_limits<int64_t>::max()));
     if (c.prefill_speed <= 0 || c.decode_speed <= 0) {
       return WrongType("calibration", "speed factors above zero");
     }
@@ -349,13 +389,22 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
   }
   if (auto it = j.find("lastDecision"); it != j.end() && it->is_object()) {
     AutoscalerStatus::LastDecision d;
-    auto t = kube::ParseKubeTime(it->value("time", ""));
+    TS_ASSIGN_OR_RETURN(const std::string when, StringField(*it, "time", "lastDecision.time", ""));
+    auto t = kube::ParseKubeTime(when);
     if (!t.ok()) return WrongType("lastDecision.time", "an RFC 3339 time");
     d.time = *t;
-    d.replicas = it->value("replicas", 0);
+    TS_ASSIGN_OR_RETURN(const int64_t replicas,
+                        IntegerField(*it, "replicas", "lastDecision.replicas", 0, 0,
+                                     std::numeric_limits<int32_t>::max()));
+    d.replicas = static_cast<int32_t>(replicas);
     if (auto r = it->find("reasons"); r != it->end() && r->is_array()) {
       for (const nlohmann::json& x : *r) {
-        if (x.is_object()) d.reasons.push_back({x.value("code", ""), x.value("message", "")});
+        if (!x.is_object()) continue;
+        TS_ASSIGN_OR_RETURN(std::string code,
+                            StringField(x, "code", "lastDecision.reasons.code", ""));
+        TS_ASSIGN_OR_RETURN(std::string message,
+                            StringField(x, "message", "lastDecision.reasons.message", ""));
+        d.reasons.push_back({std::move(code), std::move(message)});
       }
     }
     s.last_decision = std::move(d);

@@ -105,9 +105,10 @@ std::string SetPodsStalled(AutoscalerStatus& status, const policy::Decision& dec
 
 // Whether `next` differs from `written` in a way worth a write: generation, a condition's status,
 // reason or message, replicas, admission, the last decision's replicas or reason codes, the
-// calibration by more than 1%, the measured warm-up by a second or more, an observed value by
-// more than 10% (a change to or from zero counts), or the arrival history (its buckets change only
-// when one closes). The decision's time and small drifts don't.
+// calibration by more than 1% (its front-end time by a millisecond), the measured warm-up by a
+// second or more, an observed value by more than 10% (a change to or from zero counts), or the
+// arrival history (its buckets change only when one closes). The decision's time and small drifts
+// don't.
 bool MeaningfulChange(const AutoscalerStatus& written, const AutoscalerStatus& next);
 
 // The status as the CRD's schema has it (durations as "1.5s" strings, times RFC 3339), and back.

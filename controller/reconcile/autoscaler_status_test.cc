@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "nlohmann/json.hpp"
 
@@ -195,6 +199,36 @@ TEST(AutoscalerStatusTest, ReadsBackWhatANewLeaderNeeds) {
       StatusFromJson({{"arrivalHistory", {{"bucket", "5m"}, {"start", 7}, {"data", ""}}}}).status();
   EXPECT_EQ(no_time.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(no_time.message().find("arrivalHistory.start"), std::string::npos) << no_time;
+}
+
+// Whoever may write the status subresource may write any JSON there: every field of the wrong type
+// is refused with its name (the reader once threw on these, out of the reconcile pass), and
+// replicas beyond int32 are not narrowed.
+TEST(AutoscalerStatusTest, EveryWrongTypeIsNamedNotThrown) {
+  const nlohmann::json time = "2026-11-21T09:00:00Z";
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {{{"calibration", {{"prefillSpeed", 1}, {"decodeSpeed", 1}, {"updates", "AQwA"}}}},
+       "calibration.updates"},
+      {{{"calibration", {{"prefillSpeed", 1}, {"decodeSpeed", 1}, {"updates", -1}}}},
+       "calibration.updates"},
+      {{{"conditions", {{{"type", "MetricsFresh"}, {"status", true}}}}}, "conditions[0].status"},
+      {{{"conditions", {{{"type", "MetricsFresh"}, {"message", 5}}}}}, "conditions[0].message"},
+      {{{"conditions", {{{"type", "MetricsFresh"}, {"observedGeneration", "1"}}}}},
+       "conditions[0].observedGeneration"},
+      {{{"conditions", {{{"type", "MetricsFresh"}, {"lastTransitionTime", 1}}}}},
+       "conditions[0].lastTransitionTime"},
+      {{{"lastDecision", {{"time", 1}}}}, "lastDecision.time"},
+      {{{"lastDecision", {{"time", time}, {"replicas", "ten"}}}}, "lastDecision.replicas"},
+      {{{"lastDecision", {{"time", time}, {"reasons", {{{"code", 7}}}}}}},
+       "lastDecision.reasons.code"},
+      {{{"currentReplicas", int64_t{1} << 40}}, "currentReplicas"},
+  };
+  for (const auto& [status, field] : cases) {
+    const absl::StatusOr<AutoscalerStatus> got = StatusFromJson(status);
+    ASSERT_FALSE(got.ok()) << status;
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(got.status().message().find(field), std::string::npos) << got.status();
+  }
 }
 
 }  // namespace

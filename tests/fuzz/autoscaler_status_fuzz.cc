@@ -1,0 +1,43 @@
+// Fuzzes the reader of an InferenceAutoscaler's status (controller/reconcile/autoscaler_status.h:
+// what a new leader reads back on its first pass, outside input written by whoever may write the
+// object's status subresource): any JSON must give a status or a clear InvalidArgument, never a
+// crash, a hang or unbounded memory. A status that reads must hold the bounds the decider relies
+// on (speed factors above zero, a share in [0, 1], a front-end time within 10 s either way), and
+// must read back the same after it is written again.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "controller/reconcile/autoscaler_status.h"
+#include "nlohmann/json.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using twinscale::reconcile::AutoscalerStatus;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return 0;
+  const absl::StatusOr<AutoscalerStatus> got = twinscale::reconcile::StatusFromJson(j);
+  if (!got.ok()) {
+    if (got.status().code() != absl::StatusCode::kInvalidArgument) abort();
+    if (got.status().message().empty()) abort();  // an error must say what is wrong
+    return 0;
+  }
+  if (got->calibration) {
+    const AutoscalerStatus::Calibration& c = *got->calibration;
+    if (!(c.prefill_speed > 0) || !(c.decode_speed > 0)) abort();
+    if (!(c.router_random_share >= 0 && c.router_random_share <= 1)) abort();
+    if (!(std::abs(c.extra_front_end_seconds) <= 10)) abort();
+  }
+  const absl::StatusOr<AutoscalerStatus> again =
+      twinscale::reconcile::StatusFromJson(twinscale::reconcile::StatusToJson(*got));
+  if (!again.ok()) abort();  // what the controller writes, it must read
+  if (got->calibration.has_value() != again->calibration.has_value()) abort();
+  if (got->calibration &&
+      (again->calibration->router_random_share != got->calibration->router_random_share ||
+       again->calibration->extra_front_end_seconds != got->calibration->extra_front_end_seconds)) {
+    abort();
+  }
+  return 0;
+}

@@ -31,9 +31,14 @@ struct CalibrationFactors {
   double router_random_share = 0;
   // The time the fleet's requests spend before the engine sees them beyond what the profile's
   // latency model puts there (twin::TwinOptions::extra_front_end_seconds; negative where the
-  // profile puts more).
+  // profile puts more), at most kMaxExtraFrontEndSeconds either way.
   double extra_front_end_seconds = 0;
 };
+
+// A front-end time beyond this, either way, is not one the calibration fits (vLLM's API server
+// adds milliseconds): a status that says more is refused, and a restore clamps to it. The CRD's
+// status schema holds the same bound.
+inline constexpr double kMaxExtraFrontEndSeconds = 10;
 
 class Decider {
  public:

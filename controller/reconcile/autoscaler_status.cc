@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "controller/common/status_macros.h"
 #include "controller/kube/kube_time.h"
+#include "controller/policy/decider.h"
 #include "nlohmann/json.hpp"
 
 namespace twinscale::reconcile {
@@ -272,7 +273,8 @@ nlohmann::json StatusToJson(const AutoscalerStatus& s) {
     if (s.calibration->extra_front_end_seconds != 0 &&
         std::isfinite(s.calibration->extra_front_end_seconds)) {
       j["calibration"]["extraFrontEndSeconds"] =
-          Number(std::clamp(s.calibration->extra_front_end_seconds, -10.0, 10.0));
+          Number(std::clamp(s.calibration->extra_front_end_seconds,
+                            -policy::kMaxExtraFrontEndSeconds, policy::kMaxExtraFrontEndSeconds));
     }
   }
   if (s.arrival_history) {
@@ -363,8 +365,10 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
     auto front_end = NumberField(*it, "extraFrontEndSeconds", "calibration.extraFrontEndSeconds");
     if (!front_end.ok()) return front_end.status();
     if (front_end->has_value()) {
-      if (!(**front_end >= -10 && **front_end <= 10)) {
-        return WrongType("calibration.extraFrontEndSeconds", "seconds in [-10, 10]");
+      if (!(std::abs(**front_end) <= policy::kMaxExtraFrontEndSeconds)) {
+        return WrongType("calibration.extraFrontEndSeconds",
+                         absl::StrCat("seconds in [-", policy::kMaxExtraFrontEndSeconds, ", ",
+                                      policy::kMaxExtraFrontEndSeconds, "]"));
       }
       c.extra_front_end_seconds = **front_end;
     }

@@ -11,10 +11,6 @@
 namespace twinscale::twin {
 namespace {
 
-// A front-end time read back from a status beyond this (either way) is not one the calibration
-// fits (vLLM's API server adds milliseconds); the status's schema holds the same bound.
-constexpr double kMaxFrontEndSeconds = 10;
-
 state::SnapshotOptions SnapshotOptionsFor(const policy::PolicyConfig& config,
                                           absl::Duration stale_after) {
   state::SnapshotOptions o;
@@ -69,7 +65,8 @@ void TargetDecider::RestoreCalibration(const policy::CalibrationFactors& f) {
   s.router_random_share = std::clamp(f.router_random_share, 0.0, 1.0);
   s.extra_front_end_seconds =
       std::isfinite(f.extra_front_end_seconds)
-          ? std::clamp(f.extra_front_end_seconds, -kMaxFrontEndSeconds, kMaxFrontEndSeconds)
+          ? std::clamp(f.extra_front_end_seconds, -policy::kMaxExtraFrontEndSeconds,
+                       policy::kMaxExtraFrontEndSeconds)
           : 0.0;
   calibrator_.Restore(s);
   if (calibrate_) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "controller/policy/decider.h"
 #include "controller/reconcile/autoscaler_status.h"
 #include "nlohmann/json.hpp"
 
@@ -28,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const AutoscalerStatus::Calibration& c = *got->calibration;
     if (!(c.prefill_speed > 0) || !(c.decode_speed > 0)) abort();
     if (!(c.router_random_share >= 0 && c.router_random_share <= 1)) abort();
-    if (!(std::abs(c.extra_front_end_seconds) <= 10)) abort();
+    if (!(std::abs(c.extra_front_end_seconds) <= twinscale::policy::kMaxExtraFrontEndSeconds))
+      abort();
   }
   const absl::StatusOr<AutoscalerStatus> again =
       twinscale::reconcile::StatusFromJson(twinscale::reconcile::StatusToJson(*got));

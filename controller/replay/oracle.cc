@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "controller/replay/minutes.h"
 #include "simulator/profiles/profile_loader.h"
 #include "simulator/whatif/simulate.h"
 
@@ -134,8 +135,7 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
     }
     minute.requests = static_cast<int64_t>(requests->requests.size());
     if (m == n_minutes - 1) {  // ends at the trace's last arrival
-      minute.weight = static_cast<double>((trace.requests.back().arrival - from).nanos()) /
-                      static_cast<double>(kMinute.nanos());
+      minute.weight = LastMinuteWeight(trace.requests.back().arrival);
     }
     minute_requests[static_cast<size_t>(m)] = std::move(requests);
     if (minute.requests == 0) {

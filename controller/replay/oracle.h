@@ -85,8 +85,9 @@ struct OracleMinute {
   // `replicas`, unless that exceeds share_max_replicas), and its attainment there.
   int32_t share_replicas = 0;
   double share_attainment = 1;
-  // The share of the minute the trace covers: 1, except the last minute's (last arrival - its
-  // start) / 60 s, which is 0 when the last arrival opens the minute.
+  // The share of the minute the trace covers: 1, except the last minute's (LastMinuteWeight,
+  // minutes.h: up to the last arrival, in whole seconds rounded up; 0 when the last arrival opens
+  // the minute). The policies' share of minutes weighs it alike (replay_driver.h).
   double weight = 1;
 };
 

@@ -82,10 +82,11 @@ TEST(OracleTest, ConstantRateNeedsWhatFindReplicasSaysEveryMinute) {
   }
   EXPECT_EQ(got->max_replicas, want->replicas);
   EXPECT_EQ(got->unmeetable_minutes, 0);
-  // TP 1, two whole minutes and the last one up to the last arrival, 1/60 s before 180 s.
-  const double last = (trace->requests.back().arrival.seconds() - 120) / 60;
-  EXPECT_NEAR(last, (60 - 1.0 / 60) / 60, 1e-9);
-  EXPECT_NEAR(got->gpu_hours, (2 + last) * want->replicas / 60.0, 1e-12);
+  // TP 1, two whole minutes and the last one up to the last arrival, 1/60 s before 180 s: in whole
+  // seconds rounded up (minutes.h), all of it.
+  EXPECT_NEAR(trace->requests.back().arrival.seconds(), 180 - 1.0 / 60, 1e-9);
+  EXPECT_DOUBLE_EQ(got->minutes[2].weight, 1);
+  EXPECT_NEAR(got->gpu_hours, 3.0 * want->replicas / 60.0, 1e-12);
 }
 
 TEST(OracleTest, QuietMinutesTakeTheMinimumAndBusyOnesMore) {
@@ -403,8 +404,10 @@ TEST(OracleTest, ShareOracleAddsToThePerMinuteFleetsOnlyWhatTheShareNeeds) {
   EXPECT_EQ(got->minutes[1].share_replicas, n);
   EXPECT_EQ(got->minutes[2].share_replicas, n);
   EXPECT_DOUBLE_EQ(got->minutes[0].share_attainment, at_n1);
-  // The last minute ends at the last arrival: it weighs `last`, a little under 1.
-  const double last = (trace->requests.back().arrival.seconds() - 120) / 60;
+  // The last minute ends at the last arrival, under a second before 180 s: it weighs 1
+  // (minutes.h).
+  const double last = got->minutes[2].weight;
+  EXPECT_DOUBLE_EQ(last, 1);
   EXPECT_NEAR(got->for_share->gpu_hours, ((n + 1) + n + n * last) / 60.0, 1e-12);
   EXPECT_EQ(got->for_share->max_replicas, n + 1);
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "controller/replay/minutes.h"
 #include "controller/replay/simulated_cluster.h"
 #include "simulator/core/rng.h"
 #include "simulator/profiles/profile_loader.h"
@@ -303,16 +304,25 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   s.ttft_p99_ms = ttft.p99;
   s.attainment = s.requests == 0 ? 1.0 : static_cast<double>(met) / s.requests;
   const double need = config.slo.percentile / 100.0;
+  // The share of minutes weighs the trace's last minute by the part of it the trace covers, as
+  // the oracles do (minutes.h).
+  s.last_minute_weight = n_minutes == 0 ? 1.0 : LastMinuteWeight(trace_last);
   for (int64_t m = 0; m < n_minutes; ++m) {
     const int64_t arrivals = minute_arrivals[static_cast<size_t>(m)];
     if (arrivals == 0) continue;
+    const double weight = m == n_minutes - 1 ? s.last_minute_weight : 1.0;
     ++s.minutes_with_traffic;
+    s.minutes_weighted += weight;
     if (static_cast<double>(minute_met[static_cast<size_t>(m)]) / arrivals + 1e-12 >= need) {
       ++s.minutes_meeting_slo;
+      s.minutes_met_weighted += weight;
     }
   }
-  s.minute_share = s.minutes_with_traffic == 0
-                       ? 1.0
+  // Traffic only at an instant (every arrival at the start of the one minute) weighs nothing:
+  // the minutes then count whole.
+  s.minute_share = s.minutes_with_traffic == 0 ? 1.0
+                   : s.minutes_weighted > 0
+                       ? s.minutes_met_weighted / s.minutes_weighted
                        : static_cast<double>(s.minutes_meeting_slo) / s.minutes_with_traffic;
   if (!predictions.empty()) {
     std::stable_sort(

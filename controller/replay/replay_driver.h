@@ -31,7 +31,8 @@
 // - A minute (of arrival time, [60k, 60k + 60) s from the first arrival) with traffic meets the
 //   SLO when at least slo.percentile% of the requests arriving in it meet the SLO: its p90 TTFT
 //   (for percentile 90) is within the SLO, counted exactly as the attainment is, rejected ones as
-//   misses. minute_share = such minutes / minutes with traffic.
+//   misses. minute_share = such minutes / minutes with traffic, each weighing 1 but the trace's
+//   last, which weighs the part of it up to the last arrival (a partial minute by its length).
 // - TTFT percentiles are over the requests that produced a first token (linear interpolation, as
 //   `twinscale simulate` reports them); scale events count the decisions that changed the desired
 //   count; max_replicas is the largest desired count (the initial one, or the one the pre-roll
@@ -142,7 +143,14 @@ struct ReplaySummary {
   double attainment = 0;
   int64_t minutes_with_traffic = 0;
   int64_t minutes_meeting_slo = 0;
-  double minute_share = 0;  // 1 when no minute has traffic
+  // The same minutes weighed as the target counts them: every minute whole but the trace's last,
+  // which weighs the part of it up to the last arrival (last_minute_weight, 0..1; the oracles
+  // weigh it alike). minute_share = minutes_met_weighted / minutes_weighted (1 when no minute has
+  // traffic; the plain counts' share where the traffic weighs nothing, all of it at one instant).
+  double minutes_weighted = 0;
+  double minutes_met_weighted = 0;
+  double last_minute_weight = 1;
+  double minute_share = 0;
   int32_t scale_events = 0;
   int32_t max_replicas = 0;
   double simulated_seconds = 0;     // from the first arrival to the last decision

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "controller/replay/baseline_autoscaler.h"
+#include "controller/replay/minutes.h"
+#include "controller/replay/oracle.h"
 #include "controller/replay/report.h"
 #include "simulator/profiles/profile_loader.h"
 #include "simulator/whatif/simulate.h"
@@ -117,17 +119,31 @@ TEST(ReplayDriverTest, StaticFleetCostsNTimesTpTimesTheRunAndMatchesAPlainSimula
 // One replica that runs one request per 100 ms step (max_num_seqs 1), outputs of 1 token, SLO
 // 500 ms at p90. Minute 0: 10 requests 1 s apart, each TTFT 100 ms. Minute 1: 10 requests at
 // once at 60 s, served one after another: TTFT 100, 200, ..., 1000 ms, so 5 meet (50% < 90%).
-// Minute 2: none. Minute 3: one request at 180 s, 100 ms.
-ReplayConfig SerialEngineConfig() {
+// Minute 2: none. Minute 3: one request at `last_ms` (180 s), 100 ms.
+ReplayConfig SerialEngineConfig(double last_ms = 180000) {
   auto trace = std::make_shared<sim::Trace>();
   for (int i = 0; i < 10; ++i) trace->requests.push_back(Req(i, 1000.0 * i, 16, 1));
   for (int i = 10; i < 20; ++i) trace->requests.push_back(Req(i, 60000, 16, 1));
-  trace->requests.push_back(Req(20, 180000, 16, 1));
+  trace->requests.push_back(Req(20, last_ms, 16, 1));
   ReplayConfig config;
   config.trace = trace;
   config.deployment = HandDeployment(1, 2048, 100000, 100000);
   config.initial_replicas = 1;
   return config;
+}
+
+// A summary's minutes as a hand-worked case has them.
+struct Minutes {
+  int64_t with_traffic, meeting;
+  double last_weight, weighted, met_weighted, share;
+};
+void ExpectMinutes(const ReplaySummary& s, const Minutes& want) {
+  EXPECT_EQ(s.minutes_with_traffic, want.with_traffic);
+  EXPECT_EQ(s.minutes_meeting_slo, want.meeting);
+  EXPECT_DOUBLE_EQ(s.last_minute_weight, want.last_weight);
+  EXPECT_DOUBLE_EQ(s.minutes_weighted, want.weighted);
+  EXPECT_DOUBLE_EQ(s.minutes_met_weighted, want.met_weighted);
+  EXPECT_DOUBLE_EQ(s.minute_share, want.share);
 }
 
 TEST(ReplayDriverTest, AttainmentMinutesAndTimelineOnASerialEngine) {
@@ -139,9 +155,10 @@ TEST(ReplayDriverTest, AttainmentMinutesAndTimelineOnASerialEngine) {
   EXPECT_EQ(s.requests, 21);
   EXPECT_EQ(s.served, 21);
   EXPECT_DOUBLE_EQ(s.attainment, 16.0 / 21.0);
-  EXPECT_EQ(s.minutes_with_traffic, 3);
-  EXPECT_EQ(s.minutes_meeting_slo, 2);
-  EXPECT_DOUBLE_EQ(s.minute_share, 2.0 / 3.0);
+  // The trace ends at its last arrival, 180 s, which opens minute 3: that minute covers none of
+  // the trace and weighs 0 (ReplaySummary::last_minute_weight), so the share is minute 0's met
+  // against minute 1's missed, 1 / 2.
+  ExpectMinutes(s, {3, 2, 0, 2, 1, 0.5});
   // Sorted TTFTs: twelve of 100 ms, then 200 ... 1000. p50 at rank 10 -> 100; p90 at rank 18 ->
   // 800; p99 at rank 19.8 -> 900 + 0.8 x 100.
   EXPECT_DOUBLE_EQ(s.ttft_p50_ms, 100);
@@ -170,6 +187,58 @@ TEST(ReplayDriverTest, AttainmentMinutesAndTimelineOnASerialEngine) {
   EXPECT_EQ(got->timeline[5].arrivals, 0);
   EXPECT_EQ(got->timeline[12].arrivals, 1);
   EXPECT_EQ(burst.reason, "Static: 1 replicas");
+}
+
+// A trace's last, partial minute weighs its length in the share of minutes, as in the oracles.
+// The serial engine's minutes 0 and 1, and one more request at 75 s: the trace ends 15 s into
+// minute 1. Minute 0 meets (ten TTFTs of 100 ms); minute 1's ten requests at once have TTFTs of
+// 100 ... 1000 ms and the one at 75 s, on an engine idle since 61 s, 100 ms: 6 of 11 in time,
+// under 90%, missed. Counted whole that is 1 minute of 2; weighed, minute 1 is a quarter of one:
+// 1 / 1.25 = 80%. The oracle weighs that minute alike.
+TEST(ReplayDriverTest, ThePartialLastMinuteWeighsItsLength) {
+  const ReplayConfig config = SerialEngineConfig(75000);
+  const sim::Trace* trace = config.trace.get();
+  BaselineAutoscaler fixed(Spec("static:1"));
+  absl::StatusOr<ReplayResult> got = RunReplay(config, fixed);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const ReplaySummary& s = got->summary;
+  EXPECT_DOUBLE_EQ(s.attainment, 16.0 / 21.0);
+  ExpectMinutes(s, {2, 1, 0.25, 1.25, 1, 0.8});
+  absl::StatusOr<OracleResult> oracle =
+      Oracle(*trace, config.deployment, config.truth, config.slo, config.seed, {.max_replicas = 4});
+  ASSERT_TRUE(oracle.ok()) << oracle.status();
+  ASSERT_EQ(oracle->minutes.size(), 2u);
+  EXPECT_DOUBLE_EQ(oracle->minutes[0].weight, 1);
+  EXPECT_DOUBLE_EQ(oracle->minutes[1].weight, s.last_minute_weight);
+  EXPECT_EQ(LastMinuteText({s}), " (the last minute, 15 s of the trace, weighs 0.25 of one)");
+  // A whole last minute says nothing.
+  ReplaySummary whole = s;
+  whole.last_minute_weight = 0.999;
+  EXPECT_EQ(LastMinuteText({whole}), "");
+  EXPECT_EQ(LastMinuteText({}), "");
+}
+
+// LastMinuteWeight, worked by hand: the seconds from the minute's start to the last arrival,
+// rounded up to whole seconds, over 60.
+TEST(ReplayMinutesTest, TheLastMinuteWeighsTheSecondsItCovers) {
+  struct Case {
+    double last_arrival_s;
+    double weight;
+  };
+  const Case cases[] = {
+      {75, 15.0 / 60},      // 15 s into minute 1
+      {3502.4, 23.0 / 60},  // the conversation hour x40's end: 22.4 s, rounded up
+      {10799.98, 1.0},      // a day's last arrival 20 ms before its end: the minute whole
+      {120, 0.0},           // opens minute 2: none of it covered
+      {120.001, 1.0 / 60},  // a millisecond into it: one second
+      {0, 0.0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.last_arrival_s);
+    EXPECT_DOUBLE_EQ(LastMinuteWeight(sim::SimTime::FromSecondsF(c.last_arrival_s)), c.weight);
+  }
+  EXPECT_EQ(MinuteOf(sim::SimTime::FromSecondsF(119.999)), 1);
+  EXPECT_EQ(MinuteOf(sim::SimTime::FromSecondsF(120)), 2);
 }
 
 TEST(ReplayDriverTest, TheDrainLimitStopsTheRunAndCountsWhatIsLeftAsMisses) {

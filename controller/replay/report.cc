@@ -95,6 +95,14 @@ std::string PreRollText(absl::Duration pre_roll, bool from_history) {
                       absl::FormatDuration(pre_roll), " played before it, not counted)");
 }
 
+std::string LastMinuteText(const std::vector<ReplaySummary>& summaries) {
+  // Every policy replays the same trace: its last minute weighs the same in each.
+  if (summaries.empty() || !(summaries.front().last_minute_weight < 0.995)) return "";
+  const double weight = summaries.front().last_minute_weight;
+  return absl::StrFormat(" (the last minute, %.0f s of the trace, weighs %.2f of one)", weight * 60,
+                         weight);
+}
+
 std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>& summaries,
                         const OracleResult* oracle) {
   std::string out;
@@ -105,8 +113,9 @@ std::string FormatTable(const ReportHeader& h, const std::vector<ReplaySummary>&
                         PreRollText(h.pre_roll, h.pre_roll_from_history));
   absl::StrAppendFormat(&out,
                         "target: >= %.0f%% of requests within the SLO and >= %.0f%% of minutes "
-                        "with traffic meeting it\n\n",
+                        "with traffic meeting it",
                         h.target.requests * 100, h.target.minutes * 100);
+  absl::StrAppend(&out, LastMinuteText(summaries), "\n\n");
   size_t w = 6;
   for (const ReplaySummary& s : summaries) w = std::max(w, s.policy.size());
   const int width = static_cast<int>(w);
@@ -241,6 +250,8 @@ std::string SummaryJson(const ReportHeader& h, const std::vector<ReplaySummary>&
     p["minutes_with_traffic"] = s.minutes_with_traffic;
     p["minutes_meeting_slo"] = s.minutes_meeting_slo;
     p["minute_share"] = RoundForPeople(s.minute_share, 4);
+    p["minutes_weighted"] = RoundForPeople(s.minutes_weighted, 3);
+    p["minutes_met_weighted"] = RoundForPeople(s.minutes_met_weighted, 3);
     p["meets_target"] = MeetsTarget(s, h.target);
     p["scale_events"] = s.scale_events;
     p["max_replicas"] = s.max_replicas;

@@ -54,6 +54,11 @@ std::vector<FamilyBest> CheapestPerFamily(const std::vector<ReplaySummary>& summ
 // before it, not counted)", or that there was none.
 std::string PreRollText(absl::Duration pre_roll, bool from_history = false);
 
+// How the trace's last, partial minute counts in the share of minutes (ReplaySummary::
+// last_minute_weight), for the target's line: " (the last minute, 22 s of the trace, weighs 0.37
+// of one)"; empty where it is (within half a percent) a whole minute or there is no policy.
+std::string LastMinuteText(const std::vector<ReplaySummary>& summaries);
+
 // The side-by-side table, then a line of the twin's error per policy that has one (twin_error.h).
 // `oracle` may be null (not computed).
 std::string FormatTable(const ReportHeader& header, const std::vector<ReplaySummary>& summaries,

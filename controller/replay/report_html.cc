@@ -241,8 +241,9 @@ std::string ConfigSection(const ReportHeader& h, const OracleResult* oracle,
   row("deployment", HtmlEscape(h.deployment));
   row("SLO", SloText(h.slo));
   row("target", absl::StrFormat("&ge; %g%% of requests within the SLO and &ge; %g%% of minutes "
-                                "with traffic meeting it",
-                                h.target.requests * 100, h.target.minutes * 100));
+                                "with traffic meeting it%s",
+                                h.target.requests * 100, h.target.minutes * 100,
+                                HtmlEscape(LastMinuteText(summaries))));
   row("truth", HtmlEscape(h.truth));
   row("seed", absl::StrCat(h.seed));
   row("start", HtmlEscape(PreRollText(h.pre_roll, h.pre_roll_from_history)));

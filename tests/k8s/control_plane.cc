@@ -120,37 +120,48 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(ControlPlaneOp
   const char* home = std::getenv("HOME");
   const std::string cache = absl::StrCat(home != nullptr ? home : "/tmp", "/.cache");
   fs::create_directories(cache);
-  // Ports are chosen and bound under the lock, so two tests starting at once can't pick the same.
-  std::string env;
-  const std::string lock = cache + "/twinscale-k8s-start.lock";
-  const int etcd = FreeTcpPort(), peer = FreeTcpPort(), api = FreeTcpPort(), kcm = FreeTcpPort();
-  if (etcd == 0 || peer == 0 || api == 0 || kcm == 0) {
-    return absl::UnavailableError("no free loopback port for the control plane");
-  }
-  cp->api_port_ = api;
-  absl::StrAppend(&env, "K8S_RUN=", ShellQuote(cp->dir_),
-                  " K8S_KUBECONFIG=", ShellQuote(cp->kubeconfig_), " ETCD_PORT=", etcd,
-                  " ETCD_PEER_PORT=", peer, " API_PORT=", api, " KCM_PORT=", kcm,
-                  " START_KCM=", options.controller_manager ? 1 : 0,
-                  " HPA_SYNC=", absl::ToInt64Seconds(options.hpa_sync), "s FRESH=1");
   // The certificates and tokens (RSA keys: seconds of CPU) are made once and reused by every
-  // start: up.sh keeps a pki/ it finds complete.
+  // start: up.sh keeps a pki/ it finds complete. The lock serialises the starts, so that two
+  // tests starting at once do not both make the cache.
+  const std::string lock = cache + "/twinscale-k8s-start.lock";
   const std::string pki_cache = cache + "/twinscale-k8s-pki";
   const std::string pki = cp->dir_ + "/pki";
-  const Command up = RunCommand(absl::StrCat(
-      "flock ", ShellQuote(lock), " sh -c ",
-      ShellQuote(absl::StrCat(
-          "if [ -f ", ShellQuote(pki_cache + "/.done"), " ]; then cp -r ", ShellQuote(pki_cache),
-          " ", ShellQuote(pki), "; fi; env ", env, " bash ", ShellQuote(cp->k8s_dir_ + "/up.sh"),
-          " && if [ ! -f ", ShellQuote(pki_cache + "/.done"), " ]; then rm -rf ",
-          ShellQuote(pki_cache + ".tmp"), " && cp -r ", ShellQuote(pki), " ",
-          ShellQuote(pki_cache + ".tmp"), " && mv ", ShellQuote(pki_cache + ".tmp"), " ",
-          ShellQuote(pki_cache), "; fi"))));
-  cp->started_ = true;  // down.sh stops whatever did start
-  if (!up.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("the control plane did not start (up.sh exit ", up.exit_code, "): ", up.all(),
-                     "\n--- kube-apiserver log tail:\n", Tail(cp->LogFile("kube-apiserver"), 20)));
+  // A port found free can be taken before its component binds it (another test's server, or the
+  // local end of an outgoing connection, which the kernel draws from the same ephemeral range):
+  // a start whose component found its port in use is stopped and tried again on new ports.
+  constexpr int kStartAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    const int etcd = FreeTcpPort(), peer = FreeTcpPort(), api = FreeTcpPort(), kcm = FreeTcpPort();
+    if (etcd == 0 || peer == 0 || api == 0 || kcm == 0) {
+      return absl::UnavailableError("no free loopback port for the control plane");
+    }
+    cp->api_port_ = api;
+    std::string env;
+    absl::StrAppend(&env, "K8S_RUN=", ShellQuote(cp->dir_),
+                    " K8S_KUBECONFIG=", ShellQuote(cp->kubeconfig_), " ETCD_PORT=", etcd,
+                    " ETCD_PEER_PORT=", peer, " API_PORT=", api, " KCM_PORT=", kcm,
+                    " START_KCM=", options.controller_manager ? 1 : 0,
+                    " HPA_SYNC=", absl::ToInt64Seconds(options.hpa_sync), "s FRESH=1");
+    const Command up = RunCommand(absl::StrCat(
+        "flock ", ShellQuote(lock), " sh -c ",
+        ShellQuote(absl::StrCat(
+            "if [ -f ", ShellQuote(pki_cache + "/.done"), " ]; then cp -r ", ShellQuote(pki_cache),
+            " ", ShellQuote(pki), "; fi; env ", env, " bash ", ShellQuote(cp->k8s_dir_ + "/up.sh"),
+            " && if [ ! -f ", ShellQuote(pki_cache + "/.done"), " ]; then rm -rf ",
+            ShellQuote(pki_cache + ".tmp"), " && cp -r ", ShellQuote(pki), " ",
+            ShellQuote(pki_cache + ".tmp"), " && mv ", ShellQuote(pki_cache + ".tmp"), " ",
+            ShellQuote(pki_cache), "; fi"))));
+    cp->started_ = true;  // down.sh stops whatever did start
+    if (up.ok()) break;
+    if (attempt < kStartAttempts && cp->APortWasTaken(up.all())) {
+      RunCommand(absl::StrCat("K8S_RUN=", ShellQuote(cp->dir_), " bash ",
+                              ShellQuote(cp->k8s_dir_ + "/down.sh")));
+      continue;
+    }
+    return absl::UnavailableError(absl::StrCat("the control plane did not start (up.sh exit ",
+                                               up.exit_code, ", attempt ", attempt, "): ", up.all(),
+                                               "\n--- kube-apiserver log tail:\n",
+                                               Tail(cp->LogFile("kube-apiserver"), 20)));
   }
   return cp;
 }
@@ -162,6 +173,20 @@ ControlPlane::~ControlPlane() {
   }
   const char* keep = std::getenv("TWINSCALE_K8S_KEEP");
   if (tmp_ != nullptr && keep != nullptr && std::string(keep) == "1") tmp_->Keep();
+}
+
+bool ControlPlane::APortWasTaken(const std::string& up_output) const {
+  // up.sh checks its ports before it starts anything ("127.0.0.1:N is already in use"); a port
+  // taken after that check shows in the component's own log ("bind: address already in use").
+  if (up_output.find("already in use") != std::string::npos) return true;
+  for (const char* component : {"etcd", "kube-apiserver", "kube-controller-manager"}) {
+    std::ifstream in(LogFile(component));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find("already in use") != std::string::npos) return true;
+    }
+  }
+  return false;
 }
 
 std::string ControlPlane::server() const { return absl::StrCat("https://127.0.0.1:", api_port_); }

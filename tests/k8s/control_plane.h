@@ -98,6 +98,10 @@ class ControlPlane {
   // Where a log of the control plane is, e.g. "kube-apiserver".
   std::string LogFile(const std::string& component) const;
 
+  // Whether up.sh's output (`up_output`) or a component's log says a port it was given is taken
+  // (Start then tries new ports).
+  bool APortWasTaken(const std::string& up_output) const;
+
  private:
   ControlPlane() = default;
 

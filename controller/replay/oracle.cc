@@ -17,10 +17,7 @@
 namespace twinscale::replay {
 namespace {
 
-using sim::SimDuration;
 using sim::SimTime;
-
-constexpr SimDuration kMinute = SimDuration::Seconds(60);
 
 // The smallest n in [min, max] with ok(n), probing `start` first; -1 when none. `ok` must be
 // monotone: false below the answer, true from it on.
@@ -102,7 +99,7 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
 
   OracleResult result;
   if (trace.requests.empty()) return result;
-  const int64_t n_minutes = trace.requests.back().arrival.nanos() / kMinute.nanos() + 1;
+  const int64_t n_minutes = MinuteOf(trace.requests.back().arrival) + 1;
   result.minutes.resize(static_cast<size_t>(n_minutes));
 
   // Each minute's arrivals (from 0) and its candidates' attainments, kept for the share.
@@ -125,8 +122,8 @@ absl::StatusOr<OracleResult> Oracle(const sim::Trace& trace, const sim::Deployme
   size_t next = 0;  // first request of the current minute
   for (int64_t m = 0; m < n_minutes; ++m) {
     OracleMinute& minute = result.minutes[static_cast<size_t>(m)];
-    const SimTime from = SimTime::Zero() + kMinute * m;
-    const SimTime to = from + kMinute;
+    const SimTime from = SimTime::Zero() + kReplayMinute * m;
+    const SimTime to = from + kReplayMinute;
     auto requests = std::make_shared<sim::Trace>();
     for (; next < trace.requests.size() && trace.requests[next].arrival < to; ++next) {
       sim::RequestSpec r = trace.requests[next];

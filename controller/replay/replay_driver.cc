@@ -19,8 +19,6 @@ namespace {
 using sim::SimDuration;
 using sim::SimTime;
 
-constexpr SimDuration kMinute = SimDuration::Seconds(60);
-
 bool MeetsSlo(const RequestFate& f, const sim::TtftSlo& slo) {
   return f.ttft.nanos() >= 0 && f.ttft <= slo.TargetFor(f.prompt_tokens);
 }
@@ -245,11 +243,11 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
   }
 
   // Per-request fates: the summary, the minutes, and the timeline's TTFT and rejections.
-  const int64_t n_minutes = trace.requests.empty() ? 0 : trace_last.nanos() / kMinute.nanos() + 1;
+  const int64_t n_minutes = trace.requests.empty() ? 0 : MinuteOf(trace_last) + 1;
   std::vector<int64_t> minute_arrivals(static_cast<size_t>(n_minutes), 0);
   std::vector<int64_t> minute_met(static_cast<size_t>(n_minutes), 0);
   for (const sim::RequestSpec& r : trace.requests) {
-    ++minute_arrivals[static_cast<size_t>(r.arrival.nanos() / kMinute.nanos())];
+    ++minute_arrivals[static_cast<size_t>(MinuteOf(r.arrival))];
   }
   std::vector<std::vector<double>> interval_ttfts(n_rows);
   std::vector<ServedRequest> record;  // for the predictions' check
@@ -285,7 +283,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayConfig& config, Autoscaler& a
     }
     if (meets) {
       ++met;
-      const int64_t m = f.arrival.nanos() / kMinute.nanos();
+      const int64_t m = MinuteOf(f.arrival);
       if (m >= 0 && m < n_minutes) ++minute_met[static_cast<size_t>(m)];
     }
   }

@@ -184,8 +184,10 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
     // How far the prefill time is from what the one factor makes of it, beyond how far the
     // inter-token latency is (a factor still settling is off for both alike), smoothed from 0
     // with the factors' weight once the factor has had a few windows: past apart_above either
-    // way, the next windows fit the two apart.
-    if (r.has_prefill && state_.updates >= options_.apart_after) {
+    // way, the next windows fit the two apart. A window with a backlog says nothing about it.
+    const bool backlog =
+        snap.total_waiting() > options_.apart_max_waiting_per_replica * observed.ready.size();
+    if (r.has_prefill && !backlog && state_.updates >= options_.apart_after) {
       prefill_disagreement_ = (1 - options_.apart_smoothing) * prefill_disagreement_ +
                               options_.apart_smoothing * (r.prefill - r.itl);
       if (std::abs(prefill_disagreement_) > std::log(options_.apart_above)) apart_ = true;
@@ -209,14 +211,23 @@ void Calibrator::FitRouting(const state::WorkloadEstimate& w, const TwinForecast
   if (!w.queue_mean_seconds.usable() || w.queue_requests < options_.min_prefill_requests) return;
   const double observed = std::max(0.0, w.queue_mean_seconds.value());
   const double share = state_.router_random_share;
-  const double error = twin_queue - observed;
+  const double n = w.queue_requests;
+  const double keep = 1 - options_.share_smoothing;
+  CalibrationState::RoutingEvidence& e = state_.routing;
+  e.requests = keep * e.requests + n;
+  e.observed = keep * e.observed + n * observed;
+  e.twin = keep * e.twin + n * twin_queue;
+  e.share = keep * e.share + n * share;
+  const double observed_mean = e.observed / e.requests;
+  const double error = e.twin / e.requests - observed_mean;
   // Queues within the tolerance of each other: the share explains them.
   if (std::abs(error) <=
-      std::max(options_.queue_tolerance_seconds, options_.queue_tolerance_share * observed)) {
+      std::max(options_.queue_tolerance_seconds, options_.queue_tolerance_share * observed_mean)) {
     state_.last_observed_random_share = share;
     return;
   }
-  // One probe a quarter of the way toward more (or less) random routing, then the secant.
+  // One probe a quarter of the way toward more (or less) random routing; the slope is the
+  // least-squares line through the probes' moves.
   const double probe = std::clamp(share + (error < 0 ? 0.25 : -0.25), 0.0, 1.0);
   if (probe == share) {
     state_.last_observed_random_share = share;
@@ -224,13 +235,15 @@ void Calibrator::FitRouting(const state::WorkloadEstimate& w, const TwinForecast
   }
   const TwinForecaster::CalibrationReading at = twin.CalibrationLatencies(q, speed, probe);
   if (!(at.prefill_requests > 0)) return;
-  const double slope = (at.queue_mean_seconds - twin_queue) / (probe - share);
+  const double moved = probe - share;
+  e.slope_moment = keep * e.slope_moment + n * (at.queue_mean_seconds - twin_queue) * moved;
+  e.slope_spread = keep * e.slope_spread + n * moved * moved;
+  const double slope = e.slope_moment / e.slope_spread;
   // A queue that does not grow with the share says nothing about it (no load to pile up).
   if (!(slope > 0)) return;
-  const double fit = std::clamp(share - error / slope, 0.0, 1.0);
+  const double fit = std::clamp(e.share / e.requests - error / slope, 0.0, 1.0);
   state_.last_observed_random_share = fit;
-  const double a = options_.share_smoothing;
-  state_.router_random_share = std::clamp((1 - a) * share + a * fit, 0.0, 1.0);
+  state_.router_random_share = std::clamp(share + options_.share_step * (fit - share), 0.0, 1.0);
 }
 
 void Calibrator::Slopes::Set(double itl_d, double itl_p, double prefill_d, double prefill_p) {

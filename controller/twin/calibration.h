@@ -18,8 +18,8 @@
 // its errors do not bias the factor (what the twin's arrival model misses still does, in the safe
 // direction: a burstier truth looks slower).
 //
-// Two factors, prefill and decode, can be fitted to two observables with different blends (off by
-// default: CalibrationOptions::apart_above says why). Inter-token
+// Two factors, prefill and decode, are fitted to two observables with different blends once the
+// data say two (below). Inter-token
 // latency mixes both (a decode that shares its step with a prefill chunk waits for the chunk);
 // the prefill time (vllm:request_prefill_time_seconds, from the engine first scheduling a request
 // to its first token) is mostly the prompt's own chunks. It is matched per prompt token (the
@@ -57,11 +57,20 @@
 // our own, 14 points pessimistic, the longest prompts unservable and the fleet held small).
 // Calibration fits the share of requests the twin routes at random instead
 // (TwinOptions::router_random_share) to the fleet's mean queue time
-// (vllm:request_queue_time_seconds, settled pods): the twin's queue at the current share, one
-// probe a quarter further, the secant between them, a window weighing share_smoothing. Queues
-// within queue_tolerance_seconds or queue_tolerance_share of each other leave it where it is, and
-// a window whose queue does not grow with the share (no load to pile up) says nothing. Kept in
-// the status beside the factors.
+// (vllm:request_queue_time_seconds, settled pods). The evidence is pooled over windows, not
+// judged one window at a time: the fleet's and the twin's queue times, each window weighted by
+// its queued requests and the older ones decaying by share_smoothing per window, and the slope
+// of the twin's queue against the share from one probe a quarter further each window (least
+// squares through the probes). The fit is the share at which the pooled twin queue meets the
+// pooled fleet queue; the share moves share_step of the way there. A window's mean queue rests
+// on a few tens of requests whose queue times are mostly zero and now and then tens of seconds,
+// so a fit per window is mostly noise, and noise cannot push a share past 1: smoothed fits per
+// window settled at 0.69-0.74 under a truth that routes every request at random (the twin at
+// that share then 4-6 points of attainment off on long prompts), where the pooled fit finds
+// 0.94-0.96. Pooled queues within queue_tolerance_seconds or queue_tolerance_share of each other
+// leave the share where it is, and a probe whose queue does not grow with the share (no load to
+// pile up) says nothing. The share is kept in the status beside the factors; the evidence is not
+// (it is back within a few windows).
 //
 // The front end. A request's TTFT begins when it reaches the server (vLLM stamps its arrival in
 // the API server), before tokenization and the hand-over to the engine; its queue time begins
@@ -77,7 +86,6 @@
 #ifndef TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 #define TWINSCALE_CONTROLLER_TWIN_CALIBRATION_H_
 
-#include <limits>
 #include <optional>
 
 #include "controller/policy/forecaster.h"
@@ -94,18 +102,25 @@ struct CalibrationOptions {
   // keeps one factor, which one observable fits with less noise; one whose inter-token latency
   // says something its prefill times do not (long prompts piling up behind a gateway that
   // balances less than the spec says) is fitted apart.
-  // Off by default (infinite): measured on the replays below, the split is not yet robust. On a
-  // single overloaded replica (every step a full budget of prefill) the decode factor, which the
-  // token gaps then barely constrain, drifted to 0.88-0.90 for a truth of 0.80; and with the
-  // gateway's random share fitted (below), the long-prompt replays' one factor settles near the
-  // prefill speed anyway. Set it (e.g. 1.15) to fit the two apart.
-  double apart_above = std::numeric_limits<double>::infinity();
+  // At 1.15 the chat-length replays (prompts of about a thousand tokens, Random routing) keep one
+  // factor on every seed measured, and the long-prompt ones split: their prefill factor settles
+  // at the truth's speed and decode below it (token gaps that wait on other replicas' long
+  // prefills under random routing). Infinity keeps one factor always.
+  double apart_above = 1.15;
   // Windows the one factor settles for before the prefill times count, and the weight of a
   // window in the smoothed disagreement: a disagreement must last minutes, not one window after
   // a cold start (on the Azure conversation trace the first windows' prefill times sat 26% off
   // the factor an inter-token fit had not yet settled).
   int64_t apart_after = 20;
   double apart_smoothing = 0.1;
+  // Windows with more requests waiting than this per Ready replica (a backlog) do not count
+  // toward the split: there both latencies are set by the backlog's prompts, which the twin
+  // rebuilds only from the window's means, so their disagreement says nothing about the engine.
+  // (One replica fed twice what it serves, thousands waiting, disagreed by 23-68% in its first
+  // windows and split, and its decode factor, which full-prefill steps barely constrain, drifted
+  // to 0.90 for a truth of 0.80; the long-prompt replays wait 0.02-0.04 per replica at the median
+  // and p90.)
+  double apart_max_waiting_per_replica = 1.0;
   double min_factor = 0.5;
   double max_factor = 1.5;
   // Token gaps the window must hold fleet-wide, else its mean says too little. Not a floor on the
@@ -128,11 +143,10 @@ struct CalibrationOptions {
   // the twin then fitted its speed 7% high to make up for the queues it added).
   double queue_tolerance_seconds = 0.02;
   double queue_tolerance_share = 0.25;
-  // The weight of a window's fit in the share, from the first window on: a window's mean queue
-  // time rests on a few tens of requests whose queue times are heavy-tailed, so one window says
-  // little (on the long-prompt case with the truth routing as the twin does, a weight of 0.3 let
-  // single windows push the share to 0.15-0.23 and the fleet 10-30% larger).
+  // The routing fit's memory: the weight of the newest window in the pooled queue times and
+  // slope (about ten windows' worth), and how far toward the pooled fit the share moves per window.
   double share_smoothing = 0.1;
+  double share_step = 0.3;
   // How long the twin simulates the observed window's fleet to measure its latencies.
   absl::Duration window = absl::Seconds(30);
   // The twin's mean inter-token latency falls with its speed locally as speed^-b: b a little under
@@ -166,6 +180,16 @@ struct CalibrationState {
   // (TwinOptions::router_random_share), and what this window alone gave.
   double router_random_share = 0;
   std::optional<double> last_observed_random_share;
+  // The routing fit's evidence: sums over the windows, each weighted by the requests whose queue
+  // times it holds, the older ones decaying by 1 - share_smoothing per window.
+  struct RoutingEvidence {
+    double requests = 0;      // the weight
+    double observed = 0;      // x the fleet's mean queue time, seconds
+    double twin = 0;          // x the twin's, at the share it had then
+    double share = 0;         // x that share
+    double slope_moment = 0;  // x the probe's queue change x its share change
+    double slope_spread = 0;  // x the probe's share change squared
+  } routing;
   // Time the fleet's requests spend before the engine sees them beyond what the profile's latency
   // model puts there (TwinOptions::extra_front_end_seconds; negative where the profile puts more),
   // how many windows set it, and what this window alone gave.

@@ -329,11 +329,9 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
   }
   for (auto [key, field] : {std::pair{"currentReplicas", &s.current_replicas},
                             std::pair{"desiredReplicas", &s.desired_replicas}}) {
-    if (auto it = j.find(key); it != j.end() && it->is_number_integer()) {
-      TS_ASSIGN_OR_RETURN(const int64_t replicas,
-                          IntegerField(j, key, key, 0, 0, std::numeric_limits<int32_t>::max()));
-      *field = static_cast<int32_t>(replicas);
-    }
+    TS_ASSIGN_OR_RETURN(const int64_t replicas,
+                        IntegerField(j, key, key, -1, 0, std::numeric_limits<int32_t>::max()));
+    if (replicas >= 0) *field = static_cast<int32_t>(replicas);  // -1: absent
   }
   if (auto it = j.find("measuredWarmup"); it != j.end()) {
     auto d = DurationField(*it, "measuredWarmup");
@@ -415,6 +413,30 @@ absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& j) {
   }
   // admission and observed are recomputed every decision; nothing downstream reads them back.
   return s;
+}
+
+AutoscalerStatus ReadableStatus(const nlohmann::json& j, std::vector<absl::Status>& unreadable) {
+  if (j.is_null()) return {};
+  if (!j.is_object()) {
+    unreadable.push_back(WrongType("", "an object"));
+    return {};
+  }
+  nlohmann::json readable = nlohmann::json::object();
+  for (const auto& [key, value] : j.items()) {
+    const absl::StatusOr<AutoscalerStatus> part = StatusFromJson({{key, value}});
+    if (part.ok()) {
+      readable[key] = value;
+    } else {
+      unreadable.push_back(part.status());
+    }
+  }
+  // The parts are read independently of each other, so what read alone reads together.
+  absl::StatusOr<AutoscalerStatus> s = StatusFromJson(readable);
+  if (!s.ok()) {
+    unreadable.push_back(s.status());
+    return {};
+  }
+  return *std::move(s);
 }
 
 }  // namespace twinscale::reconcile

@@ -117,6 +117,13 @@ bool MeaningfulChange(const AutoscalerStatus& written, const AutoscalerStatus& n
 nlohmann::json StatusToJson(const AutoscalerStatus& status);
 absl::StatusOr<AutoscalerStatus> StatusFromJson(const nlohmann::json& status);
 
+// The parts of a status that read: each top-level field read on its own (as StatusFromJson reads
+// it), the ones that fail left out and their errors appended to `unreadable`. A status with one
+// damaged field (anyone who may write the status subresource can put any JSON there) keeps its
+// calibration, arrival history and conditions instead of losing them all with it.
+AutoscalerStatus ReadableStatus(const nlohmann::json& status,
+                                std::vector<absl::Status>& unreadable);
+
 // A duration as the CRD's pattern wants it: absl's form, but "0s" rather than "0".
 std::string FormatSpecDuration(absl::Duration d);
 

@@ -222,6 +222,8 @@ TEST(AutoscalerStatusTest, EveryWrongTypeIsNamedNotThrown) {
       {{{"lastDecision", {{"time", time}, {"reasons", {{{"code", 7}}}}}}},
        "lastDecision.reasons.code"},
       {{{"currentReplicas", int64_t{1} << 40}}, "currentReplicas"},
+      {{{"currentReplicas", "3"}}, "currentReplicas"},
+      {{{"desiredReplicas", 2.5}}, "desiredReplicas"},
   };
   for (const auto& [status, field] : cases) {
     const absl::StatusOr<AutoscalerStatus> got = StatusFromJson(status);
@@ -229,6 +231,43 @@ TEST(AutoscalerStatusTest, EveryWrongTypeIsNamedNotThrown) {
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << status;
     EXPECT_NE(got.status().message().find(field), std::string::npos) << got.status();
   }
+}
+
+// One damaged field costs only itself: the calibration and the rest read back, and each field
+// left out is named.
+TEST(AutoscalerStatusTest, ADamagedFieldIsLeftOutAndTheRestReadsBack) {
+  const nlohmann::json status = {
+      {"observedGeneration", 4},
+      {"currentReplicas", "three"},
+      {"desiredReplicas", 5},
+      {"calibration", {{"prefillSpeed", 0.75}, {"decodeSpeed", 0.8}, {"updates", 40}}},
+      {"lastDecision", {{"time", 1}}}};
+  ASSERT_FALSE(StatusFromJson(status).ok());
+  std::vector<absl::Status> unreadable;
+  const AutoscalerStatus s = ReadableStatus(status, unreadable);
+  EXPECT_EQ(s.observed_generation, 4);
+  EXPECT_FALSE(s.current_replicas.has_value());
+  EXPECT_EQ(s.desired_replicas, 5);
+  ASSERT_TRUE(s.calibration.has_value());
+  EXPECT_DOUBLE_EQ(s.calibration->decode_speed, 0.8);
+  EXPECT_EQ(s.calibration->updates, 40);
+  EXPECT_FALSE(s.last_decision.has_value());
+  ASSERT_EQ(unreadable.size(), 2u);
+  std::string all;
+  for (const absl::Status& e : unreadable) {
+    EXPECT_EQ(e.code(), absl::StatusCode::kInvalidArgument) << e;
+    all += std::string(e.message()) + "\n";
+  }
+  EXPECT_NE(all.find("status.currentReplicas"), std::string::npos) << all;
+  EXPECT_NE(all.find("status.lastDecision.time"), std::string::npos) << all;
+
+  // A status that is not an object at all is one error and nothing read; none is no error.
+  unreadable.clear();
+  EXPECT_FALSE(ReadableStatus(nlohmann::json::array({1, 2}), unreadable).calibration.has_value());
+  EXPECT_EQ(unreadable.size(), 1u);
+  unreadable.clear();
+  ReadableStatus(nlohmann::json(), unreadable);
+  EXPECT_TRUE(unreadable.empty());
 }
 
 }  // namespace

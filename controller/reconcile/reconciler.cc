@@ -133,9 +133,15 @@ std::optional<ReconcileResult> Reconciler::ReadSpec(Pass& pass) {
     // First pass since this process started (or took over): the status is the memory of the
     // previous leader — its conditions' transition times, the calibration and the arrival
     // history.
-    auto previous = StatusFromJson(pass.object.value("status", nlohmann::json()));
-    if (previous.ok()) st.written = *std::move(previous);
+    // A damaged field is left out, said once, and costs nothing else.
+    std::vector<absl::Status> unreadable;
+    st.written = ReadableStatus(pass.object.value("status", nlohmann::json()), unreadable);
     st.status_read = true;
+    for (const absl::Status& e : unreadable) {
+      Log(pass, LogLevel::kWarning, "status field not read back", {{"error", e}});
+      Record(pass, kube::EventType::kWarning, "StatusUnreadable",
+             absl::StrCat(e.message(), " (left out; the rest of the status is restored)"));
+    }
   }
   pass.next = st.written;
   pass.next.observed_generation = pass.generation;

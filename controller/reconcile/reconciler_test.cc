@@ -681,6 +681,33 @@ TEST_F(ReconcilerTest, ANewLeaderStartsFromTheCalibrationInStatus) {
   EXPECT_DOUBLE_EQ(factory_.restored.extra_front_end_seconds, 0.030);
 }
 
+// Someone's edit of the status subresource left one field of the wrong type: the new leader still
+// starts from the calibration beside it, and says once, as a Warning event, what it left out.
+TEST_F(ReconcilerTest, ANewLeaderKeepsWhatReadsOfADamagedStatusAndSaysWhatItLeftOut) {
+  SetUpFleet("Recommend", 3);
+  const nlohmann::json status = {
+      {"observedGeneration", 1},
+      {"lastDecision", {{"time", 1}, {"replicas", 3}}},
+      {"calibration", {{"prefillSpeed", 0.75}, {"decodeSpeed", 0.8}, {"updates", 40}}}};
+  ASSERT_TRUE(
+      api_.MergePatch(kube::kInferenceAutoscalers, "llm", "llama", {{"status", status}}, "status")
+          .ok());
+  Reconciler r(deps_);
+  EXPECT_TRUE(r.Reconcile("llm", "llama").status.ok());
+  EXPECT_DOUBLE_EQ(factory_.restored.prefill_speed, 0.75);
+  EXPECT_DOUBLE_EQ(factory_.restored.decode_speed, 0.8);
+  EXPECT_EQ(factory_.restored.updates, 40);
+  r.Reconcile("llm", "llama");  // read once per leadership: no second event
+  int unreadable = 0;
+  for (const auto& e : Events()) {
+    if (e["reason"] != "StatusUnreadable") continue;
+    ++unreadable;
+    EXPECT_EQ(e["type"], "Warning");
+    EXPECT_THAT(e["message"].get<std::string>(), HasSubstr("status.lastDecision.time"));
+  }
+  EXPECT_EQ(unreadable, 1);
+}
+
 // The arrival history goes to status when a 5-minute bucket closes, not every pass; a new leader
 // (a second Reconciler over the same API) starts its decider from those buckets, and Prometheus,
 // though the spec reads it, is not asked.

@@ -3,12 +3,15 @@
 // object's status subresource): any JSON must give a status or a clear InvalidArgument, never a
 // crash, a hang or unbounded memory. A status that reads must hold the bounds the decider relies
 // on (speed factors above zero, a share in [0, 1], a front-end time within 10 s either way), and
-// must read back the same after it is written again.
+// must read back the same after it is written again. ReadableStatus, which keeps what reads of a
+// status that does not, must hold the same bounds and report an error for every field it leaves
+// out.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "controller/policy/decider.h"
 #include "controller/reconcile/autoscaler_status.h"
@@ -19,7 +22,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
+  std::vector<absl::Status> unreadable;
+  const AutoscalerStatus kept = twinscale::reconcile::ReadableStatus(j, unreadable);
+  for (const absl::Status& e : unreadable) {
+    if (e.code() != absl::StatusCode::kInvalidArgument || e.message().empty()) abort();
+  }
+  if (kept.calibration &&
+      !(kept.calibration->prefill_speed > 0 && kept.calibration->decode_speed > 0 &&
+        kept.calibration->router_random_share >= 0 && kept.calibration->router_random_share <= 1)) {
+    abort();
+  }
   const absl::StatusOr<AutoscalerStatus> got = twinscale::reconcile::StatusFromJson(j);
+  if (got.ok() != unreadable.empty()) abort();  // every field reads, or some error is named
   if (!got.ok()) {
     if (got.status().code() != absl::StatusCode::kInvalidArgument) abort();
     if (got.status().message().empty()) abort();  // an error must say what is wrong

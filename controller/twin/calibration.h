@@ -67,10 +67,10 @@
 // so a fit per window is mostly noise, and noise cannot push a share past 1: smoothed fits per
 // window settled at 0.69-0.74 under a truth that routes every request at random (the twin at
 // that share then 4-6 points of attainment off on long prompts), where the pooled fit finds
-// 0.94-0.96. Pooled queues within queue_tolerance_seconds or queue_tolerance_share of each other
-// leave the share where it is, and a probe whose queue does not grow with the share (no load to
-// pile up) says nothing. The share is kept in the status beside the factors; the evidence is not
-// (it is back within a few windows).
+// 0.88-0.98 on 13 of 15 long-prompt replays (docs/results.md, "Long prompts"). Pooled queues within
+// queue_tolerance_seconds or queue_tolerance_share of each other leave the share where it is, and a
+// probe whose queue does not grow with the share (no load to pile up) says nothing. The share is
+// kept in the status beside the factors; the evidence is not (it is back within a few windows).
 //
 // The front end. A request's TTFT begins when it reaches the server (vLLM stamps its arrival in
 // the API server), before tokenization and the hand-over to the engine; its queue time begins

@@ -173,5 +173,7 @@ cat >"$work/status/full.json" <<'STATUS'
 "lastDecision":{"time":"2026-11-21T09:00:00Z","replicas":6,"reasons":[{"code":"Steady","message":"6 replicas meet the SLO"}]}}
 STATUS
 echo '{"calibration":{"prefillSpeed":1,"decodeSpeed":1,"updates":0}}' >"$work/status/calibration.json"
+# ...and one written by hand with more digits than the controller writes (it rounds to 4).
+echo '{"calibration":{"prefillSpeed":0.812345,"decodeSpeed":1,"updates":1,"routerRandomShare":0.123456,"extraFrontEndSeconds":-0.0123456}}' >"$work/status/digits.json"
 run autoscaler_status_fuzz "$work/status"
 fuzz_report

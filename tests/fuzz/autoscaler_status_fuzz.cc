@@ -3,9 +3,10 @@
 // object's status subresource): any JSON must give a status or a clear InvalidArgument, never a
 // crash, a hang or unbounded memory. A status that reads must hold the bounds the decider relies
 // on (speed factors above zero, a share in [0, 1], a front-end time within 10 s either way), and
-// must read back the same after it is written again. ReadableStatus, which keeps what reads of a
-// status that does not, must hold the same bounds and report an error for every field it leaves
-// out.
+// must read back the same, to the 4 significant digits the status is written with, after it is
+// written again. ReadableStatus, which keeps what reads of a status that does not, must hold the
+// same bounds and report an error for every field it leaves out.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -50,9 +51,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       twinscale::reconcile::StatusFromJson(twinscale::reconcile::StatusToJson(*got));
   if (!again.ok()) abort();  // what the controller writes, it must read
   if (got->calibration.has_value() != again->calibration.has_value()) abort();
-  if (got->calibration &&
-      (again->calibration->router_random_share != got->calibration->router_random_share ||
-       again->calibration->extra_front_end_seconds != got->calibration->extra_front_end_seconds)) {
+  // The status holds numbers people read, written to 4 significant digits: what reads back is
+  // the value rounded there, within half a unit of the fourth digit (plus the spacing of the
+  // subnormal doubles, where a tiny value has fewer digits than that to round to).
+  const auto same_as_written = [](double a, double b) {
+    return std::abs(a - b) <= 5e-4 * std::max(std::abs(a), std::abs(b)) + 1e-300;
+  };
+  if (got->calibration && (!same_as_written(again->calibration->router_random_share,
+                                            got->calibration->router_random_share) ||
+                           !same_as_written(again->calibration->extra_front_end_seconds,
+                                            got->calibration->extra_front_end_seconds))) {
     abort();
   }
   return 0;

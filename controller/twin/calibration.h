@@ -66,11 +66,13 @@
 // on a few tens of requests whose queue times are mostly zero and now and then tens of seconds,
 // so a fit per window is mostly noise, and noise cannot push a share past 1: smoothed fits per
 // window settled at 0.69-0.74 under a truth that routes every request at random (the twin at
-// that share then 4-6 points of attainment off on long prompts), where the pooled fit finds
-// 0.88-0.98 on 13 of 15 long-prompt replays (docs/results.md, "Long prompts"). Pooled queues within
-// queue_tolerance_seconds or queue_tolerance_share of each other leave the share where it is, and a
-// probe whose queue does not grow with the share (no load to pile up) says nothing. The share is
-// kept in the status beside the factors; the evidence is not (it is back within a few windows).
+// that share then 4-6 points of attainment off on long prompts), where the pooled fit's last
+// windows reach 0.91-0.99 under that truth (the decisions' means over a replay under truth
+// `all`, the climb from 0 included, 0.77-0.97: docs/results.md, "Long prompts"). Pooled queues
+// within queue_tolerance_seconds or queue_tolerance_share of each other leave the share where it
+// is, and a probe whose queue does not grow with the share (no load to pile up) says nothing. The
+// share is kept in the status beside the factors; the evidence is not (it is back within a few
+// windows).
 //
 // The front end. A request's TTFT begins when it reaches the server (vLLM stamps its arrival in
 // the API server), before tokenization and the hand-over to the engine; its queue time begins

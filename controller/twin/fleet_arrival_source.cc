@@ -18,7 +18,8 @@ double RatePath::At(int32_t k) const {
 
 FleetArrivalSource::FleetArrivalSource(std::vector<Segment> segments, Thinning thinning,
                                        RatePath path, double end_s, double rate_cv,
-                                       double interval_s, RequestLengths& lengths, uint64_t seed)
+                                       double interval_s, RequestLengths& lengths, uint64_t seed,
+                                       double random_share)
     : segments_(std::move(segments)),
       thinning_(thinning),
       path_(std::move(path)),
@@ -28,7 +29,11 @@ FleetArrivalSource::FleetArrivalSource(std::vector<Segment> segments, Thinning t
       lengths_(lengths),
       arrivals_(seed, 0, sim::Stream::kArrivals),
       thinning_rng_(seed, 0, sim::Stream::kArrivals, 1),
-      modulation_rng_(seed, 0, sim::Stream::kArrivals, 2) {
+      modulation_rng_(seed, 0, sim::Stream::kArrivals, 2),
+      random_points_(seed, 0, sim::Stream::kArrivals, 3) {
+  if (thinning_ == Thinning::kSystematic && random_share > 0) {
+    random_share_ = std::min(1.0, random_share);
+  }
   phase_ = thinning_rng_.Uniform01();
   interval_rate_ = path_.At(interval_) * NextMultiplier();
 }
@@ -43,9 +48,12 @@ bool FleetArrivalSource::Next(sim::RequestSpec& out) {
     if (!(next < end_s_)) return false;
     op_ = OpAt(next);
     t_ = next;
+    mixed_p_ = -1;  // the streams restart here too
     p = ShareAt(next);
   }
   p = std::min(p, 1.0);
+  if (p < 1 && random_share_ > 0) return NextMixed(p, out);
+  mixed_p_ = -1;
   double gaps = 1;  // fleet gaps until the next kept point
   if (p < 1) {
     if (thinning_ == Thinning::kIndependent) {
@@ -57,6 +65,10 @@ bool FleetArrivalSource::Next(sim::RequestSpec& out) {
     }
   }
   op_ += sim::SampleGamma(arrivals_, gaps, 1.0);
+  return Emit(out);
+}
+
+bool FleetArrivalSource::Emit(sim::RequestSpec& out) {
   const double t = TimeAt(op_);
   t_ = t;
   if (!(t < end_s_)) return false;
@@ -65,6 +77,40 @@ bool FleetArrivalSource::Next(sim::RequestSpec& out) {
   lengths_.Next(out.prompt_tokens, out.output_tokens);
   out.prefix_hashes.clear();
   return true;
+}
+
+void FleetArrivalSource::DrawRandomPoint(double from_op, double p) {
+  random_next_op_ = from_op + sim::SampleGamma(random_points_, 1.0, 1.0) / (random_share_ * p);
+}
+
+void FleetArrivalSource::DrawBalancedPoint(double from_op, double p) {
+  if (random_share_ >= 1) {
+    balanced_next_op_ = std::numeric_limits<double>::infinity();
+    return;
+  }
+  balanced_gaps_ = std::max(1.0, std::ceil((1.0 - phase_) / p - 1e-12));
+  balanced_next_op_ =
+      from_op + sim::SampleGamma(arrivals_, balanced_gaps_, 1.0) / (1.0 - random_share_);
+}
+
+bool FleetArrivalSource::NextMixed(double p, sim::RequestSpec& out) {
+  // Both streams are drawn afresh from the last point when the share changes (or after points
+  // emitted unthinned): exact for the random one (memoryless), the balanced one's progress since
+  // its last kept point restarting, as the systematic thinning's does above.
+  if (p != mixed_p_) {
+    mixed_p_ = p;
+    DrawRandomPoint(op_, p);
+    DrawBalancedPoint(op_, p);
+  }
+  if (random_next_op_ <= balanced_next_op_) {
+    op_ = random_next_op_;
+    DrawRandomPoint(op_, p);
+  } else {
+    op_ = balanced_next_op_;
+    phase_ = std::clamp(phase_ + balanced_gaps_ * p - 1.0, 0.0, 1.0);
+    DrawBalancedPoint(op_, p);
+  }
+  return Emit(out);
 }
 
 double FleetArrivalSource::ShareAt(double t) const {
@@ -98,9 +144,15 @@ void FleetArrivalSource::AdvanceInterval() {
 }
 
 // Intervals are consumed as time moves on, so both mappings only ever move forward: `op` and `t`
-// are at or after the current interval's start.
+// are at or after the current interval's start. A point beyond the interval that holds end_s is
+// past the end (infinity), found without consuming the intervals up to it: where a forecast's
+// rate path has fallen to nearly nothing (2e-16 req/s on a long-prompt replay) the next point
+// lies some 1e15 intervals on, and walking them hung the replay.
 double FleetArrivalSource::TimeAt(double op) {
-  while (op >= interval_op_ + interval_rate_ * interval_s_) AdvanceInterval();
+  while (op >= interval_op_ + interval_rate_ * interval_s_) {
+    if (interval_start_ + interval_s_ >= end_s_) return std::numeric_limits<double>::infinity();
+    AdvanceInterval();
+  }
   return interval_start_ + (op - interval_op_) / interval_rate_;
 }
 

@@ -18,14 +18,16 @@ struct CountStats {
 };
 
 // Arrival counts per `window_s` over [0, end_s) from a source with these parameters.
-CountStats Counts(double rate, double rate_cv, double share, double window_s, double end_s,
-                  uint64_t seed) {
+CountStats Counts(
+    double rate, double rate_cv, double share, double window_s, double end_s, uint64_t seed,
+    FleetArrivalSource::Thinning thinning = FleetArrivalSource::Thinning::kIndependent,
+    double random_share = 0) {
   const LengthSampler lengths(policy::LengthShape{}, 100, 1000);
   std::vector<FleetArrivalSource::Segment> segments;
   if (share < 1) segments.push_back({0.0, share});
   SampledLengths drawn(lengths, lengths, seed);
-  FleetArrivalSource source(segments, FleetArrivalSource::Thinning::kIndependent, rate, end_s,
-                            rate_cv, 15.0, drawn, seed);
+  FleetArrivalSource source(segments, thinning, RatePath{rate, rate, {}}, end_s, rate_cv, 15.0,
+                            drawn, seed, random_share);
   std::vector<double> counts(static_cast<size_t>(end_s / window_s), 0);
   sim::RequestSpec r;
   while (source.Next(r)) {
@@ -74,6 +76,50 @@ TEST(FleetArrivalSourceTest, ThinningKeepsTheFleetsMultiplier) {
   const CountStats s = Counts(100, 0.3, 0.25, 15, 15000, 7);
   EXPECT_NEAR(s.mean, 375, 375 * 0.05);
   EXPECT_NEAR(s.dispersion, 34.75, 34.75 * 0.25);
+}
+
+TEST(FleetArrivalSourceTest, BehindAPartlyBalancingRouterTheSampleGetsBothStreams) {
+  // A quarter of the fleet's points at 100 req/s, no modulation, counts per 15 s (mean 375). The
+  // share s routed at random is Poisson (dispersion 1); the rest, every 4th of its points, a
+  // renewal process with Gamma(4) gaps, whose counts have dispersion 1/4. The two are
+  // independent, so the variances add: dispersion s + (1 - s) / 4. The estimate's relative
+  // standard error over 1,000 windows is sqrt(2 / 1000) = 4.5%.
+  struct Case {
+    const char* name;
+    double random_share;
+    double want_dispersion;
+  };
+  const std::vector<Case> cases = {
+      {"balanced: every 4th point", 0, 0.25},
+      {"a share of 1e-12 at random: as good as balanced", 1e-12, 0.25},
+      {"half at random: 0.5 + 0.5 / 4", 0.5, 0.625},
+      {"all at random: Poisson", 1, 1.0},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const CountStats s = Counts(100, 0, 0.25, 15, 15000, 13,
+                                FleetArrivalSource::Thinning::kSystematic, tc.random_share);
+    EXPECT_NEAR(s.mean, 375, 375 * 0.02);
+    EXPECT_NEAR(s.dispersion, tc.want_dispersion, tc.want_dispersion * 0.15);
+  }
+}
+
+TEST(FleetArrivalSourceTest, ARateOfNearlyZeroEndsTheStreamAtOnce) {
+  // 1e-12 req/s over 300 s: the first point lies about 1e12 s away, past the end. The source says
+  // so after the 20 intervals up to the end, instead of walking the 1e11 intervals to the point.
+  const LengthSampler lengths(policy::LengthShape{}, 100, 1000);
+  SampledLengths drawn(lengths, lengths, 3);
+  for (double random_share : {0.0, 0.5}) {
+    SCOPED_TRACE(random_share);
+    FleetArrivalSource source({{0.0, 0.25}}, FleetArrivalSource::Thinning::kSystematic,
+                              RatePath{1e-12, 1e-12, {}}, 300, 0, 15.0, drawn, 3, random_share);
+    sim::RequestSpec r;
+    EXPECT_FALSE(source.Next(r));
+  }
+  FleetArrivalSource whole({}, FleetArrivalSource::Thinning::kIndependent, 1e-12, 300, 0, 15.0,
+                           drawn, 3);
+  sim::RequestSpec r;
+  EXPECT_FALSE(whole.Next(r));
 }
 
 TEST(FleetArrivalSourceTest, CandidatesShareLengthsRequestByRequest) {

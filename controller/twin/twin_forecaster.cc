@@ -344,7 +344,7 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
   path.season = q.rate_season;
   FleetArrivalSource source(std::move(segments), thinning, std::move(path), horizon_s,
                             q.arrival_rate_cv, absl::ToDoubleSeconds(q.rate_interval), lengths,
-                            seed);
+                            seed, options.router_random_share);
   fleet.AttachSource(&source);
   // Every request that arrived by the horizon is judged: one still without a first token when the
   // run stops has waited longer than any target it could have, so it is a miss.

@@ -15,6 +15,7 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -23,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "controller/common/free_port.h"
 
 namespace twinscale::outputs {
@@ -154,20 +156,47 @@ absl::StatusOr<Pems> LoadPems(const ExternalMetricsServerOptions& o) {
   return pems;
 }
 
-// Replies and observes the reply's task (a client that went away must not leave an unobserved
-// exception behind).
-void Reply(http_request& request, const HttpAnswer& answer) {
+// Answers in progress: Stop waits for them before it closes the listener.
+struct InFlight {
+  absl::Mutex mu;
+  int answers ABSL_GUARDED_BY(mu) = 0;
+};
+
+// Replies with `Connection: close`, so the listener closes the connection itself once the answer
+// is written, and observes the reply's task (a client that went away must not leave an
+// unobserved exception behind); `in_flight` counts the answer until it is written or has failed.
+//
+// Why close: cpprestsdk's listener keeps an idle connection reading, and when a client drops it
+// without a TLS close_notify (cpprestsdk's own client does) the read fails as a truncated stream,
+// which the listener answers with a 400 written from a task thread. http_listener::close() closes
+// the sockets from the caller's thread without synchronising with that write, and the two
+// together crash inside boost::asio (epoll_reactor::start_op on a socket being closed). With no
+// idle connection left open there is no such write; the aggregator opens a connection per query
+// (one every 15 s per HPA), which costs a TLS handshake and nothing else.
+void Reply(http_request& request, const HttpAnswer& answer,
+           const std::shared_ptr<InFlight>& in_flight) {
   web::http::http_response response(static_cast<web::http::status_code>(answer.code));
   response.set_body(answer.body, "application/json");
   response.headers().add("Cache-Control", "no-store");
+  response.headers().add("Connection", "close");
+  auto done = [in_flight] {
+    absl::MutexLock lock(&in_flight->mu);
+    --in_flight->answers;
+  };
+  {
+    absl::MutexLock lock(&in_flight->mu);
+    ++in_flight->answers;
+  }
   try {
-    request.reply(response).then([](pplx::task<void> t) {
+    request.reply(response).then([done](pplx::task<void> t) {
       try {
         t.get();
       } catch (...) {
       }
+      done();
     });
   } catch (...) {
+    done();
   }
 }
 
@@ -175,6 +204,8 @@ void Reply(http_request& request, const HttpAnswer& answer) {
 
 class ExternalMetricsServer::Impl {
  public:
+  static constexpr absl::Duration kAnswerGrace = absl::Seconds(5);
+
   Impl(const ExternalMetricsApi* api, ExternalMetricsServerOptions options, const Clock* clock)
       : api_(api), options_(std::move(options)), clock_(clock) {}
 
@@ -258,6 +289,15 @@ class ExternalMetricsServer::Impl {
 
   void Stop() {
     if (listener_ == nullptr) return;
+    // Answers still being written would race the close (see Reply); a client that stopped
+    // reading cannot hold the shutdown longer than kAnswerGrace.
+    {
+      absl::MutexLock lock(&in_flight_->mu);
+      in_flight_->mu.AwaitWithTimeout(
+          absl::Condition(
+              +[](int* answers) { return *answers == 0; }, &in_flight_->answers),
+          kAnswerGrace);
+    }
     try {
       listener_->close().wait();
     } catch (...) {
@@ -301,10 +341,11 @@ class ExternalMetricsServer::Impl {
   void Handle(http_request& request) {
     try {
       const web::uri uri = request.relative_uri();
-      Reply(request, api_->Handle(request.method(), uri.path(), uri.query()));
+      Reply(request, api_->Handle(request.method(), uri.path(), uri.query()), in_flight_);
     } catch (const std::exception& e) {
-      Reply(request, KubernetesStatusAnswer(
-                         absl::InternalError(absl::StrCat("internal error: ", e.what()))));
+      Reply(request,
+            KubernetesStatusAnswer(absl::InternalError(absl::StrCat("internal error: ", e.what()))),
+            in_flight_);
     }
   }
 
@@ -314,6 +355,8 @@ class ExternalMetricsServer::Impl {
   std::string host_;
   int port_ = 0;
   std::unique_ptr<listener::http_listener> listener_;
+  // Shared with the reply tasks, which may finish after a Stop that gave up waiting.
+  const std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
 
   mutable absl::Mutex mu_;
   Pems pems_ ABSL_GUARDED_BY(mu_);

@@ -25,6 +25,9 @@
 // (cert-manager) takes effect for new connections without a restart. Files that fail to load
 // later keep the previous ones in use (last_reload_error() says why).
 //
+// Every answer carries `Connection: close`: the server holds no idle connections (see the .cc for
+// the cpprestsdk race this avoids); the aggregator opens one per query.
+//
 // Leadership is the API's business (a follower's values are 503); probes and /metrics are on
 // the ops port (ops_server.h), not here.
 //
@@ -82,7 +85,7 @@ class ExternalMetricsServer {
   // bad address, or certificate files that are missing, unreadable, not PEM, or whose key does
   // not match; Unavailable when the address can't be bound; FailedPrecondition when started.
   absl::Status Start();
-  // Closes the listener, waiting for requests in progress. Idempotent.
+  // Waits (up to 5 s) for answers still being written, then closes the listener. Idempotent.
   void Stop();
 
   int port() const;         // the bound port (after Start)

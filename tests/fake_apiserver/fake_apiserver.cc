@@ -158,9 +158,20 @@ struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
   std::vector<LoggedRequest> log ABSL_GUARDED_BY(mu);
   std::string token ABSL_GUARDED_BY(mu);
 
+  // Over HTTPS every answer closes its connection. A kept-alive TLS connection that a
+  // cpprestsdk client drops (no close_notify) wakes the listener's read with a truncated-stream
+  // error, which the listener answers from a task thread while close() tears the socket down:
+  // a crash inside boost::asio (see external_metrics_server.cc, which does the same).
+  void CloseOverTls(http::http_response& response) const {
+    if (!options.tls_cert_file.empty() && !response.headers().has("Connection")) {
+      response.headers().add("Connection", "close");
+    }
+  }
+
   void Reply(http::http_request& request, const ApiResponse& r) {
     http::http_response response(static_cast<http::status_code>(r.code));
     for (const auto& [name, value] : r.headers) response.headers().add(name, value);
+    CloseOverTls(response);
     response.set_body(r.body, r.content_type);
     Observe(request.reply(response));
   }
@@ -301,6 +312,7 @@ struct FakeApiServer::Impl : std::enable_shared_from_this<FakeApiServer::Impl> {
       return;
     }
     http::http_response response(http::status_codes::OK);
+    CloseOverTls(response);
     response.set_body(sink->Stream(), "application/json");
     const uint64_t watch_id = *id;
     request.reply(response).then(

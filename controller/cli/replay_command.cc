@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -53,6 +54,7 @@
 #include "controller/replay/truth.h"
 #include "controller/replay/twinscale_autoscaler.h"
 #include "controller/twin/resolve.h"
+#include "controller/twin/target_decider.h"
 #include "nlohmann/json.hpp"
 #include "simulator/profiles/profile_loader.h"
 #include "simulator/workload/trace.h"
@@ -93,6 +95,16 @@ ABSL_FLAG(std::string, chartjs, "",
 ABSL_FLAG(bool, calibrate, true,
           "Fit twinscale's twin speed to the inter-token latency the fleet shows (off: the "
           "profile's speed throughout).");
+ABSL_FLAG(std::string, twin_speed, "",
+          "Hold twinscale's twin at this speed factor instead of calibrating it: one factor for "
+          "prefill and decode (0.8: 80% of the profile's speed, as --truth efficiency runs) or "
+          "PREFILL,DECODE, each in [0.05, 20]. Calibration (unless --calibrate=false) fits the "
+          "rest. With --truth, the twin with the truth's own parameters: its error apart from "
+          "calibration's.");
+ABSL_FLAG(std::string, twin_random_share, "",
+          "Hold the share of requests twinscale's twin routes at random behind a balancing "
+          "router at this value in [0, 1] instead of calibrating it (1: all, as --truth routing "
+          "runs). Calibration (unless --calibrate=false) fits the rest.");
 ABSL_FLAG(bool, oracle, true,
           "Compute the zero-lag oracle (the GPU-hours lower bound: each minute's p90 fleet) and "
           "the oracle for the target (the fewest GPU-hours with the target's share of the "
@@ -215,6 +227,36 @@ absl::StatusOr<sim::Trace> LoadPrometheusTrace(std::string* description) {
       h->observed_requests, h->dispersion, h->cv, history.prompt.mean, history.output.mean);
   h->trace.source = *description;
   return std::move(h->trace);
+}
+
+// --twin-speed and --twin-random-share: what of the twin is held (nothing when neither is given).
+absl::StatusOr<twin::TargetDecider::HeldTwin> HeldTwinFromFlags() {
+  const std::string speed = absl::GetFlag(FLAGS_twin_speed);
+  const std::string share = absl::GetFlag(FLAGS_twin_random_share);
+  twin::TargetDecider::HeldTwin held;
+  if (!speed.empty()) {
+    const std::vector<std::string> parts = absl::StrSplit(speed, ',');
+    std::vector<double> factors;
+    for (const std::string& part : parts) {
+      double f = 0;
+      if (absl::SimpleAtod(part, &f) && f >= 0.05 && f <= 20) factors.push_back(f);
+    }
+    if (factors.size() != parts.size() || factors.size() > 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--twin-speed: \"", speed,
+                       "\" is not a factor or PREFILL,DECODE factors in [0.05, 20] (e.g. 0.8)"));
+    }
+    held.speed = sim::SpeedFactors{factors.front(), factors.back()};  // one factor: both
+  }
+  if (!share.empty()) {
+    double v = 0;
+    if (!absl::SimpleAtod(share, &v) || !(v >= 0 && v <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--twin-random-share: \"", share, "\" is not a share in [0, 1]"));
+    }
+    held.router_random_share = v;
+  }
+  return held;
 }
 
 // A flag's file as a user's input: a file that cannot be read is the flag's InvalidArgument.
@@ -379,6 +421,7 @@ absl::Status Run() {
     }
   }
   if (policy_args.empty()) return absl::InvalidArgumentError("--policy: give at least one policy");
+  TS_ASSIGN_OR_RETURN(const twin::TargetDecider::HeldTwin held_twin, HeldTwinFromFlags());
   std::vector<std::optional<api::Mode>> modes;  // nullopt: the manifest's own
   for (absl::string_view m :
        absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipWhitespace())) {
@@ -431,6 +474,7 @@ absl::Status Run() {
                                   },
                                   mode));
           a->set_calibration(absl::GetFlag(FLAGS_calibrate));
+          a->set_held_twin(held_twin);
           e.twinscale = a.get();
           e.autoscaler = std::move(a);
           policies.push_back(std::move(e));

@@ -96,6 +96,7 @@ class TwinscaleAutoscaler::Deciders final : public policy::DeciderFactory {
       made = *std::move(built);
     }
     made->set_calibration(calibrate_);
+    made->set_held_twin(held_twin_);
     for (const Seed& s : seeds_) made->SeedArrivals(s.from, s.step, s.arrivals);
     auto recorder = std::make_unique<Recorder>(std::move(made), [this] { current_ = nullptr; });
     current_ = recorder.get();
@@ -111,6 +112,10 @@ class TwinscaleAutoscaler::Deciders final : public policy::DeciderFactory {
   void set_calibration(bool on) {
     calibrate_ = on;
     if (current_ != nullptr) current_->inner().set_calibration(on);
+  }
+  void set_held_twin(twin::TargetDecider::HeldTwin held) {
+    held_twin_ = held;
+    if (current_ != nullptr) current_->inner().set_held_twin(held);
   }
   void SeedArrivals(absl::Time from, absl::Duration step, const std::vector<double>& arrivals) {
     if (current_ != nullptr) {
@@ -130,6 +135,7 @@ class TwinscaleAutoscaler::Deciders final : public policy::DeciderFactory {
   std::unique_ptr<twin::TargetDecider> prebuilt_;
   Recorder* current_ = nullptr;
   bool calibrate_ = true;
+  twin::TargetDecider::HeldTwin held_twin_;
   std::vector<Seed> seeds_;
 };
 
@@ -180,6 +186,9 @@ void TwinscaleAutoscaler::SeedArrivals(absl::Time from, absl::Duration step,
 }
 
 void TwinscaleAutoscaler::set_calibration(bool on) { deciders_->set_calibration(on); }
+void TwinscaleAutoscaler::set_held_twin(twin::TargetDecider::HeldTwin held) {
+  deciders_->set_held_twin(held);
+}
 
 std::optional<TwinPrediction> TwinscaleAutoscaler::PredictionFor(const twin::TargetDecider& decider,
                                                                  const policy::Decision& d,

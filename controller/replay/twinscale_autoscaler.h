@@ -79,6 +79,8 @@ class TwinscaleAutoscaler : public Autoscaler {
   void SeedArrivals(absl::Time from, absl::Duration step, const std::vector<double>& arrivals);
   // Calibration on (the default) or off (the profile's speed throughout).
   void set_calibration(bool on);
+  // Parts of the twin held at given values (twin::TargetDecider::set_held_twin).
+  void set_held_twin(twin::TargetDecider::HeldTwin held);
   // The object's status as the reconciler last wrote it (null before its first write).
   const nlohmann::json& status() const { return api_.status(); }
 

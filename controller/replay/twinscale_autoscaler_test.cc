@@ -42,7 +42,7 @@ struct ReplayRun {
 
 ReplayRun Replay(const char* truth_text, bool calibrate, int32_t max_replicas = 16,
                  double rate = 25, absl::Duration surplus_window = absl::Minutes(30),
-                 int32_t min_replicas = 1) {
+                 int32_t min_replicas = 1, twin::TargetDecider::HeldTwin held = {}) {
   auto profiles = sim::ProfileRegistry::LoadEmbedded();
   EXPECT_TRUE(profiles.ok());
   const sim::DeploymentSpec d = *profiles->Resolve("llama-3.1-8b-h100-sxm-tp1", {});
@@ -55,6 +55,7 @@ ReplayRun Replay(const char* truth_text, bool calibrate, int32_t max_replicas = 
   to.deployment = d;
   TwinscaleAutoscaler a("twinscale", pc, to);
   a.set_calibration(calibrate);
+  a.set_held_twin(held);
   ReplayConfig rc;
   rc.trace = SteadyTrace(rate, 20);
   rc.deployment = d;
@@ -149,6 +150,22 @@ TEST(TwinscaleAutoscalerTest, CalibrationConvergesOnASlowerTruthAndShrinksTheErr
   EXPECT_LT(final_speed, 0.86);
   EXPECT_DOUBLE_EQ(uncalibrated.speed.back(), 1.0);
   EXPECT_LT(MeanAbsLastHalf(calibrated.error), MeanAbsLastHalf(uncalibrated.error));
+}
+
+TEST(TwinscaleAutoscalerTest, ATwinHeldAtTheTruthsSpeedStaysThereAndErrsLessThanTheProfile) {
+  // --twin-speed: the twin at the factors given, every decision, whatever calibration fits. The
+  // truth runs at 0.8 of the profile's efficiency, so a twin held at 0.8 forecasts the windows
+  // better than one at the profile's 1.0, and as well as calibration does once it has settled.
+  const twin::TargetDecider::HeldTwin at_truth{sim::SpeedFactors{0.8, 0.8}, std::nullopt};
+  const ReplayRun held = Replay("efficiency", false, 16, 25, absl::Minutes(30), 1, at_truth);
+  const ReplayRun held_calibrating =
+      Replay("efficiency", true, 16, 25, absl::Minutes(30), 1, at_truth);
+  const ReplayRun profile = Replay("efficiency", false);
+  ASSERT_GT(held.speed.size(), 40u);
+  for (double s : held.speed) ASSERT_DOUBLE_EQ(s, 0.8);
+  for (double s : held_calibrating.speed) ASSERT_DOUBLE_EQ(s, 0.8);
+  EXPECT_DOUBLE_EQ(profile.speed.back(), 1.0);
+  EXPECT_LT(MeanAbsLastHalf(held.error), MeanAbsLastHalf(profile.error));
 }
 
 TEST(TwinscaleAutoscalerTest, CalibrationHoldsOnAnOverloadedFleet) {

@@ -64,6 +64,15 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
   q.judge_from = absl::ZeroDuration();
   q.rate_persistence.clear();  // the window as it was, at its level
 
+  if (held_speed_.has_value()) {  // the speed is given: only the routing share is fitted
+    state_.speed = *held_speed_;
+    const TwinForecaster::CalibrationReading at = twin.CalibrationLatencies(q, *held_speed_);
+    if (!(at.itl_mean_seconds > 0)) return state_;
+    FitRouting(w, twin, q, *held_speed_, at.queue_mean_seconds);
+    ++state_.updates;
+    return state_;
+  }
+
   // In logs: x = (log decode, log prefill), each inside its own bracket (calibration.h); outside
   // the bounds the answer is the bound.
   int32_t steps = options_.first_steps;

@@ -211,6 +211,12 @@ class Calibrator {
                                  const policy::ForecastQuestion& observed,
                                  const TwinForecaster& twin);
   const CalibrationState& state() const { return state_; }
+  // Speed factors held rather than fitted (replay's --twin-speed): Update leaves them as given
+  // and fits the rest (the routing share, the front end) with them. nullopt: fitted.
+  void set_held_speed(std::optional<sim::SpeedFactors> speed) {
+    held_speed_ = speed;
+    if (speed.has_value()) state_.speed = *speed;
+  }
   // A restored state whose factors differ was fitted apart: it stays apart.
   void Restore(const CalibrationState& s) {
     state_ = s;
@@ -224,6 +230,7 @@ class Calibrator {
 
   CalibrationOptions options_;
   CalibrationState state_;
+  std::optional<sim::SpeedFactors> held_speed_;
   // The slopes of log latency against log factor, as the last fits measured them (-b in
   // CalibrationOptions): while the factors are tied, the inter-token latency's against the one
   // factor; apart, the 2x2 matrix of both latencies against both factors.

@@ -452,6 +452,34 @@ TEST(CalibrationTest, TheRandomShareOfABalancingGatewayIsFoundFromTheQueues) {
   }
 }
 
+TEST(CalibrationTest, AHeldSpeedIsKeptAndTheShareFittedWithIt) {
+  // The window comes from a twin at 0.8 of the profile's speed routing every request at random.
+  // Held at 0.8, the factors stay exactly there and the share is fitted against them, so it is
+  // found mostly random; held at 1.0 (faster than the fleet), the same queues need more random
+  // routing than at the truth's speed, so the share it finds is no smaller.
+  const TwinForecaster twin = QueueingTwin(sim::RouterKind::kLeastRequests);
+  const policy::ForecastQuestion q = QueueingWindow();
+  const TwinForecaster::CalibrationReading shown = twin.CalibrationLatencies(q, {0.8, 0.8}, 1.0);
+  auto fit = [&](sim::SpeedFactors held) {
+    Calibrator calibrator;
+    calibrator.set_held_speed(held);
+    TwinForecaster fitted = twin;
+    for (int i = 0; i < 60; ++i) {
+      const CalibrationState& s = calibrator.Update(WindowWithQueues(shown), q, fitted);
+      EXPECT_EQ(s.speed.decode, held.decode);
+      EXPECT_EQ(s.speed.prefill, held.prefill);
+      fitted.set_speed(s.speed);
+      fitted.set_router_random_share(s.router_random_share);
+    }
+    return calibrator.state();
+  };
+  const CalibrationState at_truth = fit({0.8, 0.8});
+  EXPECT_GT(at_truth.router_random_share, 0.6);
+  EXPECT_GT(at_truth.updates, 50);
+  const CalibrationState too_fast = fit({1.0, 1.0});
+  EXPECT_GE(too_fast.router_random_share, at_truth.router_random_share - 0.05);
+}
+
 TEST(CalibrationTest, TheRandomShareIsFoundThroughNoisyWindows) {
   // A real window's mean queue rests on few prompts: the same fleet and traffic show a different
   // queue every window. Here prompts of 8,192 tokens on average (16 steps of prefill each) arrive

@@ -44,10 +44,24 @@ void TargetDecider::Reconfigure(policy::PolicyConfig config, TwinOptions twin,
   snapshots_.set_options(SnapshotOptionsFor(config, stale_after));
   calibrator_ = Calibrator(CalibrationOptions{});
   calibrator_.Restore(kept);
+  calibrator_.set_held_speed(held_.speed);
   if (calibrate_) {
     forecaster_.set_speed(kept.speed);
     forecaster_.set_router_random_share(kept.router_random_share);
     forecaster_.set_extra_front_end_seconds(kept.extra_front_end_seconds);
+  }
+}
+
+void TargetDecider::set_held_twin(HeldTwin held) {
+  held_ = held;
+  calibrator_.set_held_speed(held.speed);
+  ApplyHeldTwin();
+}
+
+void TargetDecider::ApplyHeldTwin() {
+  if (held_.speed.has_value()) forecaster_.set_speed(*held_.speed);
+  if (held_.router_random_share.has_value()) {
+    forecaster_.set_router_random_share(std::clamp(*held_.router_random_share, 0.0, 1.0));
   }
 }
 
@@ -113,6 +127,7 @@ policy::Decision TargetDecider::Decide(const state::ClusterView& view) {
     forecaster_.set_router_random_share(s.router_random_share);
     forecaster_.set_extra_front_end_seconds(s.extra_front_end_seconds);
   }
+  ApplyHeldTwin();  // over calibration's, and on a forecaster rebuilt since
   prediction_error_ms_.reset();
   if (next_window_p90_ms_.has_value() &&
       snap.workload.ttft_p90_seconds.kind() == state::Input<double>::Kind::kValue) {

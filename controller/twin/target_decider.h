@@ -58,11 +58,23 @@ class TargetDecider : public policy::Decider {
                    StatedEngineSettings stated = {});
   // Calibration off: the profile's speed throughout (replay's --calibrate=false).
   void set_calibration(bool on) { calibrate_ = on; }
+  // Parts of the twin held at given values instead of calibrated (replay's --twin-speed and
+  // --twin-random-share); calibration, when on, still fits the rest, with the held parts in the
+  // twin it fits against. Against a truth whose parameters are known, what the twin answers with
+  // them right, apart from how well calibration finds them, or what calibration makes of the
+  // rest when one part is right.
+  struct HeldTwin {
+    std::optional<sim::SpeedFactors> speed;
+    std::optional<double> router_random_share;  // in [0, 1]
+  };
+  void set_held_twin(HeldTwin held);
   bool calibration_on() const { return calibrate_; }
   const policy::PolicyConfig& config() const { return config_; }
   const TwinForecaster& forecaster() const { return forecaster_; }
 
  private:
+  void ApplyHeldTwin();
+
   policy::PolicyConfig config_;
   sim::DeploymentSpec
       spec_deployment_;  // the spec's; the twin simulates the pods' (running_engine.h)
@@ -71,6 +83,7 @@ class TargetDecider : public policy::Decider {
   state::SnapshotBuilder snapshots_;
   Calibrator calibrator_;
   bool calibrate_ = true;
+  HeldTwin held_;
   policy::PolicyHistory history_;
   // The target's replica count as last seen or set (nullopt before the first decision): a view
   // showing another count was scaled by someone else.

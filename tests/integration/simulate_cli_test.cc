@@ -327,6 +327,50 @@ TEST(ReplayCliTest, ModesAreCheckedAndEachGetsItsOwnRow) {
   EXPECT_NE(ok.out.find("twinscale:llama-3-1-8b/KEDA"), std::string::npos) << ok.out;
 }
 
+// One JSON value per line of the file (decisions.jsonl).
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+// --twin-speed and --twin-random-share hold the twin where they say (calibration off), and a value
+// outside its range is refused with exit 2 before anything runs.
+TEST(ReplayCliTest, TheTwinCanBeHeldAtGivenFactors) {
+  struct Case {
+    const char* flag;
+    const char* says;
+  };
+  for (const Case& c : {Case{"--twin-speed 0", "--twin-speed: \"0\" is not a factor"},
+                        Case{"--twin-speed 0.8,x", "--twin-speed: \"0.8,x\" is not a factor"},
+                        Case{"--twin-speed 1,1,1", "--twin-speed: \"1,1,1\" is not a factor"},
+                        Case{"--twin-random-share 1.5", "--twin-random-share: \"1.5\" is not"},
+                        Case{"--twin-random-share -0.1", "--twin-random-share: \"-0.1\" is not"}}) {
+    const Result bad = RunTwinscale(
+        std::string("replay --policy deploy/samples/llama-3.1-8b-h100.yaml --progress never ") +
+        c.flag);
+    EXPECT_EQ(bad.exit_code, 2) << c.flag << ": " << bad.out;
+    EXPECT_NE(bad.out.find(c.says), std::string::npos) << c.flag << ": " << bad.out;
+  }
+  const twinscale::testutil::TempDir scratch("twinscale_held_twin");
+  ASSERT_TRUE(scratch.ok());
+  const std::string& dir = scratch.path();
+  const Result ok = RunTwinscale(
+      "replay --policy deploy/samples/llama-3.1-8b-h100.yaml --progress never --oracle=false "
+      "--trace tests/data/traces/AzureLLMInferenceTrace_conv.csv --rate-scale 0.05 "
+      "--twin-speed 0.7,0.9 --twin-random-share 0.5 --out " +
+      dir);
+  ASSERT_EQ(ok.exit_code, 0) << ok.out;
+  const std::vector<nlohmann::json> decisions = ReadJsonLines(dir + "/decisions.jsonl");
+  EXPECT_GT(decisions.size(), 10u);
+  for (const nlohmann::json& d : decisions) {
+    EXPECT_DOUBLE_EQ(d["prefill_speed"].get<double>(), 0.7) << d;
+    EXPECT_DOUBLE_EQ(d["speed"].get<double>(), 0.9) << d;
+    EXPECT_DOUBLE_EQ(d["router_random_share"].get<double>(), 0.5) << d;
+  }
+}
+
 // --out gets decisions.jsonl for twinscale's policies: one JSON line per decision, each with its
 // reasons, the default 20-minute pre-roll's first (80 decisions at 15 s, at times up to 0: until
 // the trace's first arrival), then one per timeline row; a replay of baselines alone writes none.

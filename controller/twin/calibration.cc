@@ -181,7 +181,11 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
     r = n;
   }
   const auto [prefill_ratio, decode_ratio] = next(prefill, decode, r);
-  const double a = state_.updates == 0 ? 1.0 : options_.smoothing;
+  // The newest window's weight: one over the windows so far, each older one decayed by
+  // 1 - smoothing (calibration.h), so the first windows count alike and later ones settle at
+  // `smoothing`.
+  speed_windows_ = (1 - options_.smoothing) * speed_windows_ + 1;
+  const double a = 1 / speed_windows_;
   auto smooth = [&](double current, double ratio) {
     return std::clamp((1 - a) * current + a * ratio, options_.min_factor, options_.max_factor);
   };

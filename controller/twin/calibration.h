@@ -98,7 +98,23 @@
 namespace twinscale::twin {
 
 struct CalibrationOptions {
-  double smoothing = 0.3;  // weight of the newest observation
+  // The factors' memory: each window's fit counts with weight one over the windows so far, the
+  // older ones decayed by 1 - smoothing per window, so the first windows count alike (the first
+  // alone sets the factors) and later ones settle at this weight (about ten windows' worth).
+  // A window's fit is noisy where a window holds tens of prompts of 10k-100k tokens. Near
+  // capacity the twin's attainment falls faster with a slower factor than it rises with a faster
+  // one, so a noisy factor is pessimistic on average even where its mean is right. On the
+  // long-prompt replays (lp12, lp08: truth `all`, five seeds) a weight of 0.3 left the decode
+  // factor varying over a replay's decisions by a standard deviation of 0.06-0.08 and the twin
+  // 1.3-2.0 points of attainment pessimistic on average; 0.1 keeps the same means at 0.03-0.06
+  // and 0.0-1.0 points. On chat lengths and the ServeGen days the bias and the minutes met stay
+  // where they were and the GPU-hours within 1%: there the factor follows the load a little
+  // (the twin's token gaps are about 2% off between busy and quiet), and a longer memory follows
+  // that later (docs/results.md, "The factors' memory").
+  // A real change of the fleet's speed (new hardware, a driver) is followed over about ten
+  // decisions, a few minutes; the load itself is not in the factor but in the question the twin
+  // is asked.
+  double smoothing = 0.1;
   // The one factor splits in two once the twin's prefill time per prompt token at it and the
   // fleet's differ by more than this ratio, smoothed over windows: a truth that slows both alike
   // keeps one factor, which one observable fits with less noise; one whose inter-token latency
@@ -220,6 +236,7 @@ class Calibrator {
   // A restored state whose factors differ was fitted apart: it stays apart.
   void Restore(const CalibrationState& s) {
     state_ = s;
+    if (s.updates > 0) speed_windows_ = 1 / options_.smoothing;  // settled
     apart_ = apart_ || s.speed.prefill != s.speed.decode;
   }
 
@@ -245,6 +262,8 @@ class Calibrator {
   };
   Slopes slopes_;
   bool slopes_measured_ = false;
+  // The windows the factors rest on, each older one decayed by 1 - smoothing.
+  double speed_windows_ = 0;
   // Whether the factors are fitted apart, and while they are one, the smoothed log ratio of the
   // twin's prefill time per prompt token at that factor to the fleet's.
   bool apart_ = false;

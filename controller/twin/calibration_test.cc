@@ -5,7 +5,7 @@
 // latency at speed s is exactly 20 ms / s. So a fleet showing a mean of T is running at
 // 20 ms / T of the profile's speed, and the fit (secant steps on log latency against log speed,
 // here with slope exactly 1) lands on it in one step. The expected factors below follow from that,
-// the bounds, the bracket around a later fit and the exponential smoothing, worked by hand.
+// the bounds, the bracket around a later fit and the smoothing over windows, worked by hand.
 #include "controller/twin/calibration.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -171,26 +172,29 @@ TEST(CalibrationTest, AnExtraFrontEndDelaysEveryFirstTokenByItself) {
 }
 
 TEST(CalibrationTest, LaterWindowsAreSmoothedAndBracketedAroundTheCurrentFactor) {
-  // Smoothing 0.3, bracket 1.3. Each step's fit stays within [f / 1.3, f x 1.3] of the current
-  // factor f (and the bounds); the new factor is 0.7 f + 0.3 x the fit.
+  // Smoothing 0.1, bracket 1.3. Each window's fit stays within [f / 1.3, f x 1.3] of the current
+  // factor f (and the bounds); the factor moves toward it by one over the windows so far, each
+  // older one decayed by 0.9: n = 1, 1.9, 2.71, 3.439, 4.0951.
   struct Step {
     double itl_seconds;
     double want_ratio;   // the window's own fit
     double want_factor;  // after smoothing
   };
+  constexpr double f2 = 0.8 + (1.0 - 0.8) / 1.9;      // 0.905263
+  constexpr double f3 = f2 + (f2 * 1.3 - f2) / 2.71;  // 1.005478
+  constexpr double f4 = f3 + (1.0 - f3) / 3.439;      // 1.003885
   const std::vector<Step> steps = {
       // First: 25 ms -> 0.8, taken as it is.
       {0.025, 0.8, 0.8},
-      // 20 ms -> 1.0, inside [0.8 / 1.3, 0.8 x 1.3] = [0.615, 1.04]: 0.7 x 0.8 + 0.3 x 1.0 = 0.86.
-      {0.020, 1.0, 0.86},
-      // 10 ms would be 2.0; the bracket around 0.86 ends at 0.86 x 1.3 = 1.118:
-      // 0.7 x 0.86 + 0.3 x 1.118 = 0.9374.
-      {0.010, 1.118, 0.9374},
-      // 20 ms -> 1.0, inside [0.721, 1.219]: 0.7 x 0.9374 + 0.3 x 1.0 = 0.95618.
-      {0.020, 1.0, 0.95618},
-      // 40 ms would be 0.5; the bracket's floor is 0.95618 / 1.3 = 0.735523:
-      // 0.7 x 0.95618 + 0.3 x 0.735523 = 0.889983.
-      {0.040, 0.95618 / 1.3, 0.7 * 0.95618 + 0.3 * (0.95618 / 1.3)},
+      // 20 ms -> 1.0, inside [0.8 / 1.3, 0.8 x 1.3] = [0.615, 1.04]; the two windows count alike
+      // but for the older one's decay: 0.8 + (1.0 - 0.8) / 1.9.
+      {0.020, 1.0, f2},
+      // 10 ms would be 2.0; the bracket around 0.905 ends at 0.905 x 1.3 = 1.177.
+      {0.010, f2 * 1.3, f3},
+      // 20 ms -> 1.0, inside [0.773, 1.307].
+      {0.020, 1.0, f4},
+      // 40 ms would be 0.5; the bracket's floor is 1.003885 / 1.3 = 0.772219.
+      {0.040, f4 / 1.3, f4 + (f4 / 1.3 - f4) / 4.0951},
   };
   const TwinForecaster twin = Twin();
   Calibrator calibrator;
@@ -206,8 +210,9 @@ TEST(CalibrationTest, LaterWindowsAreSmoothedAndBracketedAroundTheCurrentFactor)
 }
 
 TEST(CalibrationTest, ARestoredFactorIsSmoothedTowardTheWindowNotReplaced) {
-  // A failover restores 1.2 after 5 updates; a window at the profile's speed (20 ms) fits 1.0,
-  // inside [1.2 / 1.3, 1.5] = [0.923, 1.5]: 0.7 x 1.2 + 0.3 x 1.0 = 1.14.
+  // A failover restores 1.2 after 5 updates, settled: the window weighs the smoothing, 0.1. A
+  // window at the profile's speed (20 ms) fits 1.0, inside [1.2 / 1.3, 1.5] = [0.923, 1.5]:
+  // 0.9 x 1.2 + 0.1 x 1.0 = 1.18.
   Calibrator calibrator;
   CalibrationState restored;
   restored.speed = {1.2, 1.2};
@@ -216,7 +221,7 @@ TEST(CalibrationTest, ARestoredFactorIsSmoothedTowardTheWindowNotReplaced) {
   const CalibrationState& s = calibrator.Update(Window(0.020), Observed(), Twin());
   EXPECT_EQ(s.updates, 6);
   EXPECT_NEAR(*s.last_observed_ratio, 1.0, 1e-6);
-  EXPECT_NEAR(s.speed.decode, 1.14, 1e-6);
+  EXPECT_NEAR(s.speed.decode, 1.18, 1e-6);
 }
 
 TEST(CalibrationTest, OptionsSetTheBoundsAndTheSmoothing) {
@@ -228,9 +233,54 @@ TEST(CalibrationTest, OptionsSetTheBoundsAndTheSmoothing) {
   const TwinForecaster twin = Twin();
   // 25 ms would be 0.8: held at the floor, 0.9.
   EXPECT_NEAR(calibrator.Update(Window(0.025), Observed(), twin).speed.decode, 0.9, 1e-6);
-  // 16 ms would be 1.25; the bracket around 0.9 reaches 1.17 but the ceiling is 1.1:
-  // 0.5 x 0.9 + 0.5 x 1.1 = 1.0.
-  EXPECT_NEAR(calibrator.Update(Window(0.016), Observed(), twin).speed.decode, 1.0, 1e-6);
+  // 16 ms would be 1.25; the bracket around 0.9 reaches 1.17 but the ceiling is 1.1. The window
+  // weighs 1 / (0.5 x 1 + 1) = 2/3: 0.9 + (1.1 - 0.9) x 2/3.
+  EXPECT_NEAR(calibrator.Update(Window(0.016), Observed(), twin).speed.decode, 0.9 + 0.2 * 2 / 3,
+              1e-6);
+}
+
+TEST(CalibrationTest, NoisyWindowsMoveTheFactorAsAnExponentialAverageOfTheirFits) {
+  // Windows whose fits scatter around 0.8 (log-normal, sigma 0.08: inside the bracket of 1.3
+  // but for one window in a thousand). Once settled, the factor is an exponentially weighted
+  // average of independent fits with weight a, whose variance is a / (2 - a) of theirs: the
+  // factor's standard deviation is 0.229 of the fits' at a = 0.1 and 0.420 at a = 0.3, its mean
+  // theirs. Here every fit is exact (20 ms / the window's mean), so only the averaging is tested.
+  struct Case {
+    std::optional<double> smoothing;  // nullopt: the default, 0.1
+    double want_sd_ratio;             // sqrt(a / (2 - a))
+  };
+  const std::vector<Case> cases = {{std::nullopt, std::sqrt(0.1 / 1.9)},
+                                   {0.3, std::sqrt(0.3 / 1.7)}};
+  const TwinForecaster twin = Twin();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.smoothing.value_or(0));
+    CalibrationOptions o;
+    if (c.smoothing) o.smoothing = *c.smoothing;
+    Calibrator calibrator(o);
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> z(0, 0.08);
+    std::vector<double> fits, factors;
+    for (int i = 0; i < 2500; ++i) {
+      const double fit = 0.8 * std::exp(z(rng));
+      const CalibrationState& s = calibrator.Update(Window(kStepSeconds / fit), Observed(), twin);
+      if (i < 100) continue;  // settling
+      fits.push_back(fit);
+      factors.push_back(s.speed.decode);
+    }
+    auto mean = [](const std::vector<double>& v) {
+      return std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+    };
+    auto sd = [&](const std::vector<double>& v) {
+      const double m = mean(v);
+      double ss = 0;
+      for (double x : v) ss += (x - m) * (x - m);
+      return std::sqrt(ss / (v.size() - 1));
+    };
+    // The factor's samples are correlated over about 1 / a windows: 2,400 of them estimate its
+    // spread within about 10% at a = 0.1 (a standard error of 3-4%).
+    EXPECT_NEAR(sd(factors) / sd(fits), c.want_sd_ratio, 0.1 * c.want_sd_ratio);
+    EXPECT_NEAR(mean(factors), mean(fits), 0.01);
+  }
 }
 
 TEST(CalibrationTest, WindowsThatSayTooLittleLeaveTheFactorAlone) {
@@ -374,7 +424,8 @@ TEST(CalibrationTest, WindowsWithTooFewPrefillTimesMoveDecodeAlone) {
   const CalibrationState& s = calibrator.Update(WindowShowing(few), observed, twin);
   EXPECT_EQ(s.speed.prefill, prefill);
   EXPECT_FALSE(s.last_observed_prefill_ratio.has_value());
-  EXPECT_LT(s.speed.decode, decode * 0.99);
+  // The gaps' fit is some 7% lower; the settled factor moves a tenth of the way.
+  EXPECT_LT(s.speed.decode, decode * 0.996);
 }
 
 TEST(CalibrationTest, UntilPrefillTimesAreSeenBothFactorsMoveAsOne) {

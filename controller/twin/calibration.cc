@@ -62,11 +62,19 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
   q.pending_ready_in.clear();
   q.horizon = options_.window;
   q.judge_from = absl::ZeroDuration();
-  q.rate_persistence.clear();  // the window as it was, at its level
+  // The window as it was: at the rate it had, not at the level the forecasts start from (the
+  // mean over the intervals since the level last shifted), which lags a ramp, and without the
+  // swings from one interval to the next, which the window's own count already is. At the level
+  // the factor followed the load on ramps: the twin replayed a rising window too lightly loaded
+  // and a falling one too heavily (docs/results.md, "The calibration's reading of the window").
+  q.rate_persistence.clear();
+  if (w.arrival_rate.usable()) q.arrival_rate = w.arrival_rate.value();
+  q.arrival_rate_cv = 0;
 
   if (held_speed_.has_value()) {  // the speed is given: only the routing share is fitted
     state_.speed = *held_speed_;
-    const TwinForecaster::CalibrationReading at = twin.CalibrationLatencies(q, *held_speed_);
+    const TwinForecaster::CalibrationReading at =
+        twin.CalibrationLatencies(q, *held_speed_, std::nullopt, options_.lead_in);
     if (!(at.itl_mean_seconds > 0)) return state_;
     FitRouting(w, twin, q, *held_speed_, at.queue_mean_seconds);
     ++state_.updates;
@@ -101,7 +109,8 @@ const CalibrationState& Calibrator::Update(const state::FleetSnapshot& snap,
   };
   auto read = [&](double p, double d) {
     const TwinForecaster::CalibrationReading r =
-        twin.CalibrationLatencies(q, tied ? sim::SpeedFactors{d, d} : sim::SpeedFactors{p, d});
+        twin.CalibrationLatencies(q, tied ? sim::SpeedFactors{d, d} : sim::SpeedFactors{p, d},
+                                  std::nullopt, options_.lead_in);
     Residual res;
     if (!(r.itl_mean_seconds > 0)) return res;  // no gaps simulated: nothing to match
     res.ok = true;
@@ -246,7 +255,8 @@ void Calibrator::FitRouting(const state::WorkloadEstimate& w, const TwinForecast
     state_.last_observed_random_share = share;
     return;
   }
-  const TwinForecaster::CalibrationReading at = twin.CalibrationLatencies(q, speed, probe);
+  const TwinForecaster::CalibrationReading at =
+      twin.CalibrationLatencies(q, speed, probe, options_.lead_in);
   if (!(at.prefill_requests > 0)) return;
   const double moved = probe - share;
   e.slope_moment = keep * e.slope_moment + n * (at.queue_mean_seconds - twin_queue) * moved;

@@ -2,7 +2,7 @@
 // inter-token latency the fleet showed over the last window (vLLM's
 // inter_token_latency_seconds histogram: sum / count, so a per-token mean) and finds the speed
 // factor at which the twin itself, simulating that window's fleet and traffic (the Ready replicas
-// as observed, the arrival rate, burstiness and lengths), shows the same mean; then nudges the
+// as observed, the window's own arrival rate, the lengths), shows the same mean; then nudges the
 // twin's factor toward it: an exponentially weighted average, bounded to [min_factor, max_factor],
 // kept across decisions (and, live, in the object's status so it survives a failover).
 //
@@ -108,9 +108,7 @@ struct CalibrationOptions {
   // factor varying over a replay's decisions by a standard deviation of 0.06-0.08 and the twin
   // 1.3-2.0 points of attainment pessimistic on average; 0.1 keeps the same means at 0.03-0.06
   // and 0.0-1.0 points. On chat lengths and the ServeGen days the bias and the minutes met stay
-  // where they were and the GPU-hours within 1%: there the factor follows the load a little
-  // (the twin's token gaps are about 2% off between busy and quiet), and a longer memory follows
-  // that later (docs/results.md, "The factors' memory").
+  // where they were and the GPU-hours within 1% (docs/results.md, "The factors' memory").
   // A real change of the fleet's speed (new hardware, a driver) is followed over about ten
   // decisions, a few minutes; the load itself is not in the factor but in the question the twin
   // is asked.
@@ -165,8 +163,16 @@ struct CalibrationOptions {
   // slope (about ten windows' worth), and how far toward the pooled fit the share moves per window.
   double share_smoothing = 0.1;
   double share_step = 0.3;
-  // How long the twin simulates the observed window's fleet to measure its latencies.
-  absl::Duration window = absl::Seconds(30);
+  // How long the twin simulates the observed window's fleet to measure its latencies, and how
+  // long it runs before the token gaps count (TwinForecaster::CalibrationLatencies: the requests
+  // it seeds are all decoding, where a tenth to a half of the fleet's were in their prefill). A
+  // 10k-100k-token prompt prefills in 1-10 s at an H100's speed; ten seconds let the twin's own
+  // arrivals bring the mix back. On the long-prompt replays at the truth's speed the twin's token
+  // gaps were 4.0% short of the fleet's in a 30 s window counted from its start (arrivals going
+  // on past it), 2.6% counted from 10 s, 1.2% in a 60 s window counted from 10 s (docs/results.md,
+  // "The calibration's reading of the window").
+  absl::Duration window = absl::Seconds(60);
+  absl::Duration lead_in = TwinForecaster::kCalibrationLeadIn;
   // The twin's mean inter-token latency falls with its speed locally as speed^-b: b a little under
   // 1 on a light fleet (fixed per-step costs don't scale), up to 3 or more near saturation (a
   // slower engine also batches more, and each step grows). The fit starts at the current factors

@@ -298,6 +298,9 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
         SimDuration::FromAbsl(q.itl_threshold * std::min(1.0, std::max(0.0, q.slack_margin))));
   }
   stats.set_judge_from(JudgeFrom(q));
+  if (options.itl_from > absl::ZeroDuration()) {
+    stats.set_itl_from(SimTime::FromNanos(absl::ToInt64Nanoseconds(options.itl_from)));
+  }
   sim::Fleet fleet(simulation, fo, &stats);
   for (double t : serve_at) fleet.AddReplicaReadyAfter(SimDuration::FromSecondsF(t));
 
@@ -342,16 +345,17 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
     path.weights = q.rate_persistence;
   }
   path.season = q.rate_season;
-  FleetArrivalSource source(std::move(segments), thinning, std::move(path), horizon_s,
-                            q.arrival_rate_cv, absl::ToDoubleSeconds(q.rate_interval), lengths,
-                            seed, options.router_random_share);
-  fleet.AttachSource(&source);
   // Every request that arrived by the horizon is judged: one still without a first token when the
   // run stops has waited longer than any target it could have, so it is a miss.
   const double slack_s =
       absl::ToDoubleSeconds(q.ttft_threshold) +
       absl::ToDoubleSeconds(q.ttft_per_prompt_token) * sim::MaxRequestTokens(options.deployment) +
       1.0;
+  FleetArrivalSource source(std::move(segments), thinning, std::move(path),
+                            horizon_s + (options.arrivals_past_horizon ? slack_s : 0.0),
+                            q.arrival_rate_cv, absl::ToDoubleSeconds(q.rate_interval), lengths,
+                            seed, options.router_random_share);
+  fleet.AttachSource(&source);
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s));
   const int64_t waiting_at_horizon = fleet.waiting();
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s + slack_s));
@@ -388,7 +392,9 @@ class UnitKey {
  public:
   UnitKey(const TwinOptions& o, const policy::ForecastQuestion& q, int32_t max_tokens) {
     Add(o.speed.prefill, o.speed.decode, static_cast<double>(o.router), o.router_random_share,
-        o.extra_front_end_seconds, static_cast<double>(max_tokens));
+        o.extra_front_end_seconds, static_cast<double>(max_tokens),
+        o.arrivals_past_horizon ? 1.0 : 0.0);
+    AddInt(absl::ToInt64Nanoseconds(o.itl_from));
     AddInt(absl::ToInt64Nanoseconds(q.horizon), absl::ToInt64Nanoseconds(q.ttft_threshold),
            absl::ToInt64Nanoseconds(q.ttft_per_prompt_token),
            absl::ToInt64Nanoseconds(q.rate_interval), static_cast<int64_t>(q.seed));
@@ -565,10 +571,14 @@ policy::Forecast TwinForecaster::Evaluate(const policy::ForecastQuestion& q) con
 
 TwinForecaster::CalibrationReading TwinForecaster::CalibrationLatencies(
     const policy::ForecastQuestion& q, sim::SpeedFactors speed,
-    std::optional<double> router_random_share) const {
+    std::optional<double> router_random_share, absl::Duration itl_lead_in) const {
   TwinOptions o = options_;
   o.speed = speed;
   if (router_random_share) o.router_random_share = *router_random_share;
+  // With nothing arriving the requests held are the whole window, and its start is as steady as
+  // it gets.
+  if (q.arrival_rate > 0) o.itl_from = std::max(absl::ZeroDuration(), itl_lead_in);
+  o.arrivals_past_horizon = true;
   o.sample_replicas = std::max(o.sample_replicas, kCalibrationSample);
   o.max_sample_requests = 0;  // a fixed sample: its size must not depend on the speed tried
   const policy::Forecast f = TwinForecaster(o).EvaluateOnce(q, q.seed);

@@ -109,6 +109,11 @@ struct TwinOptions {
   // Time before the engine sees a request, beyond what the deployment's latency model puts there
   // (calibration.h, "The front end"): added to every simulated request's front end.
   double extra_front_end_seconds = 0;
+  // Calibration readings only (CalibrationLatencies): the inter-token latency counts the gaps whose
+  // step ended this long after the start or later, and arrivals go on past q.horizon while the
+  // last requests finish. Forecasts leave both alone: they judge first tokens, not the gaps.
+  absl::Duration itl_from = absl::ZeroDuration();
+  bool arrivals_past_horizon = false;
 };
 
 class LengthCache;  // twin_forecaster.cc
@@ -127,7 +132,18 @@ class TwinForecaster : public policy::Forecaster {
   // vllm:request_prefill_time_seconds averages it) and queue time (reaching the engine to being
   // scheduled, as vllm:request_queue_time_seconds) over the `prefill_requests` that got a first
   // token. 0 where nothing was simulated.
+  //
+  // The reading is the window at a steady mix of prefills and decodes, as the fleet's token gaps
+  // were. The twin seeds the requests the replicas hold as decoding (a running request's place in
+  // its prefill is not observed), so its first seconds lack the prefill chunks that the fleet's
+  // decodes were sharing their steps with; where the window has arrivals, the gaps count from
+  // `itl_lead_in` on (CalibrationOptions::lead_in, by default kCalibrationLeadIn). And arrivals go
+  // on past q.horizon while the window's last requests finish, as the fleet's go on past its
+  // scrape: a twin whose arrivals stop drains with nothing to prefill, and its last token gaps are
+  // short. Both made the gaps short by 4-5% on long prompts (docs/results.md, "The calibration's
+  // reading of the window").
   static constexpr int32_t kCalibrationSample = 8;
+  static constexpr absl::Duration kCalibrationLeadIn = absl::Seconds(10);
   struct CalibrationReading {
     double itl_mean_seconds = 0;
     double prefill_mean_seconds = 0;
@@ -138,9 +154,10 @@ class TwinForecaster : public policy::Forecaster {
     int64_t prefill_requests = 0;
   };
   // `router_random_share`: instead of the options' (TwinOptions::router_random_share).
-  CalibrationReading CalibrationLatencies(
-      const policy::ForecastQuestion& q, sim::SpeedFactors speed,
-      std::optional<double> router_random_share = std::nullopt) const;
+  CalibrationReading CalibrationLatencies(const policy::ForecastQuestion& q,
+                                          sim::SpeedFactors speed,
+                                          std::optional<double> router_random_share = std::nullopt,
+                                          absl::Duration itl_lead_in = kCalibrationLeadIn) const;
   // The forecast from the first batch alone, never grown: for reading the forecast's numbers (the
   // TTFT p90 that the prediction error compares with the fleet's), where no verdict needs
   // settling. Evaluate would grow a what-if near the SLO's edge up to the request budget: on the

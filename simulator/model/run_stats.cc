@@ -111,6 +111,14 @@ void RunStats::OnDecodeSteps(const SimTime* ends, SimTime first_start, int64_t c
       start = ends[i];
     }
   }
+  if (ends[count - 1] < itl_from_) return;
+  if (ends[0] < itl_from_) {  // the gaps from itl_from_ on only
+    int64_t i = 0;
+    while (ends[i] < itl_from_) ++i;
+    first_start = ends[i - 1];
+    ends += i;
+    count -= i;
+  }
   if (detail_ == StatsDetail::kFull) {
     SimTime start = first_start;
     for (int64_t i = 0; i < count; ++i) {

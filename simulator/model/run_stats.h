@@ -186,12 +186,16 @@ class RunStats {
   // An ITL objective (spec.slo.itl): the output-token gaps, from the judge-from time on, longer
   // than `threshold` are counted (RunSummary::judged_itl_*). Zero: none.
   void set_itl_threshold(SimDuration threshold) { itl_threshold_ = threshold; }
+  // The inter-token latency summary (RunSummary::itl_ms) counts only the gaps whose step ended at
+  // or after `t` (the ITL objective's judged tokens keep judge-from).
+  void set_itl_from(SimTime t) { itl_from_ = t; }
   // `at`: when the step that produced the tokens ended.
   void OnInterTokenLatency(SimDuration itl, int64_t tokens, SimTime at) {
     if (itl_threshold_ > SimDuration::Zero() && at >= judge_from_ && tokens > 0) {
       judged_itl_tokens_ += tokens;
       if (itl > itl_threshold_) judged_itl_over_ += tokens;
     }
+    if (at < itl_from_) return;
     if (detail_ == StatsDetail::kFull) {
       itl_.Add(itl, tokens);
     } else if (tokens > 0) {
@@ -240,6 +244,7 @@ class RunStats {
   TtftLog* log_ = nullptr;
   int64_t injected_ = 0, completed_ = 0, rejected_ = 0, aborted_ = 0, slo_met_ = 0;
   SimTime judge_from_ = SimTime::Zero();
+  SimTime itl_from_ = SimTime::Zero();
   int64_t judged_ = 0, judged_met_ = 0;
   bool any_arrival_ = false;
   SimTime first_arrival_, last_event_;

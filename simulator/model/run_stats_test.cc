@@ -82,6 +82,38 @@ TEST(RunStatsTest, AnItlThresholdCountsTheJudgedGapsOverIt) {
   }
 }
 
+TEST(RunStatsTest, TheItlSummaryCountsTheGapsEndingFromItsStartOn) {
+  // From 2.5 s on. One by one: gaps of 20, 120, 80 and 150 ms for 10, 4, 6 and 2 tokens, the steps
+  // ending at 1, 2, 3 and 4 s: the last two count, (6 x 80 + 2 x 150) / 8 = 97.5 ms. Coalesced:
+  // four steps of 3 tokens started at 2.2 s and ending at 2.4, 2.6, 2.9 and 3.0 s: the gaps of
+  // the last three count (200, 300 and 100 ms for 3 tokens each), the first (200 ms, ending before
+  // 2.5 s) does not. Both details alike; the judged ITL tokens keep judge-from (0 here: all 12 +
+  // 22 = 34 of them, with a 100 ms threshold: 4 + 2 tokens one by one, 3 x 3 coalesced over it).
+  for (const StatsDetail detail : {StatsDetail::kFull, StatsDetail::kSloOnly}) {
+    RunStats stats(TtftSlo{}, detail);
+    stats.set_itl_from(SimTime::FromSecondsF(2.5));
+    stats.set_itl_threshold(SimDuration::Millis(100));
+    const int64_t gap_ms[] = {20, 120, 80, 150};
+    const int64_t tokens[] = {10, 4, 6, 2};
+    for (int i = 0; i < 4; ++i) {
+      stats.OnInterTokenLatency(SimDuration::Millis(gap_ms[i]), tokens[i],
+                                SimTime::FromSecondsF(i + 1));
+    }
+    RunSummary s = stats.Summarize(0, 0);
+    EXPECT_EQ(s.itl_ms.count, 8);
+    EXPECT_NEAR(s.itl_ms.mean, 97.5, detail == StatsDetail::kFull ? 5 : 1e-9);
+    const SimTime ends[] = {SimTime::FromSecondsF(2.4), SimTime::FromSecondsF(2.6),
+                            SimTime::FromSecondsF(2.9), SimTime::FromSecondsF(3.0)};
+    stats.OnDecodeSteps(ends, SimTime::FromSecondsF(2.2), 4, 3);
+    s = stats.Summarize(0, 0);
+    // (6 x 80 + 2 x 150 + 3 x (200 + 300 + 100)) / (8 + 9) = 2580 / 17.
+    EXPECT_EQ(s.itl_ms.count, 17);
+    EXPECT_NEAR(s.itl_ms.mean, 2580.0 / 17, detail == StatsDetail::kFull ? 8 : 1e-6);
+    EXPECT_EQ(s.judged_itl_tokens, 34);
+    EXPECT_EQ(s.judged_itl_over, 4 + 2 + 3 + 3 + 3);
+  }
+}
+
 TEST(RunStatsTest, SloOnlyReportsTheSloFiguresOfTheFullDetail) {
   TtftSlo slo;
   slo.threshold = SimDuration::Millis(500);

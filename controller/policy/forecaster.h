@@ -56,6 +56,10 @@ struct ForecastQuestion {
   double prompt_tokens_mean = 512;
   double output_tokens_mean = 256;
   LengthShape prompt_shape, output_shape;  // rescaled to the means above
+  // The share of prompt tokens the pods find in their prefix caches
+  // (state::WorkloadEstimate::prefix_cache_hit_share; 0: none). The twin's requests, which carry
+  // no prefix ids, skip that share of their prefill (twin::FleetArrivalSource::PrefixReuse).
+  double prompt_cached_share = 0;
   absl::Duration horizon = absl::Minutes(2);
   // Only requests arriving at or after this are judged: a scale-up can't change what happens
   // before its replicas are ready, so it is judged on the time after the warm-up.

@@ -90,6 +90,7 @@ ObservedFleet ObserveFleet(const state::FleetSnapshot& snap, const PolicyConfig&
       w.output_tokens_mean.usable() ? w.output_tokens_mean.value() : c.default_output_tokens;
   q.prompt_shape = ShapeOf(w.prompt_lengths);
   q.output_shape = ShapeOf(w.output_lengths);
+  if (w.prefix_cache_hit_share.usable()) q.prompt_cached_share = w.prefix_cache_hit_share.value();
   q.new_replica_warmup = c.warmup_expected;
   // Long enough after the warm-up to judge the new fleet on a minute or more of traffic.
   q.horizon = ForecastHorizon(c);

@@ -86,6 +86,9 @@ std::string DecisionLogJsonl(std::string_view policy,
       for (double w : d.question.rate_persistence) weights.push_back(RoundForPeople(w, 3));
       j["rate_persistence"] = std::move(weights);
     }
+    if (d.question.prompt_cached_share > 0) {
+      j["prompt_cached_share"] = RoundForPeople(d.question.prompt_cached_share, 4);
+    }
     j["ready"] = d.question.ready.size();
     j["pending"] = d.question.pending_ready_in.size();
     j["forecasts"] = d.forecasts;

@@ -28,11 +28,13 @@
 // forecast for the interval just ended minus the observed p90 (null when either is unknown);
 // "speed" the calibrated decode speed factor after the decision, "prefill_speed" the prefill one
 // and "router_random_share" the share of requests the twin routes at random behind a balancing
-// router, "extra_front_end_ms" the time the twin adds to every request's front end
-// (calibration.h, "The front end") (each absent when not given). "twin_check" (twin_error.h) is the
-// twin's forecast for the fleet the decision left, over the span [time_s + judge_from_s, time_s +
-// horizon_s), beside what the truth served over it ("counted": in the run's bias and MAE; an
-// unknown observed value is null); absent for a decision replay did not check (the pre-roll's).
+// router, "prompt_cached_share" (only when above 0) the share of prompt tokens the pods found in
+// their prefix caches, which the twin's requests skip (forecaster.h), "extra_front_end_ms" the time
+// the twin adds to every request's front end (calibration.h, "The front end") (each absent when not
+// given). "twin_check" (twin_error.h) is the twin's forecast for the fleet the decision left, over
+// the span [time_s + judge_from_s, time_s + horizon_s), beside what the truth served over it
+// ("counted": in the run's bias and MAE; an unknown observed value is null); absent for a decision
+// replay did not check (the pre-roll's).
 //
 // Pure: DecisionLogJsonl builds the text; replay's command writes it with WriteReportFile.
 #ifndef TWINSCALE_CONTROLLER_REPLAY_DECISION_LOG_H_

@@ -217,6 +217,57 @@ TEST(TwinscaleAutoscalerTest, TheServersFrontEndTimeIsFoundAndTheTwinAddsIt) {
               without.summary.twin_error->ttft_p90_bias_ms, 10.0);
 }
 
+TEST(TwinscaleAutoscalerTest, PrefixReuseTheFleetReportsIsSkippedNotFittedAsSpeed) {
+  // Every other request is the same 4,000-token document (the same prefix ids), the others new
+  // ones, at 3 req/s for 20 minutes on at most two replicas, truth `none` (the twin's own engine,
+  // its caching on). The pods' counters then show about half the prompt tokens found cached:
+  // 3,984 of 4,000 for a repeat (whole blocks short of the last token), none for a new one. The
+  // twin skips that share of its own prompts (whole prompts, as the repeats here are), so its
+  // prefills take what the fleet's do at the profile's speed, and the prefill factor, fitted to
+  // the fleet's prefill time per prompt token, stays near the truth's 1. A twin that prefilled
+  // every prompt in full would see the fleet prefill about twice as fast per prompt token and
+  // fit its prefill factor well above 1 instead (1.49 over the second half, measured).
+  auto profiles = sim::ProfileRegistry::LoadEmbedded();
+  ASSERT_TRUE(profiles.ok());
+  const sim::DeploymentSpec d = *profiles->Resolve("llama-3.1-8b-h100-sxm-tp1", {});
+  auto trace = std::make_shared<sim::Trace>(*SteadyTrace(3, 20));
+  for (size_t i = 0; i < trace->requests.size(); ++i) {
+    sim::RequestSpec& r = trace->requests[i];
+    r.prompt_tokens = 4000;
+    r.prefix_hashes.clear();
+    for (uint64_t k = 0; k < 8; ++k) r.prefix_hashes.push_back(i % 2 == 0 ? 1 + k : 1000 * i + k);
+  }
+  policy::PolicyConfig pc;
+  pc.min_replicas = 1;
+  pc.max_replicas = 2;
+  pc.warmup_expected = absl::Seconds(45);
+  twin::TwinOptions to;
+  to.deployment = d;
+  TwinscaleAutoscaler a("twinscale", pc, to);
+  ReplayConfig rc;
+  rc.trace = trace;
+  rc.deployment = d;
+  rc.truth = *ParseTruth("none");
+  rc.initial_replicas = 2;
+  auto run = RunReplay(rc, a);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::vector<policy::Decision>& ds = a.decisions();
+  ASSERT_GT(ds.size(), 60u);
+  double share = 0;
+  int n = 0;
+  for (size_t i = ds.size() / 2; i < ds.size(); ++i, ++n)
+    share += ds[i].question.prompt_cached_share;
+  EXPECT_NEAR(share / n, 0.5 * 3984 / 4000, 0.03);
+  const std::vector<double>& prefill = a.prefill_speed_history();
+  ASSERT_FALSE(prefill.empty());
+  double mean = 0;
+  for (size_t i = prefill.size() / 2; i < prefill.size(); ++i) mean += prefill[i];
+  mean /= static_cast<double>(prefill.size() - prefill.size() / 2);
+  EXPECT_NEAR(mean, 1.0, 0.1);
+  ASSERT_TRUE(run->summary.twin_error.has_value());
+  EXPECT_LE(std::fabs(run->summary.twin_error->attainment_bias_points), 2.0);
+}
+
 TEST(TwinscaleAutoscalerTest, WithTheTwinAsTheTruthThePredictedAttainmentIsUnbiased) {
   // With truth `none` the truth fleet is the twin's own model, so once calibration settles the
   // twin's forecast for each decision's span and what the truth served there differ only by

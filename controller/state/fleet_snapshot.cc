@@ -111,6 +111,7 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
   std::optional<metrics::CumulativeHistogram> ttft_inc, prompt_inc, output_inc, itl_inc,
       prefill_inc, queue_inc, settled_prompt_inc, e2e_inc, decode_inc;
   std::map<std::string, PodMemory> current;
+  double prefix_queried = 0, prefix_hit = 0;  // tokens, over pods seen fresh both now and before
 
   for (const PodView& pod : view.pods) {
     ReplicaState r;
@@ -147,6 +148,12 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
       r.kv_usage = r.engines > 0 ? kv_sum / r.engines : 0;
 
       PodMemory mem;
+      for (const auto& e : pod.observation.engines) {
+        if (e.prefix_cache_queries_total && e.prefix_cache_hits_total) {
+          mem.prefix_queries = mem.prefix_queries.value_or(0) + *e.prefix_cache_queries_total;
+          mem.prefix_hits = mem.prefix_hits.value_or(0) + *e.prefix_cache_hits_total;
+        }
+      }
       mem.scraped_at = pod.scraped_at;
       mem.finished = finished;
       mem.in_flight = in_flight;
@@ -173,6 +180,17 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
           auto d = metrics::HistogramIncrease(*a, *b);
           if (d.ok()) Accumulate(acc, *d);
         };
+        if (prev->second.prefix_queries && mem.prefix_queries) {
+          const double queried =
+              metrics::CounterIncrease(*prev->second.prefix_queries, *mem.prefix_queries);
+          const double hit = metrics::CounterIncrease(*prev->second.prefix_hits, *mem.prefix_hits);
+          // A counter reset reads as the whole new count; a hit count above its queries is not
+          // a share.
+          if (hit <= queried) {
+            prefix_queried += queried;
+            prefix_hit += hit;
+          }
+        }
         inc(prev->second.ttft, mem.ttft, ttft_inc);
         inc(prev->second.prompt_tokens, mem.prompt_tokens, prompt_inc);
         inc(prev->second.generation_tokens, mem.generation_tokens, output_inc);
@@ -377,6 +395,17 @@ FleetSnapshot SnapshotBuilder::Build(const ClusterView& view) {
           (e2e_inc->sum - queue_inc->sum - prefill_inc->sum - decode_inc->sum) / n);
       w.front_end_requests = n;
     }
+  }
+  if (prefix_queried > 0) prefix_windows_.push_back({prefix_queried, prefix_hit});
+  while (prefix_windows_.size() > keep) prefix_windows_.pop_front();
+  if (!prefix_windows_.empty()) {
+    double queried = 0, hit = 0;
+    for (const auto& [q, h] : prefix_windows_) {
+      queried += q;
+      hit += h;
+    }
+    w.prefix_cache_hit_share = Input<double>::Value(std::clamp(hit / queried, 0.0, 1.0));
+    w.prefix_cache_queried_tokens = queried;
   }
   if (auto m = mean_of(queue_inc)) {
     w.queue_mean_seconds = Input<double>::Value(*m);

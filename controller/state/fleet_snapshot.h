@@ -110,6 +110,12 @@ struct WorkloadEstimate {
   // Stale where the four histograms counted different requests.
   Input<double> front_end_seconds = Input<double>::Stale("no data yet");
   double front_end_requests = 0;
+  // The share of prompt tokens the pods found in their prefix caches (vllm:prefix_cache_hits over
+  // vllm:prefix_cache_queries, both in tokens, counted at a request's first admission), over the
+  // latest windows (at most dispersion_history) that looked up any; the twin skips that share of
+  // its prompts' prefill (twin::PrefixReuse). Stale until a pod reports the counters.
+  Input<double> prefix_cache_hit_share = Input<double>::Stale("no data yet");
+  double prefix_cache_queried_tokens = 0;  // the tokens that share is over
   double kv_usage_mean = 0;
 };
 
@@ -207,6 +213,7 @@ class SnapshotBuilder {
     double finished = 0, in_flight = 0;
     std::optional<metrics::CumulativeHistogram> ttft, prompt_tokens, generation_tokens, itl,
         prefill, queue, e2e, decode;
+    std::optional<double> prefix_queries, prefix_hits;  // summed over the pod's engines
   };
   SnapshotOptions options_;
   std::map<std::string, PodMemory> previous_;  // by pod name (ordered: deterministic)
@@ -223,6 +230,9 @@ class SnapshotBuilder {
   // The latest windows' length histogram increases that saw requests finish, newest last, at most
   // dispersion_history of them: lengths change slowly and a quiet window says nothing new.
   std::deque<metrics::CumulativeHistogram> prompt_windows_, output_windows_;
+  // The latest windows' prefix-cache (queried, hit) token increases that queried any, newest last,
+  // at most dispersion_history of them.
+  std::deque<std::pair<double, double>> prefix_windows_;
 };
 
 }  // namespace twinscale::state

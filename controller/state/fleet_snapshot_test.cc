@@ -97,6 +97,48 @@ TEST(SnapshotBuilderTest, ACounterResetCountsTheNewValueAsPrometheusIncreaseDoes
   EXPECT_NEAR(s.workload.arrival_rate.value(), 15.0 / 15, 1e-9);
 }
 
+PodView WithPrefixCounters(PodView p, double queried, double hit) {
+  p.observation.engines.front().prefix_cache_queries_total = queried;
+  p.observation.engines.front().prefix_cache_hits_total = hit;
+  return p;
+}
+
+TEST(SnapshotBuilderTest, ThePrefixCacheHitShareIsTheWindowsHitTokensOverQueriedTokens) {
+  // Pod a: queried 10,000 -> 40,000 tokens, hit 2,000 -> 14,000; pod b: 0 -> 10,000 and 0 -> 0.
+  // The window: (12,000 + 0) / (30,000 + 10,000) = 0.3. The next window adds 20,000 queried and
+  // 16,000 hit on pod a alone (b's counters are gone from its scrape): pooled over both windows,
+  // (12,000 + 16,000) / (40,000 + 20,000) = 0.4667; the second window alone would say 0.8.
+  SnapshotOptions o;
+  o.dispersion_history = 20;
+  SnapshotBuilder b(o);
+  FleetSnapshot s = b.Build(View(T(0), {WithPrefixCounters(Ready("a", T(0), 0, 1, 0), 10000, 2000),
+                                        WithPrefixCounters(Ready("b", T(0), 0, 1, 0), 0, 0)}));
+  EXPECT_FALSE(s.workload.prefix_cache_hit_share.usable());  // no window yet
+  s = b.Build(View(T(15), {WithPrefixCounters(Ready("a", T(15), 0, 1, 0), 40000, 14000),
+                           WithPrefixCounters(Ready("b", T(15), 0, 1, 0), 10000, 0)}));
+  ASSERT_TRUE(s.workload.prefix_cache_hit_share.usable());
+  EXPECT_NEAR(s.workload.prefix_cache_hit_share.value(), 0.3, 1e-12);
+  EXPECT_DOUBLE_EQ(s.workload.prefix_cache_queried_tokens, 40000);
+  s = b.Build(View(T(30), {WithPrefixCounters(Ready("a", T(30), 0, 1, 0), 60000, 30000),
+                           Ready("b", T(30), 0, 1, 0)}));
+  EXPECT_NEAR(s.workload.prefix_cache_hit_share.value(), 28000.0 / 60000.0, 1e-12);
+  // With one window kept, the latest alone.
+  o.dispersion_history = 1;
+  SnapshotBuilder one(o);
+  one.Build(View(T(0), {WithPrefixCounters(Ready("a", T(0), 0, 1, 0), 10000, 2000)}));
+  one.Build(View(T(15), {WithPrefixCounters(Ready("a", T(15), 0, 1, 0), 40000, 14000)}));
+  s = one.Build(View(T(30), {WithPrefixCounters(Ready("a", T(30), 0, 1, 0), 60000, 30000)}));
+  EXPECT_NEAR(s.workload.prefix_cache_hit_share.value(), 0.8, 1e-12);
+}
+
+TEST(SnapshotBuilderTest, PodsWithoutPrefixCountersLeaveTheShareStale) {
+  SnapshotBuilder b({});
+  b.Build(View(T(0), {Ready("a", T(0), 0, 1, 0)}));
+  const FleetSnapshot s = b.Build(View(T(15), {Ready("a", T(15), 0, 1, 10)}));
+  EXPECT_FALSE(s.workload.prefix_cache_hit_share.usable());
+  EXPECT_DOUBLE_EQ(s.workload.prefix_cache_queried_tokens, 0);
+}
+
 TEST(SnapshotBuilderTest, FleetTtftIsSummedBeforeTheQuantileAndLengthsComeFromHistograms) {
   // TTFT buckets le 0.1, 0.5, +Inf. Window increases: pod a 90 requests all <= 0.1 s; pod b 10
   // requests all in (0.5, +Inf). Fleet: 100 requests, 90 within 0.1 s: p90 at rank 90 falls at

@@ -76,7 +76,19 @@ bool FleetArrivalSource::Emit(sim::RequestSpec& out) {
   out.arrival = sim::SimTime::FromSecondsF(t);
   lengths_.Next(out.prompt_tokens, out.output_tokens);
   out.prefix_hashes.clear();
+  out.assumed_cached_tokens = 0;
+  if (cached_share_ > 0) {
+    const uint64_t bits =
+        sim::DeriveSeed(reuse_seed_, out.id, static_cast<uint64_t>(sim::Stream::kPrefixReuse));
+    const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
+    if (u < cached_share_) out.assumed_cached_tokens = out.prompt_tokens;
+  }
   return true;
+}
+
+void FleetArrivalSource::SetPrefixReuse(double cached_share, uint64_t seed) {
+  cached_share_ = std::isfinite(cached_share) ? std::clamp(cached_share, 0.0, 1.0) : 0.0;
+  reuse_seed_ = seed;
 }
 
 void FleetArrivalSource::DrawRandomPoint(double from_op, double p) {

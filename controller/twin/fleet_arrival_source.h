@@ -119,6 +119,19 @@ class FleetArrivalSource : public sim::RequestSource {
 
   bool Next(sim::RequestSpec& out) override;
 
+  // Prefix reuse known only as the share of prompt tokens the pods found cached
+  // (policy::ForecastQuestion::prompt_cached_share): each emitted request finds its whole prompt
+  // cached (but the block holding its last token: the replica keeps that) with probability
+  // `cached_share`, decided by its index on its own stream of `seed` (the same requests hit in
+  // every candidate of one decision), and nothing otherwise. Whole prompts, because the reuse
+  // large enough to matter is a conversation's next turn or a repeated document, which finds
+  // most of its prompt cached while a new request finds none; a prompt prefix shared by every
+  // request (a system prompt) is reuse spread evenly instead. The pods' counters do not tell the
+  // two apart; on the Mooncake trace, whose reuse under random routing is its shared first block
+  // (4% of tokens), skipping the share of every prompt instead forecast within 0.2 points of this
+  // (docs/results.md, "Prefix reuse").
+  void SetPrefixReuse(double cached_share, uint64_t seed);
+
  private:
   double ShareAt(double t) const;
   double NextStart(double t) const;  // the first segment start after t with a share > 0
@@ -152,6 +165,8 @@ class FleetArrivalSource : public sim::RequestSource {
   double interval_start_ = 0, interval_op_ = 0;  // where the current interval starts, in t and op
   double interval_rate_ = 0;                     // its rate: fleet points per second
   uint64_t next_id_ = 1;
+  double cached_share_ = 0;
+  uint64_t reuse_seed_ = 0;
 };
 
 }  // namespace twinscale::twin

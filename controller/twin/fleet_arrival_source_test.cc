@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace twinscale::twin {
@@ -198,6 +200,63 @@ TEST(FleetArrivalSourceTest, ASeasonalRampArrivesAsForecast) {
   EXPECT_NEAR(mean[0], 1500, 16);
   EXPECT_NEAR(mean[1], 2250, 20);
   EXPECT_NEAR(mean[2], 3000, 24);
+}
+
+// The requests a source emits with an assumed prefix hit, and the prompt tokens they assume.
+struct Reuse {
+  int64_t requests = 0, hits = 0;
+  double prompt_tokens = 0, assumed_tokens = 0;
+  std::vector<uint64_t> hit_ids;
+};
+
+Reuse ReuseOf(double cached_share, uint64_t seed, uint64_t arrival_seed) {
+  const LengthSampler lengths(policy::LengthShape{}, 2000, 100000);
+  SampledLengths drawn(lengths, lengths, arrival_seed);
+  FleetArrivalSource source({}, FleetArrivalSource::Thinning::kIndependent, RatePath{100, 100, {}},
+                            100, 0, 15.0, drawn, arrival_seed);
+  source.SetPrefixReuse(cached_share, seed);
+  Reuse out;
+  sim::RequestSpec r;
+  while (source.Next(r)) {
+    ++out.requests;
+    out.prompt_tokens += r.prompt_tokens;
+    if (r.assumed_cached_tokens > 0) {
+      ++out.hits;
+      out.assumed_tokens += r.assumed_cached_tokens;
+      out.hit_ids.push_back(r.id);
+      EXPECT_EQ(r.assumed_cached_tokens, r.prompt_tokens);  // the whole prompt, or nothing
+    }
+  }
+  return out;
+}
+
+TEST(FleetArrivalSourceTest, AReusedShareOfPromptTokensIsThatShareOfWholePrompts) {
+  // 100 req/s for 100 s: about 10,000 requests. At a share of 0.3 each finds its whole prompt
+  // cached with probability 0.3, independently of its length: hits within 4 binomial standard
+  // deviations (sqrt(10,000 x 0.21) = 46) of 3,000, and the tokens' share close to 0.3 too.
+  const Reuse r = ReuseOf(0.3, 7, 1);
+  ASSERT_GT(r.requests, 9000);
+  const double n = static_cast<double>(r.requests);
+  EXPECT_NEAR(static_cast<double>(r.hits), 0.3 * n, 4 * std::sqrt(n * 0.3 * 0.7));
+  EXPECT_NEAR(r.assumed_tokens / r.prompt_tokens, 0.3, 0.03);
+  // No share, no hits; a share of 1, every request.
+  EXPECT_EQ(ReuseOf(0, 7, 1).hits, 0);
+  EXPECT_EQ(ReuseOf(1, 7, 1).hits, ReuseOf(1, 7, 1).requests);
+}
+
+TEST(FleetArrivalSourceTest, TheSameRequestsHitForTheSameSeedWhateverTheArrivals) {
+  // Common random numbers: which requests hit depends on the reuse seed and the request's index
+  // only, so two candidates of one decision (different arrivals, different fleets) see the same
+  // i-th request hit; another seed picks others.
+  const Reuse a = ReuseOf(0.3, 7, 1);
+  const Reuse b = ReuseOf(0.3, 7, 2);
+  const Reuse c = ReuseOf(0.3, 8, 1);
+  const size_t n = std::min(a.hit_ids.size(), b.hit_ids.size()) / 2;
+  ASSERT_GT(n, 1000u);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(a.hit_ids[i], b.hit_ids[i]) << i;
+  size_t same = 0;
+  for (size_t i = 0; i < n && i < c.hit_ids.size(); ++i) same += a.hit_ids[i] == c.hit_ids[i];
+  EXPECT_LT(same, n / 2);
 }
 
 }  // namespace

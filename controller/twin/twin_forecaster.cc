@@ -238,7 +238,8 @@ sim::FleetOptions WhatIfFleet(const TwinOptions& options, uint64_t seed) {
   fo.deployment = options.deployment;
   fo.deployment.lifecycle.slow_period = SimDuration::Zero();
   // The twin's requests carry no prefix hashes (the observed traffic's sharing is not known per
-  // request), so a prefix cache would only cost its bookkeeping.
+  // request), so a prefix cache would only cost its bookkeeping; the reuse the pods report is
+  // assumed per request instead (FleetArrivalSource::SetPrefixReuse).
   fo.deployment.engine.enable_prefix_caching = false;
   // The front end the fleet shows beyond the model's (calibration.h): both latency models' front
   // end is a0 + a1 x prompt (the roofline's a0 is front_end_delay_us).
@@ -355,6 +356,7 @@ GroupResult SimulateGroup(const TwinOptions& options, const policy::ForecastQues
                             horizon_s + (options.arrivals_past_horizon ? slack_s : 0.0),
                             q.arrival_rate_cv, absl::ToDoubleSeconds(q.rate_interval), lengths,
                             seed, options.router_random_share);
+  source.SetPrefixReuse(q.prompt_cached_share, seed);
   fleet.AttachSource(&source);
   simulation.RunUntil(SimTime::FromSecondsF(horizon_s));
   const int64_t waiting_at_horizon = fleet.waiting();
@@ -399,7 +401,7 @@ class UnitKey {
            absl::ToInt64Nanoseconds(q.ttft_per_prompt_token),
            absl::ToInt64Nanoseconds(q.rate_interval), static_cast<int64_t>(q.seed));
     Add(q.arrival_rate, q.arrival_rate_baseline, q.arrival_rate_cv, q.prompt_tokens_mean,
-        q.output_tokens_mean);
+        q.output_tokens_mean, q.prompt_cached_share);
     AddList(q.rate_persistence);
     AddList(q.rate_season);
     AddList(q.prompt_shape.upper_bounds);

@@ -23,6 +23,7 @@ enum class Stream : uint64_t {
   kStepNoise = 8,
   kRateCurve = 9,
   kPlanScenario = 10,  // twinscale plan's scenarios (controller/plan/scenario.h)
+  kPrefixReuse = 11,   // the twin's assumed prefix hits (controller/twin/fleet_arrival_source.h)
 };
 
 // SplitMix64 finalizer: a bijective mix used to derive independent seeds.

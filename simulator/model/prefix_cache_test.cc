@@ -249,6 +249,77 @@ TEST(PrefixCachingEngineTest, AnIdenticalPromptStillComputesTheBlockHoldingItsLa
   EXPECT_EQ(h.Summary().prompt_tokens_computed, 512 + 16);
 }
 
+// ---------------------------------------------------------------------------------------------
+// An assumed hit (RequestSpec::assumed_cached_tokens) on an engine without a prefix cache: the
+// twin's stand-in for reuse it knows only as a share. It must prefill what the same real hit does.
+
+RequestSpec Assuming(RequestSpec r, int32_t cached) {
+  r.assumed_cached_tokens = cached;
+  return r;
+}
+
+DeploymentSpec NoCaching(DeploymentSpec d) {
+  d.engine.enable_prefix_caching = false;
+  return d;
+}
+
+TEST(AssumedPrefixHitTest, AnAssumedHitPrefillsWhatTheSameRealHitDoes) {
+  // The two tests above with the hits assumed instead of found, caching off:
+  //   A: 600 tokens, nothing assumed: 7000 us. B at 10 ms: 600 tokens, 512 assumed: it prefills
+  //   88: 1880 us, as B's real 512-token hit. C at 20 ms: 512 tokens, all 512 assumed: capped
+  //   below the last token, floor(511 / 16) = 31 blocks, 496 tokens; it prefills 16: 1160 us, as
+  //   the identical prompt's real hit. D at 30 ms: 600 tokens, 500 assumed: whole blocks only,
+  //   31 blocks = 496 tokens; it prefills 104: 1000 + 1040 = 2040 us.
+  Harness h(NoCaching(HandDeployment(256, 2048, 100000, 1000, 10)));
+  h.Run({Req(1, 0, 600, 1), Assuming(Req(2, 10, 600, 1), 512), Assuming(Req(3, 20, 512, 1), 512),
+         Assuming(Req(4, 30, 600, 1), 500)});
+  EXPECT_EQ(h.records.at(1).ttft.nanos(), 7'000'000);
+  EXPECT_EQ(h.records.at(2).ttft.nanos(), 1'880'000);
+  EXPECT_EQ(h.records.at(3).ttft.nanos(), 1'160'000);
+  EXPECT_EQ(h.records.at(4).ttft.nanos(), 2'040'000);
+  const RunSummary s = h.Summary();
+  EXPECT_EQ(s.prompt_tokens_computed, 600 + 88 + 16 + 104);
+  // Counted where a hit is assumed (an engine without a cache looks nothing up otherwise).
+  EXPECT_EQ(s.prefix_cache_queried_tokens, 600 + 512 + 600);
+  EXPECT_EQ(s.prefix_cache_hit_tokens, 512 + 496 + 496);
+  // The hit's blocks are the request's own: nothing is left cached, and none is evictable.
+  EXPECT_EQ(h.fleet->replica(0).prefix_cache(), nullptr);
+  EXPECT_EQ(h.fleet->replica(0).kv_pool().evictable_blocks(), 0);
+}
+
+TEST(AssumedPrefixHitTest, AnEngineWithACacheIgnoresTheAssumption) {
+  // Caching on, no ids: B's assumption is ignored and it prefills its whole prompt.
+  Harness h(Caching(HandDeployment(256, 2048, 100000, 1000, 10)));
+  h.Run({Req(1, 0, 600, 1), Assuming(Req(2, 10, 600, 1), 512)});
+  EXPECT_EQ(h.records.at(2).ttft.nanos(), 7'000'000);
+  EXPECT_EQ(h.Summary().prefix_cache_hit_tokens, 0);
+}
+
+TEST(AssumedPrefixHitTest, APreemptedRequestRecomputesItsWholePrompt) {
+  // The preemption case above, caching off, B (32 tokens, 10 outputs) assuming 32 cached: capped
+  // at floor(31 / 16) = 1 block, 16 tokens.
+  //   step 0 [0, 1640 us): A (48) and B (16 of 32 prefilled) admitted: 5 blocks, 1 empty;
+  //     1000 + 10 x 64 = 1640 us. Both emit their first token.
+  //   step 1 [1640, 2640): both open a block: need 2, free 1 -> B is preempted (2 blocks freed,
+  //     free 3); it will recompute 32 + 1 = 33 tokens with nothing assumed. A decodes.
+  //   step 2 [2640, 3640): B needs 3 blocks for 33 tokens, 2 are free (A holds 4): admission
+  //     stops. A emits its last token and frees its 4 blocks.
+  //   step 3 [3640, 4970): B prefills 33: 1000 + 330 = 1330 us; steps 4..11 at 1000 us each: its
+  //     last token at 4970 + 8000 = 12970 us. (Had the assumption held after the preemption, step
+  //     3 would have prefilled 17 tokens: 1170 us.)
+  Harness h(NoCaching(HandDeployment(256, 2048, 96, 1000, 10)));
+  h.Run({Req(1, 0, 48, 3), Assuming(Req(2, 0, 32, 10), 32)});
+  const RequestRecord& a = h.records.at(1);
+  const RequestRecord& b = h.records.at(2);
+  EXPECT_EQ(a.e2e.nanos(), 3'640'000);
+  EXPECT_EQ(b.preemptions, 1);
+  EXPECT_EQ(b.ttft.nanos(), 1'640'000);
+  EXPECT_EQ(b.e2e.nanos(), 12'970'000);
+  const RunSummary s = h.Summary();
+  EXPECT_EQ(s.prompt_tokens_computed, 48 + 16 + 33);
+  EXPECT_EQ(s.prefix_cache_hit_tokens, 16);
+}
+
 TEST(PrefixCachingEngineTest, AFullCacheEvictsLeastRecentlyReleasedBlocksAndUsageCountsOnlyHeld) {
   // KV: 128 tokens = 8 blocks. Prompts of 64 tokens (4 blocks, all keyed), one output token, 10 ms
   // apart, so each runs alone: 1000 + 640 = 1640 us unless it hits.

@@ -234,6 +234,7 @@ void Replica::Accept(const RequestSpec& r, SimTime now) {
         PrefixCache::KeyedBlocks(s.prompt, r.prefix_hashes.size(), deployment_.engine.block_size);
     if (s.keyed_blocks > 0) s.prefix_ids.assign(r.prefix_hashes.begin(), r.prefix_hashes.end());
   }
+  if (prefix_cache_ == nullptr) s.assumed_cached = std::max(0, r.assumed_cached_tokens);
   const SimDuration front_end = latency_.FrontEndDelay(s.prompt);
   if (front_end > SimDuration::Zero()) {
     s.state = SeqState::kTransit;
@@ -315,6 +316,12 @@ void Replica::OnEvent(uint64_t tag, SimTime now) {
   EndStep(now);
   busy_ = false;
   MaybeStartStep(now);
+}
+
+int64_t Replica::AssumedHitBlocks(const Seq& s) const {
+  if (s.assumed_cached <= 0 || s.preemptions > 0) return 0;
+  const int64_t bs = deployment_.engine.block_size;
+  return std::min<int64_t>(s.assumed_cached, s.prefill_target - 1) / bs;
 }
 
 int64_t Replica::CapChunk(int64_t tokens) const {
@@ -428,7 +435,9 @@ void Replica::StartStep(SimTime now) {
         const int64_t cap = std::min(s.keyed_blocks, (s.prefill_target - 1) / bs);
         hit = prefix_cache_->Lookup(s.prefix_ids, cap, static_cast<int32_t>(bs), hit_entries_);
       }
-      const int64_t start = hit.blocks * bs;
+      // An assumed hit (no prefix cache): its blocks are the request's own, taken with its chunk.
+      const int64_t assumed = AssumedHitBlocks(s);
+      const int64_t start = (hit.blocks + assumed) * bs;
       const int64_t chunk = std::min(CapChunk(s.prefill_target - start), budget);
       const int64_t need = pool_.BlocksFor(start + chunk) - hit.blocks;
       // The room the request must find free: its first chunk's blocks, or with
@@ -439,6 +448,7 @@ void Replica::StartStep(SimTime now) {
           lim.reserve_full_prompt ? pool_.BlocksFor(s.prefill_target) - hit.blocks : need;
       if (room + hit.evictable > pool_.free_blocks()) break;  // admission stops for this step
       waiting_.pop_front();
+      if (assumed > 0) s.computed = start;
       if (hit.blocks > 0) {
         prefix_cache_->Acquire(hit_entries_);  // before allocating, so it can't evict them
         s.cache_refs.assign(hit_entries_.begin(), hit_entries_.end());
@@ -459,6 +469,9 @@ void Replica::StartStep(SimTime now) {
           stats_.OnPrefixCache(s.prompt, start);
         }
         if (s.keyed_done < s.keyed_blocks) RegisterPromptBlocks(s, start + chunk);
+      } else if (assumed > 0) {
+        if (options_.vllm_metrics) metrics_.AddPrefixCache(s.prompt, start);
+        stats_.OnPrefixCache(s.prompt, start);
       }
       s.state = SeqState::kPrefill;
       s.last_scheduled = now;
@@ -561,9 +574,10 @@ bool Replica::AdmissionStaysBlocked() {
         lim.reserve_full_prompt ? pool_.BlocksFor(s.prefill_target) - hit.blocks : need;
     return room + hit.evictable > free;
   }
-  const int64_t chunk = std::min(CapChunk(s.prefill_target), budget);
+  const int64_t start = AssumedHitBlocks(s) * bs;
+  const int64_t chunk = std::min(CapChunk(s.prefill_target - start), budget);
   const int64_t room =
-      lim.reserve_full_prompt ? pool_.BlocksFor(s.prefill_target) : pool_.BlocksFor(chunk);
+      lim.reserve_full_prompt ? pool_.BlocksFor(s.prefill_target) : pool_.BlocksFor(start + chunk);
   return room > free;
 }
 

@@ -38,6 +38,11 @@
 // blocks stay, evictable) and frees its other blocks. Only prompt blocks are cached: vLLM also
 // caches full blocks of generated tokens, so a request re-admitted after a preemption recomputes
 // its generated tokens here where vLLM would hit them. KV usage counts referenced blocks only.
+// Without a prefix cache a request may carry an assumed hit (RequestSpec::assumed_cached_tokens:
+// the twin knows the traffic's reuse only as the pods' hit share): at its first admission its
+// `computed` starts after those whole blocks, short of the last token, which it holds as its own
+// blocks (no other sequence shares them), and only the rest is prefilled. A preempted request
+// recomputes its whole prompt.
 // With caching off, or for a request without prefix ids, none of this runs.
 //
 // Cost per step does not grow with the batch. vLLM requires max_num_batched_tokens >=
@@ -186,6 +191,7 @@ class Replica : public EventHandler {
     int64_t d0_computed = 0;
     int32_t d0_generated = 0;
     int32_t preemptions = 0;
+    int32_t assumed_cached = 0;    // RequestSpec::assumed_cached_tokens (no prefix cache only)
     uint32_t epoch = 0;            // bumped when the slot is reused or leaves decode (lazy heap)
     int32_t prev = -1, next = -1;  // running list links (admission order)
     SeqState state = SeqState::kFree;
@@ -233,6 +239,9 @@ class Replica : public EventHandler {
   void RegisterPromptBlocks(Seq& s, int64_t tokens);
   // The prefill tokens a request may take in one step, before the budget: `tokens` capped at
   // EngineLimits::long_prefill_token_threshold when that is set.
+  // The whole blocks of an assumed prefix hit (RequestSpec::assumed_cached_tokens) at `s`'s first
+  // admission, short of its last token; 0 after a preemption.
+  int64_t AssumedHitBlocks(const Seq& s) const;
   int64_t CapChunk(int64_t tokens) const;
   void Preempt(int32_t slot, SimTime now);
   void Finish(int32_t slot, SimTime last_token_time, bool aborted);

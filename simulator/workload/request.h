@@ -19,6 +19,11 @@ struct RequestSpec {
   int32_t output_tokens = 1;  // >= 1: the first token comes from the prefill
   // Mooncake-style prefix ids, one per 512-token block of the prompt (empty when unknown).
   std::vector<uint64_t> prefix_hashes;
+  // For a replica without a prefix cache: the leading prompt tokens to take as found cached at the
+  // request's first admission (whole blocks, short of the last token), where the traffic's reuse
+  // is known only as a share, not by prefix ids (the twin: controller/twin/fleet_arrival_source.h).
+  // Ignored by a replica with a prefix cache, and after a preemption (the request recomputes).
+  int32_t assumed_cached_tokens = 0;
 };
 
 // A pull-based source of requests in non-decreasing arrival order, so a run holds only the
